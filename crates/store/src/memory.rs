@@ -1,0 +1,107 @@
+//! An in-memory store, for tests and for staging small hierarchies.
+
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+
+use crate::{validate_key, validate_prefix, ByteRange, DirListing, Store, StoreError, StoreResult};
+
+/// A store that keeps every value in memory.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    map: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Vec<u8>>> {
+        // A poisoned lock only means another thread panicked mid-operation; the map itself is
+        // always in a consistent state because every mutation is a single map call.
+        self.map.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Vec<u8>>> {
+        self.map.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Store for MemoryStore {
+    fn get(&self, key: &str) -> StoreResult<Option<Vec<u8>>> {
+        validate_key(key)?;
+        Ok(self.read().get(key).cloned())
+    }
+
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Vec<u8>>>> {
+        validate_key(key)?;
+        let map = self.read();
+        let Some(value) = map.get(key) else {
+            return Ok(None);
+        };
+        let size = value.len() as u64;
+        ranges
+            .iter()
+            .map(|range| {
+                let (start, end) =
+                    range.resolve(size).ok_or_else(|| StoreError::RangeOutOfBounds {
+                        key: key.to_string(),
+                        range: range.to_string(),
+                        size,
+                    })?;
+                Ok(value[start as usize..end as usize].to_vec())
+            })
+            .collect::<StoreResult<Vec<_>>>()
+            .map(Some)
+    }
+
+    fn size(&self, key: &str) -> StoreResult<Option<u64>> {
+        validate_key(key)?;
+        Ok(self.read().get(key).map(|v| v.len() as u64))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> StoreResult<()> {
+        validate_key(key)?;
+        self.write().insert(key.to_string(), value.to_vec());
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> StoreResult<()> {
+        validate_key(key)?;
+        self.write().remove(key);
+        Ok(())
+    }
+
+    fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        validate_prefix(prefix)?;
+        Ok(self
+            .read()
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, _)| k.clone())
+            .collect())
+    }
+
+    fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
+        validate_prefix(prefix)?;
+        let base = match prefix.trim_end_matches('/') {
+            "" => String::new(),
+            p => format!("{p}/"),
+        };
+        let mut listing = DirListing::default();
+        for key in self.read().keys().filter(|k| k.starts_with(&base)) {
+            let rest = &key[base.len()..];
+            match rest.split_once('/') {
+                Some((dir, _)) => {
+                    if listing.prefixes.last().map(String::as_str) != Some(dir) {
+                        listing.prefixes.push(dir.to_string());
+                    }
+                }
+                None => listing.keys.push(rest.to_string()),
+            }
+        }
+        listing.prefixes.sort();
+        listing.prefixes.dedup();
+        Ok(listing)
+    }
+}
