@@ -1,0 +1,247 @@
+//! Streaming conversion of arrays and hierarchies between formats, chunkings and codecs.
+//!
+//! Destination chunks (shards, for a sharded destination) are produced in parallel batches:
+//! each worker reads the source region of one destination chunk and writes it, so peak memory
+//! is about one destination chunk plus its source chunks per worker, whatever the array size.
+
+use std::sync::Arc;
+
+use neurochunk_codec::{ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, CodecChain, IndexLocation, ShardingCodec};
+use neurochunk_dtype::Endian;
+use neurochunk_store::Store;
+use rayon::prelude::*;
+
+use crate::array::Array;
+use crate::error::{ArrayError, ArrayResult};
+use crate::hierarchy::{create_group, list_nodes};
+use crate::metadata::{ArrayMetadata, ChunkKeyEncoding, NodeMetadata, ZarrFormat};
+use crate::selection::Selection;
+
+/// What the destination should look like; `None` keeps the source's choice.
+#[derive(Clone, Debug, Default)]
+pub struct ConvertOptions {
+    pub format: Option<ZarrFormat>,
+    /// Chunk shape (the inner chunk shape when `shards` is set).
+    pub chunks: Option<Vec<usize>>,
+    /// Shard shape (Zarr v3 only).
+    pub shards: Option<Vec<usize>>,
+    /// Replace the bytes→bytes codecs (compressors, checksums) with those of a command-line
+    /// spec such as `zstd:3,crc32c` (see `neurochunk_codec::parse_compressor_spec`); blosc's
+    /// type size follows each array's element size.
+    pub compressors: Option<String>,
+    /// Byte order of the stored elements.
+    pub endian: Option<Endian>,
+    /// Store elements in Fortran order (a `transpose` codec / v2 `order: "F"`).
+    pub fortran_order: Option<bool>,
+    /// Chunk key separator.
+    pub separator: Option<char>,
+}
+
+/// The codecs of a chain without sharding: `(array→array, array→bytes, bytes→bytes, inner chunk shape)`.
+type FlatChain = (
+    Vec<Arc<dyn neurochunk_codec::ArrayToArrayCodec>>,
+    Arc<dyn ArrayToBytesCodec>,
+    Vec<Arc<dyn BytesToBytesCodec>>,
+    Option<Vec<usize>>,
+);
+
+fn flatten(chain: &CodecChain) -> FlatChain {
+    match chain.sharding() {
+        Some(sharding) => {
+            let inner = sharding.inner_chain();
+            let (a2a, a2b, b2b, _) = flatten(inner);
+            (a2a, a2b, b2b, Some(sharding.inner_chunk_shape().to_vec()))
+        }
+        None => (
+            chain.array_to_array().to_vec(),
+            chain.array_to_bytes().clone(),
+            chain.bytes_to_bytes().to_vec(),
+            None,
+        ),
+    }
+}
+
+/// The destination metadata for `src` under `options`.
+pub fn derive_metadata(src: &ArrayMetadata, options: &ConvertOptions, path: &str) -> ArrayResult<ArrayMetadata> {
+    let format = options.format.unwrap_or(src.format);
+    let (mut a2a, mut a2b, mut b2b, inner_shape) = flatten(&src.codecs);
+    let rank = src.shape.len();
+    let check_rank = |what: &str, shape: &[usize]| -> ArrayResult<()> {
+        if shape.len() != rank || shape.contains(&0) {
+            return Err(ArrayError::Unsupported {
+                path: crate::display_path(path),
+                message: format!("{what} {shape:?} must give {rank} positive sizes"),
+            });
+        }
+        Ok(())
+    };
+    let mut chunk_shape = options.chunks.clone().or(inner_shape).unwrap_or_else(|| src.chunk_shape.clone());
+    check_rank("chunk shape", &chunk_shape)?;
+    if let Some(spec) = &options.compressors {
+        b2b = neurochunk_codec::parse_compressor_spec(spec, src.data_type.fixed_size().unwrap_or(1))
+            .map_err(|source| ArrayError::Codecs { path: crate::display_path(path), source })?;
+    }
+    if let Some(fortran) = options.fortran_order {
+        a2a.retain(|c| c.name() != "transpose");
+        if fortran && rank > 1 {
+            let order: Vec<usize> = (0..rank).rev().collect();
+            a2a.insert(0, Arc::new(neurochunk_codec::TransposeCodec::new(order)));
+        }
+    }
+    if let Some(endian) = options.endian {
+        if a2b.name() == "bytes" {
+            a2b = Arc::new(BytesCodec::new(Some(endian)));
+        }
+    }
+    let shards = match (&options.shards, format) {
+        (Some(_), ZarrFormat::V2) => {
+            return Err(ArrayError::Unsupported {
+                path: crate::display_path(path),
+                message: "sharding needs Zarr v3 (use --format zarr3)".into(),
+            })
+        }
+        (Some(shards), ZarrFormat::V3) => Some(shards.clone()),
+        // Keep the source's sharding when staying in v3 and neither chunks nor shards change.
+        (None, ZarrFormat::V3) if src.codecs.sharding().is_some() && options.chunks.is_none() => {
+            Some(src.chunk_shape.clone())
+        }
+        (None, _) => None,
+    };
+    let codecs = match shards {
+        Some(shard_shape) => {
+            check_rank("shard shape", &shard_shape)?;
+            if let Some((s, c)) = shard_shape.iter().zip(&chunk_shape).find(|(s, c)| *s % *c != 0) {
+                return Err(ArrayError::Unsupported {
+                    path: crate::display_path(path),
+                    message: format!("shard size {s} is not a multiple of chunk size {c}"),
+                });
+            }
+            let inner = CodecChain::new(a2a, a2b, b2b);
+            let index = CodecChain::new(
+                Vec::new(),
+                Arc::new(BytesCodec::new(Some(Endian::Little))),
+                vec![Arc::new(neurochunk_codec::Crc32cCodec::new()) as Arc<dyn BytesToBytesCodec>],
+            );
+            let sharding = ShardingCodec::new(chunk_shape, inner, index, IndexLocation::End);
+            chunk_shape = shard_shape;
+            CodecChain::new(Vec::new(), Arc::new(sharding), Vec::new())
+        }
+        None => CodecChain::new(a2a, a2b, b2b),
+    };
+    let key_encoding = match format {
+        ZarrFormat::V2 => ChunkKeyEncoding {
+            c_prefix: false,
+            separator: options.separator.unwrap_or(if src.format == ZarrFormat::V2 { src.key_encoding.separator } else { '.' }),
+        },
+        ZarrFormat::V3 => ChunkKeyEncoding {
+            c_prefix: if src.format == ZarrFormat::V3 { src.key_encoding.c_prefix } else { true },
+            separator: options.separator.unwrap_or(if src.format == ZarrFormat::V3 { src.key_encoding.separator } else { '/' }),
+        },
+    };
+    let fill_value = match format {
+        ZarrFormat::V2 => src.fill_value.clone(),
+        ZarrFormat::V3 => Some(src.effective_fill()),
+    };
+    Ok(ArrayMetadata {
+        format,
+        shape: src.shape.clone(),
+        chunk_shape,
+        data_type: src.data_type.clone(),
+        fill_value,
+        key_encoding,
+        codecs: Arc::new(codecs),
+        attributes: src.attributes.clone(),
+        dimension_names: if format == ZarrFormat::V3 { src.dimension_names.clone() } else { None },
+    })
+}
+
+/// Copy every element of `src` into `dst` (same shape), one destination chunk per task,
+/// calling `progress(n)` after each batch of `n` chunks.
+pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> ArrayResult<()> {
+    if src.shape() != dst.shape() {
+        return Err(ArrayError::Unsupported {
+            path: crate::display_path(dst.path()),
+            message: format!("shape {:?} differs from the source's {:?}", dst.shape(), src.shape()),
+        });
+    }
+    let meta = dst.metadata();
+    let grid = meta.grid_shape();
+    let total: u64 = grid.iter().product();
+    let batch = (rayon::current_num_threads() * 4).max(1) as u64;
+    let mut start = 0u64;
+    while start < total {
+        let end = (start + batch).min(total);
+        (start..end).into_par_iter().try_for_each(|linear| -> ArrayResult<()> {
+            let index = unravel(linear, &grid);
+            let origin: Vec<u64> = index.iter().zip(&meta.chunk_shape).map(|(&i, &c)| i * c as u64).collect();
+            let extent: Vec<u64> = origin
+                .iter()
+                .zip(&meta.chunk_shape)
+                .zip(&meta.shape)
+                .map(|((&o, &c), &s)| (s - o).min(c as u64))
+                .collect();
+            let selection = Selection::from_box(&origin, &extent);
+            let (_, data) = src.read(&selection)?;
+            dst.write(&selection, &data)
+        })?;
+        progress(end - start);
+        start = end;
+    }
+    Ok(())
+}
+
+fn unravel(mut linear: u64, grid: &[u64]) -> Vec<u64> {
+    let mut index = vec![0u64; grid.len()];
+    for d in (0..grid.len()).rev() {
+        index[d] = linear % grid[d];
+        linear /= grid[d];
+    }
+    index
+}
+
+/// Number of destination chunks a conversion of `src` writes (for progress bars).
+pub fn chunk_count(meta: &ArrayMetadata) -> u64 {
+    meta.grid_shape().iter().product()
+}
+
+/// Convert one array to `dst_path` in `dst_store`.
+pub fn convert_array(
+    src: &Array,
+    dst_store: Arc<dyn Store>,
+    dst_path: &str,
+    options: &ConvertOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<Array> {
+    let meta = derive_metadata(src.metadata(), options, dst_path)?;
+    let dst = Array::create(dst_store, dst_path, meta)?;
+    copy_data(src, &dst, progress)?;
+    Ok(dst)
+}
+
+/// Convert the node at `src_path` and everything below it. Returns the number of nodes.
+pub fn convert_hierarchy(
+    src_store: Arc<dyn Store>,
+    src_path: &str,
+    dst_store: Arc<dyn Store>,
+    dst_path: &str,
+    options: &ConvertOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<usize> {
+    let nodes = list_nodes(src_store.as_ref(), src_path)?;
+    let src_root = src_path.trim_matches('/');
+    for node in &nodes {
+        let rel = node.path[src_root.len()..].trim_start_matches('/');
+        let target = crate::hierarchy::child_path(dst_path, rel);
+        match &node.metadata {
+            NodeMetadata::Group(group) => {
+                let format = options.format.unwrap_or(group.format);
+                create_group(dst_store.as_ref(), &target, format, group.attributes.clone())?;
+            }
+            NodeMetadata::Array(meta) => {
+                let src = Array::from_metadata(src_store.clone(), &node.path, (**meta).clone());
+                convert_array(&src, dst_store.clone(), &target, options, progress)?;
+            }
+        }
+    }
+    Ok(nodes.len())
+}

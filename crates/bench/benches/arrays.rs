@@ -1,0 +1,2 @@
+//! Placeholder while the harness is written.
+fn main() {}

@@ -1,0 +1,374 @@
+//! `get`, `put`, `convert` and `consolidate`: moving array data between .npy files and stores,
+//! and between stores.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use neurochunk_array::convert::{chunk_count, convert_array, convert_hierarchy, derive_metadata, ConvertOptions};
+use neurochunk_array::{
+    consolidate as consolidate_group, open_node, parse_selection, Array, ArrayBytes, ArrayMetadata, ChunkKeyEncoding,
+    CodecChain, DataType, FsStore, NodeMetadata, Store, ZarrFormat,
+};
+use neurochunk_codec::{parse_compressor_spec, BytesCodec, VlenBytesCodec, VlenUtf8Codec};
+use neurochunk_dtype::npy;
+use neurochunk_dtype::Endian;
+use serde_json::{Map, Value};
+
+use crate::{progress, CmdResult, Failure};
+
+/// The on-disk format to write.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum FormatArg {
+    /// Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`).
+    Zarr2,
+    /// Zarr v3 (`zarr.json`, optional sharding).
+    Zarr3,
+}
+
+impl From<FormatArg> for ZarrFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Zarr2 => ZarrFormat::V2,
+            FormatArg::Zarr3 => ZarrFormat::V3,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum OrderArg {
+    C,
+    F,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum EndianArg {
+    Little,
+    Big,
+}
+
+impl From<EndianArg> for Endian {
+    fn from(e: EndianArg) -> Self {
+        match e {
+            EndianArg::Little => Endian::Little,
+            EndianArg::Big => Endian::Big,
+        }
+    }
+}
+
+/// Options shared by `put` and `convert` that shape the stored array.
+#[derive(Args, Debug)]
+pub(crate) struct LayoutArgs {
+    /// Chunk shape, comma-separated (with --shards: the inner chunk shape).
+    #[arg(long, value_name = "N,N,...")]
+    chunks: Option<String>,
+    /// Shard shape for Zarr v3 sharding (each a multiple of the chunk shape).
+    #[arg(long, value_name = "N,N,...")]
+    shards: Option<String>,
+    /// Compression and checksum codecs, comma-separated, applied in order:
+    /// `none`, `zstd[:LEVEL[:checksum]]`, `gzip[:LEVEL]`, `zlib[:LEVEL]`,
+    /// `blosc:CNAME:CLEVEL:SHUFFLE` (cname lz4|lz4hc|blosclz|zstd|zlib|snappy;
+    /// shuffle noshuffle|shuffle|bitshuffle), `bz2[:LEVEL]`, `lzma[:PRESET]`, `lz4[:ACCEL]`,
+    /// `crc32c`. Example: `--codec zstd:3,crc32c`.
+    #[arg(long, value_name = "SPEC")]
+    codec: Option<String>,
+    /// Element order inside each chunk.
+    #[arg(long, value_enum)]
+    order: Option<OrderArg>,
+    /// Byte order of stored elements.
+    #[arg(long, value_enum)]
+    endian: Option<EndianArg>,
+    /// Chunk key separator: `.` (`0.1`) or `/` (`0/1`).
+    #[arg(long, value_name = "SEP")]
+    dimension_separator: Option<char>,
+}
+
+fn parse_shape(text: &str, what: &str) -> Result<Vec<usize>, Failure> {
+    text.split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| Failure(format!("{what} '{text}': '{p}' is not a positive integer")))
+        })
+        .collect()
+}
+
+impl LayoutArgs {
+    fn options(&self, format: Option<ZarrFormat>) -> Result<ConvertOptions, Failure> {
+        if let Some(sep) = self.dimension_separator {
+            if sep != '.' && sep != '/' {
+                return Err(Failure(format!("--dimension-separator must be '.' or '/', not '{sep}'")));
+            }
+        }
+        if let Some(spec) = &self.codec {
+            // Check the spec once up front so a typo fails before any data moves.
+            parse_compressor_spec(spec, 1).map_err(|e| Failure(format!("--codec: {e}")))?;
+        }
+        Ok(ConvertOptions {
+            format,
+            chunks: self.chunks.as_deref().map(|c| parse_shape(c, "--chunks")).transpose()?,
+            shards: self.shards.as_deref().map(|s| parse_shape(s, "--shards")).transpose()?,
+            compressors: self.codec.clone(),
+            endian: self.endian.map(Endian::from),
+            fortran_order: self.order.map(|o| matches!(o, OrderArg::F)),
+            separator: self.dimension_separator,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct GetArgs {
+    /// The array's directory.
+    path: PathBuf,
+    /// Region to read, per axis an index or `start:stop[:step]`, e.g. `0:10,5,::2`.
+    #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
+    region: Option<String>,
+    /// The .npy file to write.
+    #[arg(short, long, value_name = "OUT.npy")]
+    output: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct PutArgs {
+    /// The .npy file to read.
+    input: PathBuf,
+    /// The array directory to create (replaced if it exists).
+    path: PathBuf,
+    /// The format to write.
+    #[arg(long, value_enum)]
+    format: FormatArg,
+    #[command(flatten)]
+    layout: LayoutArgs,
+    /// Fill value as JSON, in the target format's spelling (e.g. `0`, `"NaN"`, `[1.0, 0.0]`).
+    #[arg(long, value_name = "JSON", allow_hyphen_values = true)]
+    fill_value: Option<String>,
+    /// User attributes as a JSON object.
+    #[arg(long, value_name = "JSON")]
+    attrs: Option<String>,
+    /// Store `<U`/`|S` text and bytes as variable-length strings/bytes.
+    #[arg(long)]
+    vlen: bool,
+    /// Also store chunks that hold only the fill value.
+    #[arg(long)]
+    write_empty_chunks: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ConvertArgs {
+    /// The source array or group directory.
+    src: PathBuf,
+    /// The destination directory.
+    dst: PathBuf,
+    /// The format to write (default: the source's).
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    #[command(flatten)]
+    layout: LayoutArgs,
+    /// Write consolidated metadata at the destination afterwards.
+    #[arg(long)]
+    consolidate: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ConsolidateArgs {
+    /// The group directory.
+    path: PathBuf,
+}
+
+pub(crate) fn open_store(path: &std::path::Path) -> Result<Arc<dyn Store>, Failure> {
+    if !path.exists() {
+        return Err(Failure(format!("'{}' does not exist", path.display())));
+    }
+    Ok(Arc::new(FsStore::new(path)))
+}
+
+pub(crate) fn get(args: GetArgs) -> CmdResult {
+    let store = open_store(&args.path)?;
+    let array = Array::open(store, "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let selection = parse_selection(args.region.as_deref().unwrap_or(""))
+        .map_err(|e| Failure(format!("--region: {e}")))?;
+    let (shape, data) = array.read(&selection).map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let (data_type, bytes) = to_npy_layout(&array.metadata().data_type, data);
+    npy::write_npy(&args.output, &data_type, &shape, &bytes)
+        .map_err(|e| Failure(format!("{}: {e}", args.output.display())))?;
+    Ok(())
+}
+
+/// Convert variable-length elements to the fixed width NumPy needs (`<U{max}` / `|S{max}`).
+pub(crate) fn to_npy_layout(data_type: &DataType, data: ArrayBytes) -> (DataType, Vec<u8>) {
+    match data {
+        ArrayBytes::Fixed(bytes) => (data_type.clone(), bytes),
+        ArrayBytes::Variable { data, offsets } => {
+            let elements: Vec<&[u8]> = offsets.windows(2).map(|w| data.get(w[0]..w[1]).unwrap_or(&[])).collect();
+            if matches!(data_type, DataType::String) {
+                let texts: Vec<Vec<u32>> =
+                    elements.iter().map(|e| String::from_utf8_lossy(e).chars().map(|c| c as u32).collect()).collect();
+                let chars = texts.iter().map(Vec::len).max().unwrap_or(0).max(1);
+                let mut out = Vec::with_capacity(texts.len() * chars * 4);
+                for text in texts {
+                    for i in 0..chars {
+                        out.extend_from_slice(&text.get(i).copied().unwrap_or(0).to_le_bytes());
+                    }
+                }
+                (DataType::FixedUtf32 { chars }, out)
+            } else {
+                let len = elements.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
+                let mut out = Vec::with_capacity(elements.len() * len);
+                for e in elements {
+                    out.extend_from_slice(e);
+                    out.resize(out.len() + len - e.len(), 0);
+                }
+                (DataType::FixedBytes { len }, out)
+            }
+        }
+    }
+}
+
+/// Convert fixed-width text/bytes to variable-length elements (trailing NULs dropped).
+fn to_variable(data_type: &DataType, bytes: &[u8]) -> Option<(DataType, ArrayBytes)> {
+    let (vtype, width) = match data_type {
+        DataType::FixedUtf32 { chars } => (DataType::String, chars * 4),
+        DataType::FixedBytes { len } => (DataType::Bytes, *len),
+        _ => return None,
+    };
+    let mut data = Vec::new();
+    let mut offsets = vec![0];
+    if width > 0 {
+        for element in bytes.chunks_exact(width) {
+            if matches!(vtype, DataType::String) {
+                let text: String = element
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .take_while(|&c| c != 0)
+                    .filter_map(char::from_u32)
+                    .collect();
+                data.extend_from_slice(text.as_bytes());
+            } else {
+                let end = element.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+                data.extend_from_slice(&element[..end]);
+            }
+            offsets.push(data.len());
+        }
+    }
+    Some((vtype, ArrayBytes::Variable { data, offsets }))
+}
+
+/// A chunk shape of about 1 MiB when none is given: halve the largest axis until it fits.
+fn default_chunks(shape: &[usize], elem: usize) -> Vec<usize> {
+    let mut chunks: Vec<usize> = shape.iter().map(|&s| s.max(1)).collect();
+    while chunks.iter().product::<usize>() * elem.max(1) > (1 << 20) {
+        let Some((axis, _)) = chunks.iter().enumerate().filter(|(_, &c)| c > 1).max_by_key(|(_, &c)| c) else {
+            break;
+        };
+        chunks[axis] = chunks[axis].div_ceil(2);
+    }
+    chunks
+}
+
+fn parse_json_arg(text: &str, flag: &str) -> Result<Value, Failure> {
+    neurochunk_dtype::json::parse_lenient(text.as_bytes()).map_err(|e| Failure(format!("{flag}: {e}")))
+}
+
+pub(crate) fn put(args: PutArgs) -> CmdResult {
+    let (header, bytes) = npy::read_npy(&args.input).map_err(|e| Failure(format!("{}: {e}", args.input.display())))?;
+    let format = ZarrFormat::from(args.format);
+    let (data_type, data) = match (args.vlen, to_variable(&header.data_type, &bytes)) {
+        (true, Some(converted)) => converted,
+        (true, None) => return Err(Failure("--vlen needs a '<U' or '|S' input array".into())),
+        (false, _) => (header.data_type.clone(), ArrayBytes::Fixed(bytes)),
+    };
+    let fill_value = match &args.fill_value {
+        None => Some(data_type.zero_fill()),
+        Some(text) => {
+            let json = parse_json_arg(text, "--fill-value")?;
+            match format {
+                ZarrFormat::V2 => neurochunk_dtype::v2::fill_value_from_v2_json(&json, &data_type),
+                ZarrFormat::V3 => neurochunk_dtype::v3::fill_value_from_v3_json(&json, &data_type).map(Some),
+            }
+            .map_err(|e| Failure(format!("--fill-value: {e}")))?
+        }
+    };
+    let attributes = match &args.attrs {
+        None => Map::new(),
+        Some(text) => match parse_json_arg(text, "--attrs")? {
+            Value::Object(map) => map,
+            other => return Err(Failure(format!("--attrs must be a JSON object, not {other}"))),
+        },
+    };
+    let elem = data_type.fixed_size().unwrap_or(16);
+    let base_chunks = default_chunks(&header.shape, elem);
+    let a2b: Arc<dyn neurochunk_codec::ArrayToBytesCodec> = match data_type {
+        DataType::String => Arc::new(VlenUtf8Codec::new()),
+        DataType::Bytes => Arc::new(VlenBytesCodec::new()),
+        _ => Arc::new(BytesCodec::new(Some(Endian::Little))),
+    };
+    let default_compressor = parse_compressor_spec("zstd:3", data_type.fixed_size().unwrap_or(1))?;
+    // Describe a plain array first, then let the conversion rules apply the layout options.
+    let plain = ArrayMetadata {
+        format,
+        shape: header.shape.iter().map(|&s| s as u64).collect(),
+        chunk_shape: base_chunks,
+        data_type: data_type.clone(),
+        fill_value,
+        key_encoding: match format {
+            ZarrFormat::V2 => ChunkKeyEncoding::V2_DOT,
+            ZarrFormat::V3 => ChunkKeyEncoding::V3_DEFAULT,
+        },
+        codecs: Arc::new(CodecChain::new(Vec::new(), a2b, default_compressor)),
+        attributes,
+        dimension_names: None,
+    };
+    let options = args.layout.options(Some(format))?;
+    let meta = derive_metadata(&plain, &options, "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    if args.path.exists() {
+        std::fs::remove_dir_all(&args.path).map_err(|e| Failure(format!("{}: cannot replace: {e}", args.path.display())))?;
+    }
+    let store: Arc<dyn Store> = Arc::new(FsStore::new(&args.path));
+    let array = Array::create(store, "", meta)
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
+        .with_options(neurochunk_array::ArrayOptions { write_empty_chunks: args.write_empty_chunks });
+    array.write_all(&data).map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    Ok(())
+}
+
+pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
+    let src_store = open_store(&args.src)?;
+    let node = open_node(src_store.as_ref(), "").map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
+    let dst_store: Arc<dyn Store> = Arc::new(FsStore::new(&args.dst));
+    let format = args.format.map(ZarrFormat::from);
+    let name = args.dst.display().to_string();
+    let options = args.layout.options(format)?;
+    let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
+    match node.metadata {
+        NodeMetadata::Array(meta) => {
+            let bar = progress::bar(chunk_count(&derive_metadata(&meta, &options, "").map_err(fail)?), "converting");
+            let src = Array::from_metadata(src_store, "", *meta);
+            convert_array(&src, dst_store.clone(), "", &options, &|n| bar.inc(n)).map_err(fail)?;
+            bar.finish_and_clear();
+        }
+        NodeMetadata::Group(_) => {
+            let mut total = 0;
+            for n in neurochunk_array::list_nodes(src_store.as_ref(), "").map_err(fail)? {
+                if let NodeMetadata::Array(meta) = &n.metadata {
+                    total += chunk_count(&derive_metadata(meta, &options, &n.path).map_err(fail)?);
+                }
+            }
+            let bar = progress::bar(total, "converting");
+            convert_hierarchy(src_store, "", dst_store.clone(), "", &options, &|k| bar.inc(k)).map_err(fail)?;
+            bar.finish_and_clear();
+        }
+    }
+    if args.consolidate {
+        consolidate_group(dst_store.as_ref(), "").map_err(|e| Failure(format!("{name}: {e}")))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn consolidate(args: ConsolidateArgs) -> CmdResult {
+    let store = open_store(&args.path)?;
+    let count = consolidate_group(store.as_ref(), "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    eprintln!("consolidated metadata of {count} nodes");
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! `neurochunk`: the command-line tool over the neurochunk libraries.
+//!
+//! Every subcommand prints one line `neurochunk: error: …` on stderr and exits non-zero when it
+//! fails; the message names the file, node and chunk concerned.
+
+mod arrays;
+mod demo;
+mod inspect;
+mod progress;
+mod table_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Read, write, inspect and convert chunked neuroscience data: Zarr v2, Zarr v3 (with
+/// sharding and consolidated metadata) and neurarrow tables.
+///
+/// PATH arguments are directories: the array or group to work on. Formats are detected from
+/// the metadata documents found there (`.zarray`/`.zgroup` for Zarr v2, `zarr.json` for v3).
+#[derive(Parser)]
+#[command(name = "neurochunk", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the hierarchy below PATH: every group and array with its shape, data type, chunk
+    /// shape and codecs.
+    Tree(inspect::TreeArgs),
+    /// Show one node's metadata and attributes.
+    Info(inspect::InfoArgs),
+    /// Read an array (or a region of it) into a NumPy .npy file.
+    Get(arrays::GetArgs),
+    /// Create an array from a NumPy .npy file.
+    Put(arrays::PutArgs),
+    /// Copy an array or a whole hierarchy into another format, chunking or codec.
+    Convert(arrays::ConvertArgs),
+    /// Write consolidated metadata for the group at PATH (v2 `.zmetadata`, v3 inline).
+    Consolidate(arrays::ConsolidateArgs),
+    /// Write a realistic volume, a small hierarchy and neurarrow tables into DIR in every
+    /// format, read them back and report throughput.
+    Demo(demo::DemoArgs),
+    /// neurarrow tables: validate, inspect, convert, derive fields, SWC import/export.
+    Table {
+        #[command(subcommand)]
+        command: table_cmd::TableCommand,
+    },
+}
+
+/// A failed command: its one-line message.
+pub(crate) struct Failure(pub String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+pub(crate) type CmdResult = Result<(), Failure>;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Tree(args) => inspect::tree(args),
+        Command::Info(args) => inspect::info(args),
+        Command::Get(args) => arrays::get(args),
+        Command::Put(args) => arrays::put(args),
+        Command::Convert(args) => arrays::convert(args),
+        Command::Consolidate(args) => arrays::consolidate(args),
+        Command::Demo(args) => demo::run(args),
+        Command::Table { command } => return table_cmd::run(command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(message)) => {
+            let one_line = message.replace('\n', " ");
+            eprintln!("neurochunk: error: {one_line}");
+            ExitCode::FAILURE
+        }
+    }
+}

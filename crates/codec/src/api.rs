@@ -1,0 +1,99 @@
+//! The core types shared by every codec: chunk buffers, chunk representations, codec traits
+//! and the error type.
+
+use std::fmt::Debug;
+
+use neurochunk_dtype::DataType;
+
+/// Errors from building or running a codec.
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    /// The codec name is not known to the registry.
+    #[error("unknown codec '{0}'")]
+    Unknown(String),
+    /// The codec's JSON configuration is invalid.
+    #[error("codec '{codec}': invalid configuration: {message}")]
+    Config { codec: String, message: String },
+    /// The codec cannot handle this data type / representation.
+    #[error("codec '{codec}': {message}")]
+    Unsupported { codec: String, message: String },
+    /// Encoded bytes are corrupt, truncated or fail a checksum.
+    #[error("codec '{codec}': corrupt data: {message}")]
+    Corrupt { codec: String, message: String },
+}
+
+pub type CodecResult<T> = Result<T, CodecError>;
+
+/// The elements of one chunk (or any N-d block) in C order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrayBytes {
+    /// Fixed-size elements, packed, in-memory (little-endian) layout.
+    Fixed(Vec<u8>),
+    /// Variable-length elements: element `i` is `data[offsets[i]..offsets[i + 1]]`;
+    /// `offsets.len()` is the element count plus one.
+    Variable { data: Vec<u8>, offsets: Vec<usize> },
+}
+
+/// What a codec is handed: the shape, element type and fill value of the chunk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkRepr {
+    pub shape: Vec<usize>,
+    pub data_type: DataType,
+    /// The fill value as one element's in-memory bytes (for variable-length types: its bytes).
+    pub fill_value: Vec<u8>,
+}
+
+impl ChunkRepr {
+    pub fn num_elements(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+/// A codec that maps an array to another array (possibly of another shape or data type).
+pub trait ArrayToArrayCodec: Send + Sync + Debug {
+    /// The codec's name as written in Zarr v3 metadata.
+    fn name(&self) -> &str;
+    /// The representation this codec produces from `input`.
+    fn encoded_repr(&self, input: &ChunkRepr) -> CodecResult<ChunkRepr>;
+    fn encode(&self, data: ArrayBytes, input: &ChunkRepr) -> CodecResult<ArrayBytes>;
+    /// `decoded` is the representation before encoding (what `decode` must return).
+    fn decode(&self, data: ArrayBytes, decoded: &ChunkRepr) -> CodecResult<ArrayBytes>;
+    /// Zarr v3 JSON: `{"name": ..., "configuration": {...}}`.
+    fn to_v3_json(&self) -> serde_json::Value;
+    /// Zarr v2 filter JSON (`{"id": ...}`), if the codec has a v2 form.
+    fn to_v2_json(&self) -> Option<serde_json::Value>;
+}
+
+/// The one codec that turns an array into bytes (`bytes`, `vlen-utf8`, `sharding_indexed`, …).
+pub trait ArrayToBytesCodec: Send + Sync + Debug {
+    fn name(&self) -> &str;
+    fn encode(&self, data: ArrayBytes, repr: &ChunkRepr) -> CodecResult<Vec<u8>>;
+    fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes>;
+    /// The encoded size when it does not depend on the data (used for shard indexes).
+    fn fixed_encoded_size(&self, _repr: &ChunkRepr) -> Option<usize> {
+        None
+    }
+    fn to_v3_json(&self) -> serde_json::Value;
+    fn to_v2_json(&self) -> Option<serde_json::Value>;
+    /// Downcast hook for the sharding codec, whose partial reads the array layer drives.
+    fn as_sharding(&self) -> Option<&crate::ShardingCodec> {
+        None
+    }
+}
+
+/// A codec from bytes to bytes (compressors, checksums, shuffles).
+pub trait BytesToBytesCodec: Send + Sync + Debug {
+    fn name(&self) -> &str;
+    /// Encode `input`, replacing the contents of `out`.
+    fn encode(&self, input: &[u8], out: &mut Vec<u8>) -> CodecResult<()>;
+    /// Decode `input`, replacing the contents of `out`. `decoded_size` is the expected size
+    /// when known (a hint for preallocation, and a check).
+    fn decode(&self, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>)
+        -> CodecResult<()>;
+    /// Encoded size as a function of the decoded size, when fixed (e.g. checksums).
+    fn fixed_encoded_size(&self, _decoded_size: usize) -> Option<usize> {
+        None
+    }
+    fn to_v3_json(&self) -> serde_json::Value;
+    fn to_v2_json(&self) -> Option<serde_json::Value>;
+}

@@ -1,0 +1,108 @@
+//! The numcodecs `bz2` codec (bytes→bytes; Zarr v3 `numcodecs.bz2`): a bzip2 stream with
+//! `level` 1–9 (the block size in 100 kB). Decoding accepts several concatenated streams, as
+//! Python's `bz2.decompress` does; N5's `bzip2` compression uses the same framing.
+
+use bzip2::{Action, Compress, Compression, Decompress, Status};
+use serde_json::{json, Value};
+
+use crate::util::{check_size, corrupt, obj, v2_json, v3_json, Conf, MAX_UNKNOWN_DECODED};
+use crate::{BytesToBytesCodec, CodecResult};
+
+const ID: &str = "bz2";
+
+/// `bz2` with a block-size level 1–9 (numcodecs default 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bz2Codec {
+    level: u32,
+}
+
+impl Bz2Codec {
+    pub fn new(level: u32) -> Self {
+        Bz2Codec { level: level.clamp(1, 9) }
+    }
+
+    pub fn from_config(config: &Value) -> CodecResult<Self> {
+        let c = Conf::new(ID, config)?;
+        Ok(Bz2Codec { level: c.i64_in("level", 1, 9)?.unwrap_or(1) as u32 })
+    }
+
+    pub fn level(&self) -> u32 {
+        self.level
+    }
+}
+
+/// Compress `input` into `out` (replacing it) as one bzip2 stream.
+pub(crate) fn compress(input: &[u8], out: &mut Vec<u8>, level: u32) -> CodecResult<()> {
+    out.clear();
+    out.reserve(input.len() + input.len() / 100 + 600);
+    let mut c = Compress::new(Compression::new(level), 30);
+    let mut consumed = 0usize;
+    loop {
+        let before = c.total_in();
+        let status = c
+            .compress_vec(&input[consumed..], out, Action::Finish)
+            .map_err(|e| corrupt(ID, format!("compression failed: {e:?}")))?;
+        consumed += (c.total_in() - before) as usize;
+        if status == Status::StreamEnd {
+            return Ok(());
+        }
+        out.reserve(out.capacity().max(1024));
+    }
+}
+
+/// Decode all bzip2 streams in `input` into `out` (replacing it).
+pub(crate) fn decompress(input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+    out.clear();
+    let limit = decoded_size.unwrap_or(MAX_UNKNOWN_DECODED);
+    out.reserve_exact(decoded_size.unwrap_or_else(|| input.len().saturating_mul(4).clamp(4096, 64 << 20)));
+    let mut pos = 0usize;
+    while pos < input.len() {
+        let mut d = Decompress::new(false);
+        loop {
+            if out.len() == out.capacity() && out.len() < limit {
+                let grow = out.capacity().clamp(64 * 1024, 64 << 20).min(limit - out.len());
+                out.reserve_exact(grow);
+            }
+            let (bin, bout) = (d.total_in(), d.total_out());
+            let status = d
+                .decompress_vec(&input[pos..], out)
+                .map_err(|e| corrupt(ID, format!("invalid bzip2 data: {e:?}")))?;
+            pos += (d.total_in() - bin) as usize;
+            if status == Status::StreamEnd {
+                break;
+            }
+            if d.total_in() == bin && d.total_out() == bout {
+                if out.len() < out.capacity() {
+                    return Err(corrupt(ID, "truncated stream"));
+                }
+                return Err(corrupt(ID, format!("decodes to more than the expected {limit} bytes")));
+            }
+        }
+    }
+    if input.is_empty() {
+        return Err(corrupt(ID, "empty input"));
+    }
+    check_size(ID, out.len(), decoded_size)
+}
+
+impl BytesToBytesCodec for Bz2Codec {
+    fn name(&self) -> &str {
+        "numcodecs.bz2"
+    }
+
+    fn encode(&self, input: &[u8], out: &mut Vec<u8>) -> CodecResult<()> {
+        compress(input, out, self.level)
+    }
+
+    fn decode(&self, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+        decompress(input, out, decoded_size)
+    }
+
+    fn to_v3_json(&self) -> Value {
+        v3_json(self.name(), Some(obj([("level", json!(self.level))])))
+    }
+
+    fn to_v2_json(&self) -> Option<Value> {
+        Some(v2_json(ID, obj([("level", json!(self.level))])))
+    }
+}

@@ -1,0 +1,16 @@
+//! The built-in codecs, one module per family.
+
+pub mod blosc;
+pub mod bytes;
+pub mod checksum;
+pub mod deflate;
+pub mod filters;
+pub mod json2;
+pub mod lz4;
+pub mod n5_lz4;
+pub mod shuffle;
+pub mod transpose;
+pub mod vlen;
+pub mod xz;
+pub mod zstd;
+pub mod bz2;
