@@ -206,7 +206,8 @@ def cli_form(array: Any) -> np.ndarray:
             width = max((len(x) for x in items), default=1)
             return np.array(array.tolist(), dtype=f"|S{max(width, 1)}").reshape(array.shape)
         raise AssertionError(f"object array mixes element types: {set(type(x) for x in items)}")
-    return np.ascontiguousarray(array.astype(little_endian(array.dtype), copy=False))
+    # astype(order="C") keeps 0-d arrays 0-d (np.ascontiguousarray would make them 1-d).
+    return array.astype(little_endian(array.dtype), order="C")
 
 
 def assert_same_array(got: np.ndarray, expected: np.ndarray, what: str = "") -> None:
@@ -266,7 +267,7 @@ def parse_region(selection: str) -> tuple:
 
 def select(array: np.ndarray, selection: str) -> np.ndarray:
     """The expected result of `get --region selection` on `array` (already in CLI form)."""
-    return np.ascontiguousarray(array[parse_region(selection)])
+    return np.asarray(array[parse_region(selection)]).copy(order="C")
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,7 +23,9 @@ pub struct ArrayOptions {
 
 impl Default for ArrayOptions {
     fn default() -> Self {
-        ArrayOptions { write_empty_chunks: false }
+        ArrayOptions {
+            write_empty_chunks: false,
+        }
     }
 }
 
@@ -57,13 +59,22 @@ impl Array {
 
     /// An array handle over existing metadata (nothing is read or written).
     pub fn from_metadata(store: Arc<dyn Store>, path: &str, meta: ArrayMetadata) -> Array {
-        Array { store, path: path.trim_matches('/').to_string(), meta, options: ArrayOptions::default() }
+        Array {
+            store,
+            path: path.trim_matches('/').to_string(),
+            meta,
+            options: ArrayOptions::default(),
+        }
     }
 
     /// Create the array: write its metadata document(s), and parent groups that are missing.
     pub fn create(store: Arc<dyn Store>, path: &str, meta: ArrayMetadata) -> ArrayResult<Array> {
         let array = Array::from_metadata(store, path, meta);
-        crate::hierarchy::ensure_parent_groups(array.store.as_ref(), &array.path, array.meta.format)?;
+        crate::hierarchy::ensure_parent_groups(
+            array.store.as_ref(),
+            &array.path,
+            array.meta.format,
+        )?;
         array.write_metadata()?;
         Ok(array)
     }
@@ -95,18 +106,25 @@ impl Array {
         match self.meta.format {
             ZarrFormat::V2 => {
                 let doc = self.meta.to_v2_document(&self.path)?;
-                self.store.set(&join_key(&self.path, ZARRAY), &document_bytes(&doc, ZarrFormat::V2))?;
+                self.store.set(
+                    &join_key(&self.path, ZARRAY),
+                    &document_bytes(&doc, ZarrFormat::V2),
+                )?;
                 let attrs_key = join_key(&self.path, ZATTRS);
                 if self.meta.attributes.is_empty() {
                     self.store.delete(&attrs_key)?;
                 } else {
                     let attrs = Value::Object(self.meta.attributes.clone());
-                    self.store.set(&attrs_key, &document_bytes(&attrs, ZarrFormat::V2))?;
+                    self.store
+                        .set(&attrs_key, &document_bytes(&attrs, ZarrFormat::V2))?;
                 }
             }
             ZarrFormat::V3 => {
                 let doc = self.meta.to_v3_document(&self.path)?;
-                self.store.set(&join_key(&self.path, ZARR_JSON), &document_bytes(&doc, ZarrFormat::V3))?;
+                self.store.set(
+                    &join_key(&self.path, ZARR_JSON),
+                    &document_bytes(&doc, ZarrFormat::V3),
+                )?;
             }
         }
         Ok(())
@@ -127,17 +145,22 @@ impl Array {
         self.meta.chunk_repr()
     }
 
-    fn elements_per_chunk(&self) -> usize {
-        self.meta.chunk_shape.iter().product()
-    }
-
     /// Decode the stored bytes of one chunk, checking the result's size.
-    pub(crate) fn decode_chunk(&self, key: &str, bytes: Vec<u8>, repr: &ChunkRepr) -> ArrayResult<ArrayBytes> {
-        let decoded = self.meta.codecs.decode(bytes, repr).map_err(|source| ArrayError::Chunk {
-            path: crate::display_path(&self.path),
-            key: key.to_string(),
-            source,
-        })?;
+    pub(crate) fn decode_chunk(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        repr: &ChunkRepr,
+    ) -> ArrayResult<ArrayBytes> {
+        let decoded = self
+            .meta
+            .codecs
+            .decode(bytes, repr)
+            .map_err(|source| ArrayError::Chunk {
+                path: crate::display_path(&self.path),
+                key: key.to_string(),
+                source,
+            })?;
         check_decoded(&decoded, repr, &self.path, key)?;
         Ok(decoded)
     }
@@ -164,11 +187,15 @@ impl Array {
             self.store.delete(&key)?;
             return Ok(());
         }
-        let encoded = self.meta.codecs.encode(chunk, &repr).map_err(|source| ArrayError::Chunk {
-            path: crate::display_path(&self.path),
-            key: key.clone(),
-            source,
-        })?;
+        let encoded =
+            self.meta
+                .codecs
+                .encode(chunk, &repr)
+                .map_err(|source| ArrayError::Chunk {
+                    path: crate::display_path(&self.path),
+                    key: key.clone(),
+                    source,
+                })?;
         self.store.set(&key, &encoded)?;
         Ok(())
     }
@@ -179,7 +206,12 @@ impl Array {
             .indices
             .iter()
             .zip(&self.meta.chunk_shape)
-            .map(|(indices, &chunk)| group_by_chunk(indices.iter().copied().enumerate().map(|(p, i)| (i, p)), chunk))
+            .map(|(indices, &chunk)| {
+                group_by_chunk(
+                    indices.iter().copied().enumerate().map(|(p, i)| (i, p)),
+                    chunk,
+                )
+            })
             .collect();
         cartesian(&per_axis)
     }
@@ -210,7 +242,9 @@ impl Array {
         let sharding = self.meta.codecs.sharding();
         tasks.par_iter().try_for_each(|task| -> ArrayResult<()> {
             if let Some(sharding) = sharding {
-                return crate::sharded::read_shard_into(self, sharding, task, &shared, &extent, &repr);
+                return crate::sharded::read_shard_into(
+                    self, sharding, task, &shared, &extent, &repr,
+                );
             }
             let key = self.chunk_key(&task.index);
             match self.store.get(&key)? {
@@ -235,8 +269,10 @@ impl Array {
         len: usize,
         repr: &ChunkRepr,
     ) -> ArrayResult<ArrayBytes> {
-        let decoded: Vec<ArrayBytes> =
-            tasks.par_iter().map(|task| self.retrieve_chunk(&task.index)).collect::<ArrayResult<_>>()?;
+        let decoded: Vec<ArrayBytes> = tasks
+            .par_iter()
+            .map(|task| self.retrieve_chunk(&task.index))
+            .collect::<ArrayResult<_>>()?;
         let mut slots: Vec<Option<&[u8]>> = vec![None; len];
         for (task, chunk) in tasks.iter().zip(&decoded) {
             let elements = variable_elements(chunk);
@@ -247,7 +283,9 @@ impl Array {
             });
         }
         let fill = repr.fill_value.as_slice();
-        Ok(variable_from_elements(slots.iter().map(|s| s.unwrap_or(fill))))
+        Ok(variable_from_elements(
+            slots.iter().map(|s| s.unwrap_or(fill)),
+        ))
     }
 
     /// Write `data` (C order, shaped like the selection's result) into a region.
@@ -274,7 +312,9 @@ impl Array {
         }
         let tasks = self.chunk_tasks(&resolved);
         let extent = resolved.extent();
-        tasks.par_iter().try_for_each(|task| self.write_chunk_region(task, data, &extent))
+        tasks
+            .par_iter()
+            .try_for_each(|task| self.write_chunk_region(task, data, &extent))
     }
 
     /// Write the whole array.
@@ -282,7 +322,12 @@ impl Array {
         self.write(&Selection::all(), data)
     }
 
-    fn write_chunk_region(&self, task: &ChunkTask, data: &ArrayBytes, extent: &[usize]) -> ArrayResult<()> {
+    fn write_chunk_region(
+        &self,
+        task: &ChunkTask,
+        data: &ArrayBytes,
+        extent: &[usize],
+    ) -> ArrayResult<()> {
         let repr = self.repr();
         let covers_chunk = task.pairs.iter().enumerate().all(|(d, pairs)| {
             let start = task.index[d] * repr.shape[d] as u64;
@@ -305,7 +350,9 @@ impl Array {
                 let mut elements: Vec<&[u8]> = variable_elements(dst);
                 for_each_run(&to_chunk, extent, &repr.shape, |s, d, n| {
                     for i in 0..n {
-                        if let (Some(slot), Some(value)) = (elements.get_mut(d + i), source.get(s + i)) {
+                        if let (Some(slot), Some(value)) =
+                            (elements.get_mut(d + i), source.get(s + i))
+                        {
                             *slot = value;
                         }
                     }
@@ -340,7 +387,11 @@ impl Array {
         let new_grid = self.meta.grid_shape();
         if old_grid.iter().zip(&new_grid).any(|(o, n)| n < o) {
             let prefix = join_key(&self.path, "");
-            let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+            let prefix = if prefix.is_empty() {
+                String::new()
+            } else {
+                format!("{prefix}/")
+            };
             for key in self.store.list_prefix(&prefix)? {
                 let rel = &key[prefix.len()..];
                 if let Some(index) = self.meta.key_encoding.parse(rel, new_grid.len()) {
@@ -355,7 +406,11 @@ impl Array {
 
     /// Every stored chunk's grid index (by listing the store).
     pub fn stored_chunks(&self) -> ArrayResult<Vec<Vec<u64>>> {
-        let prefix = if self.path.is_empty() { String::new() } else { format!("{}/", self.path) };
+        let prefix = if self.path.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.path)
+        };
         let rank = self.meta.shape.len();
         let grid = self.meta.grid_shape();
         Ok(self
@@ -371,8 +426,13 @@ impl Array {
 impl ArrayMetadata {
     /// A short name of the data type for messages.
     pub fn data_type_name(&self) -> String {
-        self.data_type.to_v3_json()
-            .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+        self.data_type
+            .to_v3_json()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
             .unwrap_or_else(|_| format!("{:?}", self.data_type))
     }
 }
@@ -381,7 +441,12 @@ fn data_kind_mismatch(data: &ArrayBytes, data_type: &neurochunk_dtype::DataType)
     matches!(data, ArrayBytes::Fixed(_)) == data_type.is_variable_length()
 }
 
-pub(crate) fn check_decoded(decoded: &ArrayBytes, repr: &ChunkRepr, path: &str, key: &str) -> ArrayResult<()> {
+pub(crate) fn check_decoded(
+    decoded: &ArrayBytes,
+    repr: &ChunkRepr,
+    path: &str,
+    key: &str,
+) -> ArrayResult<()> {
     let expected = repr.num_elements();
     let ok = match (decoded, repr.data_type.fixed_size()) {
         (ArrayBytes::Fixed(buf), Some(elem)) => buf.len() == expected * elem,
@@ -393,7 +458,9 @@ pub(crate) fn check_decoded(decoded: &ArrayBytes, repr: &ChunkRepr, path: &str, 
     } else {
         let found = match decoded {
             ArrayBytes::Fixed(buf) => format!("{} bytes", buf.len()),
-            ArrayBytes::Variable { offsets, .. } => format!("{} elements", offsets.len().saturating_sub(1)),
+            ArrayBytes::Variable { offsets, .. } => {
+                format!("{} elements", offsets.len().saturating_sub(1))
+            }
         };
         Err(ArrayError::ChunkCorrupt {
             path: crate::display_path(path),
@@ -401,7 +468,10 @@ pub(crate) fn check_decoded(decoded: &ArrayBytes, repr: &ChunkRepr, path: &str, 
             message: format!(
                 "decoded to {found}, but a chunk of shape {:?} holds {expected} elements{}",
                 repr.shape,
-                repr.data_type.fixed_size().map(|e| format!(" ({} bytes)", e * expected)).unwrap_or_default()
+                repr.data_type
+                    .fixed_size()
+                    .map(|e| format!(" ({} bytes)", e * expected))
+                    .unwrap_or_default()
             ),
         })
     }
@@ -410,7 +480,10 @@ pub(crate) fn check_decoded(decoded: &ArrayBytes, repr: &ChunkRepr, path: &str, 
 /// Write the fill value at every destination position of `pairs`.
 pub(crate) fn fill_shared(out: &SharedOutput, extent: &[usize], pairs: &[AxisPairs], fill: &[u8]) {
     let elem = fill.len();
-    let src_shape: Vec<usize> = pairs.iter().map(|p| p.iter().map(|&(s, _)| s + 1).max().unwrap_or(0)).collect();
+    let src_shape: Vec<usize> = pairs
+        .iter()
+        .map(|p| p.iter().map(|&(s, _)| s + 1).max().unwrap_or(0))
+        .collect();
     for_each_run(pairs, &src_shape, extent, |_, d, n| {
         for i in 0..n {
             out.write((d + i) * elem, fill);
@@ -420,18 +493,27 @@ pub(crate) fn fill_shared(out: &SharedOutput, extent: &[usize], pairs: &[AxisPai
 
 /// Group `(index, position in selection)` pairs of one axis by chunk:
 /// `(chunk index, [(index within the chunk, position in selection)])`.
-pub(crate) fn group_by_chunk(pairs: impl Iterator<Item = (u64, usize)>, chunk: usize) -> Vec<(u64, AxisPairs)> {
+pub(crate) fn group_by_chunk(
+    pairs: impl Iterator<Item = (u64, usize)>,
+    chunk: usize,
+) -> Vec<(u64, AxisPairs)> {
     let mut groups: BTreeMap<u64, AxisPairs> = BTreeMap::new();
     let chunk = chunk as u64;
     for (i, pos) in pairs {
-        groups.entry(i / chunk).or_default().push(((i % chunk) as usize, pos));
+        groups
+            .entry(i / chunk)
+            .or_default()
+            .push(((i % chunk) as usize, pos));
     }
     groups.into_iter().collect()
 }
 
 /// Every combination of per-axis chunk groups.
 pub(crate) fn cartesian(per_axis: &[Vec<(u64, AxisPairs)>]) -> Vec<ChunkTask> {
-    let mut tasks = vec![ChunkTask { index: Vec::new(), pairs: Vec::new() }];
+    let mut tasks = vec![ChunkTask {
+        index: Vec::new(),
+        pairs: Vec::new(),
+    }];
     for groups in per_axis {
         let mut next = Vec::with_capacity(tasks.len() * groups.len());
         for task in &tasks {

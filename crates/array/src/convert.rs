@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use neurochunk_codec::{ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, CodecChain, IndexLocation, ShardingCodec};
+use neurochunk_codec::{
+    ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, CodecChain, IndexLocation, ShardingCodec,
+};
 use neurochunk_dtype::Endian;
 use neurochunk_store::Store;
 use rayon::prelude::*;
@@ -62,7 +64,11 @@ fn flatten(chain: &CodecChain) -> FlatChain {
 }
 
 /// The destination metadata for `src` under `options`.
-pub fn derive_metadata(src: &ArrayMetadata, options: &ConvertOptions, path: &str) -> ArrayResult<ArrayMetadata> {
+pub fn derive_metadata(
+    src: &ArrayMetadata,
+    options: &ConvertOptions,
+    path: &str,
+) -> ArrayResult<ArrayMetadata> {
     let format = options.format.unwrap_or(src.format);
     let (mut a2a, mut a2b, mut b2b, inner_shape) = flatten(&src.codecs);
     let rank = src.shape.len();
@@ -75,11 +81,19 @@ pub fn derive_metadata(src: &ArrayMetadata, options: &ConvertOptions, path: &str
         }
         Ok(())
     };
-    let mut chunk_shape = options.chunks.clone().or(inner_shape).unwrap_or_else(|| src.chunk_shape.clone());
+    let mut chunk_shape = options
+        .chunks
+        .clone()
+        .or(inner_shape)
+        .unwrap_or_else(|| src.chunk_shape.clone());
     check_rank("chunk shape", &chunk_shape)?;
     if let Some(spec) = &options.compressors {
-        b2b = neurochunk_codec::parse_compressor_spec(spec, src.data_type.fixed_size().unwrap_or(1))
-            .map_err(|source| ArrayError::Codecs { path: crate::display_path(path), source })?;
+        b2b =
+            neurochunk_codec::parse_compressor_spec(spec, src.data_type.fixed_size().unwrap_or(1))
+                .map_err(|source| ArrayError::Codecs {
+                    path: crate::display_path(path),
+                    source,
+                })?;
     }
     if let Some(fortran) = options.fortran_order {
         a2a.retain(|c| c.name() != "transpose");
@@ -110,7 +124,11 @@ pub fn derive_metadata(src: &ArrayMetadata, options: &ConvertOptions, path: &str
     let codecs = match shards {
         Some(shard_shape) => {
             check_rank("shard shape", &shard_shape)?;
-            if let Some((s, c)) = shard_shape.iter().zip(&chunk_shape).find(|(s, c)| *s % *c != 0) {
+            if let Some((s, c)) = shard_shape
+                .iter()
+                .zip(&chunk_shape)
+                .find(|(s, c)| *s % *c != 0)
+            {
                 return Err(ArrayError::Unsupported {
                     path: crate::display_path(path),
                     message: format!("shard size {s} is not a multiple of chunk size {c}"),
@@ -131,11 +149,27 @@ pub fn derive_metadata(src: &ArrayMetadata, options: &ConvertOptions, path: &str
     let key_encoding = match format {
         ZarrFormat::V2 => ChunkKeyEncoding {
             c_prefix: false,
-            separator: options.separator.unwrap_or(if src.format == ZarrFormat::V2 { src.key_encoding.separator } else { '.' }),
+            separator: options
+                .separator
+                .unwrap_or(if src.format == ZarrFormat::V2 {
+                    src.key_encoding.separator
+                } else {
+                    '.'
+                }),
         },
         ZarrFormat::V3 => ChunkKeyEncoding {
-            c_prefix: if src.format == ZarrFormat::V3 { src.key_encoding.c_prefix } else { true },
-            separator: options.separator.unwrap_or(if src.format == ZarrFormat::V3 { src.key_encoding.separator } else { '/' }),
+            c_prefix: if src.format == ZarrFormat::V3 {
+                src.key_encoding.c_prefix
+            } else {
+                true
+            },
+            separator: options
+                .separator
+                .unwrap_or(if src.format == ZarrFormat::V3 {
+                    src.key_encoding.separator
+                } else {
+                    '/'
+                }),
         },
     };
     let fill_value = match format {
@@ -151,7 +185,11 @@ pub fn derive_metadata(src: &ArrayMetadata, options: &ConvertOptions, path: &str
         key_encoding,
         codecs: Arc::new(codecs),
         attributes: src.attributes.clone(),
-        dimension_names: if format == ZarrFormat::V3 { src.dimension_names.clone() } else { None },
+        dimension_names: if format == ZarrFormat::V3 {
+            src.dimension_names.clone()
+        } else {
+            None
+        },
     })
 }
 
@@ -161,7 +199,11 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
     if src.shape() != dst.shape() {
         return Err(ArrayError::Unsupported {
             path: crate::display_path(dst.path()),
-            message: format!("shape {:?} differs from the source's {:?}", dst.shape(), src.shape()),
+            message: format!(
+                "shape {:?} differs from the source's {:?}",
+                dst.shape(),
+                src.shape()
+            ),
         });
     }
     let meta = dst.metadata();
@@ -171,19 +213,25 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
     let mut start = 0u64;
     while start < total {
         let end = (start + batch).min(total);
-        (start..end).into_par_iter().try_for_each(|linear| -> ArrayResult<()> {
-            let index = unravel(linear, &grid);
-            let origin: Vec<u64> = index.iter().zip(&meta.chunk_shape).map(|(&i, &c)| i * c as u64).collect();
-            let extent: Vec<u64> = origin
-                .iter()
-                .zip(&meta.chunk_shape)
-                .zip(&meta.shape)
-                .map(|((&o, &c), &s)| (s - o).min(c as u64))
-                .collect();
-            let selection = Selection::from_box(&origin, &extent);
-            let (_, data) = src.read(&selection)?;
-            dst.write(&selection, &data)
-        })?;
+        (start..end)
+            .into_par_iter()
+            .try_for_each(|linear| -> ArrayResult<()> {
+                let index = unravel(linear, &grid);
+                let origin: Vec<u64> = index
+                    .iter()
+                    .zip(&meta.chunk_shape)
+                    .map(|(&i, &c)| i * c as u64)
+                    .collect();
+                let extent: Vec<u64> = origin
+                    .iter()
+                    .zip(&meta.chunk_shape)
+                    .zip(&meta.shape)
+                    .map(|((&o, &c), &s)| (s - o).min(c as u64))
+                    .collect();
+                let selection = Selection::from_box(&origin, &extent);
+                let (_, data) = src.read(&selection)?;
+                dst.write(&selection, &data)
+            })?;
         progress(end - start);
         start = end;
     }
@@ -235,7 +283,12 @@ pub fn convert_hierarchy(
         match &node.metadata {
             NodeMetadata::Group(group) => {
                 let format = options.format.unwrap_or(group.format);
-                create_group(dst_store.as_ref(), &target, format, group.attributes.clone())?;
+                create_group(
+                    dst_store.as_ref(),
+                    &target,
+                    format,
+                    group.attributes.clone(),
+                )?;
             }
             NodeMetadata::Array(meta) => {
                 let src = Array::from_metadata(src_store.clone(), &node.path, (**meta).clone());

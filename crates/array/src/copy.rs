@@ -81,13 +81,21 @@ unsafe impl Sync for SharedOutput {}
 
 impl SharedOutput {
     pub fn new(buffer: &mut [u8]) -> Self {
-        SharedOutput { ptr: buffer.as_mut_ptr(), len: buffer.len() }
+        SharedOutput {
+            ptr: buffer.as_mut_ptr(),
+            len: buffer.len(),
+        }
     }
 
     /// Copy `bytes` to `offset`. Bounds are always checked; callers guarantee that concurrent
     /// writes go to disjoint ranges.
     pub fn write(&self, offset: usize, bytes: &[u8]) {
-        assert!(offset.checked_add(bytes.len()).is_some_and(|end| end <= self.len), "output write out of bounds");
+        assert!(
+            offset
+                .checked_add(bytes.len())
+                .is_some_and(|end| end <= self.len),
+            "output write out of bounds"
+        );
         // SAFETY: in bounds (checked above); disjointness of concurrent writes is the caller's
         // invariant documented on the type.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(offset), bytes.len()) }
@@ -124,7 +132,10 @@ pub(crate) fn copy_fixed(
 
 /// Swap the roles of source and destination in a set of pairs.
 pub(crate) fn invert(pairs: &[AxisPairs]) -> Vec<AxisPairs> {
-    pairs.iter().map(|p| p.iter().map(|&(a, b)| (b, a)).collect()).collect()
+    pairs
+        .iter()
+        .map(|p| p.iter().map(|&(a, b)| (b, a)).collect())
+        .collect()
 }
 
 #[cfg(test)]

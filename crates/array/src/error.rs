@@ -31,7 +31,11 @@ pub enum ArrayError {
     },
     /// A chunk's stored bytes are inconsistent with the metadata.
     #[error("array '{path}', chunk '{key}': {message}")]
-    ChunkCorrupt { path: String, key: String, message: String },
+    ChunkCorrupt {
+        path: String,
+        key: String,
+        message: String,
+    },
     /// The requested region does not fit the array.
     #[error("array '{path}': {message}")]
     Selection { path: String, message: String },
@@ -44,6 +48,9 @@ pub type ArrayResult<T> = Result<T, ArrayError>;
 
 impl ArrayError {
     pub(crate) fn metadata(path: &str, message: impl Into<String>) -> Self {
-        ArrayError::Metadata { path: crate::display_path(path), message: message.into() }
+        ArrayError::Metadata {
+            path: crate::display_path(path),
+            message: message.into(),
+        }
     }
 }

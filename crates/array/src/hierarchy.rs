@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ArrayError, ArrayResult};
 use crate::metadata::{
-    document_bytes, parse_document, parse_v2_consolidated, ArrayMetadata, GroupMetadata, NodeMetadata, ZarrFormat,
-    ZARRAY, ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA,
+    document_bytes, parse_document, parse_v2_consolidated, ArrayMetadata, GroupMetadata,
+    NodeMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA,
 };
 
 /// A node of a hierarchy.
@@ -38,17 +38,26 @@ pub(crate) fn read_node_metadata(store: &dyn Store, path: &str) -> ArrayResult<N
     let path = path.trim_matches('/');
     if let Some(doc) = read_doc(store, path, ZARR_JSON)? {
         return match doc.get("node_type").and_then(Value::as_str) {
-            Some("array") => Ok(NodeMetadata::Array(Box::new(ArrayMetadata::from_v3(&doc, path)?))),
+            Some("array") => Ok(NodeMetadata::Array(Box::new(ArrayMetadata::from_v3(
+                &doc, path,
+            )?))),
             Some("group") => Ok(NodeMetadata::Group(GroupMetadata::from_v3(&doc, path)?)),
             other => Err(ArrayError::metadata(
                 path,
-                format!("zarr.json: node_type must be \"array\" or \"group\", found {}", other.unwrap_or("nothing")),
+                format!(
+                    "zarr.json: node_type must be \"array\" or \"group\", found {}",
+                    other.unwrap_or("nothing")
+                ),
             )),
         };
     }
     let attrs = read_doc(store, path, ZATTRS)?;
     if let Some(doc) = read_doc(store, path, ZARRAY)? {
-        return Ok(NodeMetadata::Array(Box::new(ArrayMetadata::from_v2(&doc, attrs.as_ref(), path)?)));
+        return Ok(NodeMetadata::Array(Box::new(ArrayMetadata::from_v2(
+            &doc,
+            attrs.as_ref(),
+            path,
+        )?)));
     }
     if let Some(doc) = read_doc(store, path, ZGROUP)? {
         if doc.get("zarr_format").and_then(Value::as_u64) != Some(2) {
@@ -57,24 +66,41 @@ pub(crate) fn read_node_metadata(store: &dyn Store, path: &str) -> ArrayResult<N
         let attributes = match attrs {
             None => Map::new(),
             Some(Value::Object(map)) => map,
-            Some(other) => return Err(ArrayError::metadata(path, format!(".zattrs must be a JSON object, found {other}"))),
+            Some(other) => {
+                return Err(ArrayError::metadata(
+                    path,
+                    format!(".zattrs must be a JSON object, found {other}"),
+                ))
+            }
         };
         let consolidated = match read_doc(store, path, ZMETADATA)? {
             Some(doc) => Some(parse_v2_consolidated(&doc, path)?),
             None => None,
         };
-        return Ok(NodeMetadata::Group(GroupMetadata { format: ZarrFormat::V2, attributes, consolidated }));
+        return Ok(NodeMetadata::Group(GroupMetadata {
+            format: ZarrFormat::V2,
+            attributes,
+            consolidated,
+        }));
     }
     Err(ArrayError::NotFound(crate::display_path(path)))
 }
 
 /// Open the node at `path`.
 pub fn open_node(store: &dyn Store, path: &str) -> ArrayResult<Node> {
-    Ok(Node { path: path.trim_matches('/').to_string(), metadata: read_node_metadata(store, path)? })
+    Ok(Node {
+        path: path.trim_matches('/').to_string(),
+        metadata: read_node_metadata(store, path)?,
+    })
 }
 
 /// Create a group (and any missing parents) with the given attributes.
-pub fn create_group(store: &dyn Store, path: &str, format: ZarrFormat, attributes: Map<String, Value>) -> ArrayResult<()> {
+pub fn create_group(
+    store: &dyn Store,
+    path: &str,
+    format: ZarrFormat,
+    attributes: Map<String, Value>,
+) -> ArrayResult<()> {
     let path = path.trim_matches('/');
     if !path.is_empty() {
         ensure_parent_groups(store, path, format)?;
@@ -83,33 +109,56 @@ pub fn create_group(store: &dyn Store, path: &str, format: ZarrFormat, attribute
 }
 
 /// Write a group's metadata document(s).
-pub(crate) fn write_group(store: &dyn Store, path: &str, format: ZarrFormat, attributes: &Map<String, Value>) -> ArrayResult<()> {
+pub(crate) fn write_group(
+    store: &dyn Store,
+    path: &str,
+    format: ZarrFormat,
+    attributes: &Map<String, Value>,
+) -> ArrayResult<()> {
     match format {
         ZarrFormat::V2 => {
-            store.set(&join_key(path, ZGROUP), &document_bytes(&json!({"zarr_format": 2}), format))?;
+            store.set(
+                &join_key(path, ZGROUP),
+                &document_bytes(&json!({"zarr_format": 2}), format),
+            )?;
             let attrs_key = join_key(path, ZATTRS);
             if attributes.is_empty() {
                 store.delete(&attrs_key)?;
             } else {
-                store.set(&attrs_key, &document_bytes(&Value::Object(attributes.clone()), format))?;
+                store.set(
+                    &attrs_key,
+                    &document_bytes(&Value::Object(attributes.clone()), format),
+                )?;
             }
         }
         ZarrFormat::V3 => {
-            let group = GroupMetadata { format, attributes: attributes.clone(), consolidated: None };
-            store.set(&join_key(path, ZARR_JSON), &document_bytes(&group.to_v3_document(), format))?;
+            let group = GroupMetadata {
+                format,
+                attributes: attributes.clone(),
+                consolidated: None,
+            };
+            store.set(
+                &join_key(path, ZARR_JSON),
+                &document_bytes(&group.to_v3_document(), format),
+            )?;
         }
     }
     Ok(())
 }
 
 /// Make sure every ancestor of `path` (the root included) is a group.
-pub(crate) fn ensure_parent_groups(store: &dyn Store, path: &str, format: ZarrFormat) -> ArrayResult<()> {
+pub(crate) fn ensure_parent_groups(
+    store: &dyn Store,
+    path: &str,
+    format: ZarrFormat,
+) -> ArrayResult<()> {
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     for depth in 0..segments.len() {
         let parent = segments[..depth].join("/");
         let has_node = match format {
             ZarrFormat::V2 => {
-                store.exists(&join_key(&parent, ZGROUP))? || store.exists(&join_key(&parent, ZARRAY))?
+                store.exists(&join_key(&parent, ZGROUP))?
+                    || store.exists(&join_key(&parent, ZARRAY))?
             }
             ZarrFormat::V3 => store.exists(&join_key(&parent, ZARR_JSON))?,
         };
@@ -127,7 +176,15 @@ pub fn list_nodes(store: &dyn Store, path: &str) -> ArrayResult<Vec<Node>> {
     if let NodeMetadata::Group(group) = &root.metadata {
         if let Some(entries) = &group.consolidated {
             let mut nodes = vec![root.clone()];
-            nodes.extend(entries.iter().filter(|(rel, _)| !rel.is_empty()).map(|(rel, meta)| Node { path: child_path(&root.path, rel), metadata: meta.clone() }));
+            nodes.extend(
+                entries
+                    .iter()
+                    .filter(|(rel, _)| !rel.is_empty())
+                    .map(|(rel, meta)| Node {
+                        path: child_path(&root.path, rel),
+                        metadata: meta.clone(),
+                    }),
+            );
             nodes.sort_by(|a, b| a.path.cmp(&b.path));
             return Ok(nodes);
         }
@@ -146,7 +203,10 @@ fn walk(store: &dyn Store, root: Node) -> ArrayResult<Vec<Node>> {
             match read_node_metadata(store, &child) {
                 Ok(meta) => {
                     let is_group = matches!(meta, NodeMetadata::Group(_));
-                    nodes.push(Node { path: child.clone(), metadata: meta });
+                    nodes.push(Node {
+                        path: child.clone(),
+                        metadata: meta,
+                    });
                     if is_group {
                         pending.push(child);
                     }
@@ -186,12 +246,17 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
                 }
             }
             let doc = json!({"metadata": metadata, "zarr_consolidated_format": 1});
-            store.set(&join_key(path, ZMETADATA), &document_bytes(&doc, ZarrFormat::V2))?;
+            store.set(
+                &join_key(path, ZMETADATA),
+                &document_bytes(&doc, ZarrFormat::V2),
+            )?;
         }
         ZarrFormat::V3 => {
             let mut entries: Vec<(String, Value)> = Vec::new();
             for node in nodes.iter().filter(|n| n.path != root.path) {
-                let Some(mut doc) = read_doc(store, &node.path, ZARR_JSON)? else { continue };
+                let Some(mut doc) = read_doc(store, &node.path, ZARR_JSON)? else {
+                    continue;
+                };
                 if let (Some(obj), NodeMetadata::Group(_)) = (doc.as_object_mut(), &node.metadata) {
                     obj.remove("consolidated_metadata");
                     let node_type = obj.remove("node_type");
@@ -207,7 +272,8 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
             }
             // zarr-python orders entries by depth, then by path.
             entries.sort_by(|a, b| {
-                (a.0.matches('/').count(), a.0.to_lowercase()).cmp(&(b.0.matches('/').count(), b.0.to_lowercase()))
+                (a.0.matches('/').count(), a.0.to_lowercase())
+                    .cmp(&(b.0.matches('/').count(), b.0.to_lowercase()))
             });
             let mut doc = Map::new();
             doc.insert("attributes".into(), Value::Object(group.attributes.clone()));
@@ -217,7 +283,10 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
                 json!({"kind": "inline", "must_understand": false, "metadata": Map::from_iter(entries)}),
             );
             doc.insert("node_type".into(), json!("group"));
-            store.set(&join_key(path, ZARR_JSON), &document_bytes(&Value::Object(doc), ZarrFormat::V3))?;
+            store.set(
+                &join_key(path, ZARR_JSON),
+                &document_bytes(&Value::Object(doc), ZarrFormat::V3),
+            )?;
         }
     }
     Ok(nodes.len())

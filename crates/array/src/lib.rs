@@ -22,9 +22,7 @@ pub mod convert;
 pub use array::{Array, ArrayOptions};
 pub use error::{ArrayError, ArrayResult};
 pub use hierarchy::{consolidate, create_group, list_nodes, open_node, Node, NodeInfo};
-pub use metadata::{
-    ArrayMetadata, ChunkKeyEncoding, GroupMetadata, NodeMetadata, ZarrFormat,
-};
+pub use metadata::{ArrayMetadata, ChunkKeyEncoding, GroupMetadata, NodeMetadata, ZarrFormat};
 pub use selection::{parse_selection, AxisSelection, Selection};
 
 pub use neurochunk_codec::{ArrayBytes, CodecChain};

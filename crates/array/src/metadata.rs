@@ -36,8 +36,14 @@ pub struct ChunkKeyEncoding {
 }
 
 impl ChunkKeyEncoding {
-    pub const V2_DOT: Self = ChunkKeyEncoding { c_prefix: false, separator: '.' };
-    pub const V3_DEFAULT: Self = ChunkKeyEncoding { c_prefix: true, separator: '/' };
+    pub const V2_DOT: Self = ChunkKeyEncoding {
+        c_prefix: false,
+        separator: '.',
+    };
+    pub const V3_DEFAULT: Self = ChunkKeyEncoding {
+        c_prefix: true,
+        separator: '/',
+    };
 
     /// The key (relative to the array's prefix) of the chunk at `index`.
     pub fn key(&self, index: &[u64]) -> String {
@@ -71,7 +77,10 @@ impl ChunkKeyEncoding {
             }
             key
         };
-        let index: Vec<u64> = body.split(self.separator).map(|p| p.parse().ok()).collect::<Option<_>>()?;
+        let index: Vec<u64> = body
+            .split(self.separator)
+            .map(|p| p.parse().ok())
+            .collect::<Option<_>>()?;
         (index.len() == rank).then_some(index)
     }
 }
@@ -115,30 +124,62 @@ pub(crate) const ZATTRS: &str = ".zattrs";
 pub(crate) const ZMETADATA: &str = ".zmetadata";
 pub(crate) const ZARR_JSON: &str = "zarr.json";
 
-fn field<'a>(doc: &'a Map<String, Value>, key: &str, path: &str, file: &str) -> ArrayResult<&'a Value> {
-    doc.get(key)
-        .ok_or_else(|| ArrayError::metadata(path, format!("{file} is missing the required key '{key}'")))
+fn field<'a>(
+    doc: &'a Map<String, Value>,
+    key: &str,
+    path: &str,
+    file: &str,
+) -> ArrayResult<&'a Value> {
+    doc.get(key).ok_or_else(|| {
+        ArrayError::metadata(path, format!("{file} is missing the required key '{key}'"))
+    })
 }
 
 fn as_u64_list(value: &Value, key: &str, path: &str, file: &str) -> ArrayResult<Vec<u64>> {
-    let err = || ArrayError::metadata(path, format!("{file}: '{key}' must be a list of non-negative integers, found {value}"));
-    value.as_array().ok_or_else(err)?.iter().map(|v| v.as_u64().ok_or_else(err)).collect()
+    let err = || {
+        ArrayError::metadata(
+            path,
+            format!("{file}: '{key}' must be a list of non-negative integers, found {value}"),
+        )
+    };
+    value
+        .as_array()
+        .ok_or_else(err)?
+        .iter()
+        .map(|v| v.as_u64().ok_or_else(err))
+        .collect()
 }
 
-fn chunk_shape_from(value: &Value, key: &str, path: &str, file: &str, rank: usize) -> ArrayResult<Vec<usize>> {
+fn chunk_shape_from(
+    value: &Value,
+    key: &str,
+    path: &str,
+    file: &str,
+    rank: usize,
+) -> ArrayResult<Vec<usize>> {
     let chunks = as_u64_list(value, key, path, file)?;
     if chunks.len() != rank {
         return Err(ArrayError::metadata(
             path,
-            format!("{file}: '{key}' has {} dimensions but the shape has {rank}", chunks.len()),
+            format!(
+                "{file}: '{key}' has {} dimensions but the shape has {rank}",
+                chunks.len()
+            ),
         ));
     }
     if chunks.contains(&0) {
-        return Err(ArrayError::metadata(path, format!("{file}: '{key}' has a zero-length chunk dimension")));
+        return Err(ArrayError::metadata(
+            path,
+            format!("{file}: '{key}' has a zero-length chunk dimension"),
+        ));
     }
     chunks
         .into_iter()
-        .map(|c| usize::try_from(c).map_err(|_| ArrayError::metadata(path, format!("{file}: chunk size {c} too large"))))
+        .map(|c| {
+            usize::try_from(c).map_err(|_| {
+                ArrayError::metadata(path, format!("{file}: chunk size {c} too large"))
+            })
+        })
         .collect()
 }
 
@@ -150,7 +191,8 @@ fn as_object<'a>(value: &'a Value, path: &str, file: &str) -> ArrayResult<&'a Ma
 
 /// Parse a metadata document's bytes (lenient: bare NaN/Infinity are accepted).
 pub(crate) fn parse_document(bytes: &[u8], path: &str, file: &str) -> ArrayResult<Value> {
-    parse_lenient(bytes).map_err(|e| ArrayError::metadata(path, format!("{file} is not valid JSON: {e}")))
+    parse_lenient(bytes)
+        .map_err(|e| ArrayError::metadata(path, format!("{file} is not valid JSON: {e}")))
 }
 
 impl ArrayMetadata {
@@ -186,16 +228,28 @@ impl ArrayMetadata {
         let doc = as_object(doc, path, file)?;
         let format = field(doc, "zarr_format", path, file)?;
         if format.as_u64() != Some(2) {
-            return Err(ArrayError::metadata(path, format!("{file}: zarr_format must be 2, found {format}")));
+            return Err(ArrayError::metadata(
+                path,
+                format!("{file}: zarr_format must be 2, found {format}"),
+            ));
         }
         let shape = as_u64_list(field(doc, "shape", path, file)?, "shape", path, file)?;
-        let chunk_shape = chunk_shape_from(field(doc, "chunks", path, file)?, "chunks", path, file, shape.len())?;
+        let chunk_shape = chunk_shape_from(
+            field(doc, "chunks", path, file)?,
+            "chunks",
+            path,
+            file,
+            shape.len(),
+        )?;
         let filters = match field(doc, "filters", path, file)? {
             Value::Null => None,
             Value::Array(list) if list.is_empty() => None,
             Value::Array(list) => Some(list.clone()),
             other => {
-                return Err(ArrayError::metadata(path, format!("{file}: 'filters' must be a list or null, found {other}")))
+                return Err(ArrayError::metadata(
+                    path,
+                    format!("{file}: 'filters' must be a list or null, found {other}"),
+                ))
             }
         };
         let object_codec = filters
@@ -203,44 +257,65 @@ impl ArrayMetadata {
             .and_then(|f| f.first())
             .and_then(|f| f.get("id"))
             .and_then(Value::as_str);
-        let (data_type, endian) = neurochunk_dtype::v2::dtype_from_json(field(doc, "dtype", path, file)?, object_codec)
-            .map_err(|e| ArrayError::metadata(path, format!("{file}: dtype: {e}")))?;
+        let (data_type, endian) =
+            neurochunk_dtype::v2::dtype_from_json(field(doc, "dtype", path, file)?, object_codec)
+                .map_err(|e| ArrayError::metadata(path, format!("{file}: dtype: {e}")))?;
         let compressor = match field(doc, "compressor", path, file)? {
             Value::Null => None,
             c @ Value::Object(_) => Some(c),
             other => {
-                return Err(ArrayError::metadata(path, format!("{file}: 'compressor' must be an object or null, found {other}")))
+                return Err(ArrayError::metadata(
+                    path,
+                    format!("{file}: 'compressor' must be an object or null, found {other}"),
+                ))
             }
         };
         let order_f = match field(doc, "order", path, file)?.as_str() {
             Some("C") => false,
             Some("F") => true,
-            _ => return Err(ArrayError::metadata(path, format!("{file}: 'order' must be \"C\" or \"F\""))),
+            _ => {
+                return Err(ArrayError::metadata(
+                    path,
+                    format!("{file}: 'order' must be \"C\" or \"F\""),
+                ))
+            }
         };
         let separator = match doc.get("dimension_separator") {
             None | Some(Value::Null) => '.',
             Some(Value::String(s)) if s == "." => '.',
             Some(Value::String(s)) if s == "/" => '/',
             Some(other) => {
-                return Err(ArrayError::metadata(path, format!("{file}: 'dimension_separator' must be \".\" or \"/\", found {other}")))
+                return Err(ArrayError::metadata(
+                    path,
+                    format!("{file}: 'dimension_separator' must be \".\" or \"/\", found {other}"),
+                ))
             }
         };
-        let fill_value = neurochunk_dtype::v2::fill_value_from_v2_json(field(doc, "fill_value", path, file)?, &data_type)
-            .map_err(|e| ArrayError::metadata(path, format!("{file}: fill_value: {e}")))?;
+        let fill_value = neurochunk_dtype::v2::fill_value_from_v2_json(
+            field(doc, "fill_value", path, file)?,
+            &data_type,
+        )
+        .map_err(|e| ArrayError::metadata(path, format!("{file}: fill_value: {e}")))?;
         let repr = ChunkRepr {
             shape: chunk_shape.clone(),
             data_type: data_type.clone(),
             fill_value: fill_value.clone().unwrap_or_else(|| data_type.zero_fill()),
         };
         let chain = CodecChain::from_v2(order_f, filters.as_deref(), compressor, endian, &repr)
-            .map_err(|source| ArrayError::Codecs { path: crate::display_path(path), source })?;
+            .map_err(|source| ArrayError::Codecs {
+                path: crate::display_path(path),
+                source,
+            })?;
         Ok(ArrayMetadata {
             format: ZarrFormat::V2,
             shape,
             chunk_shape,
             data_type,
             fill_value,
-            key_encoding: ChunkKeyEncoding { c_prefix: false, separator },
+            key_encoding: ChunkKeyEncoding {
+                c_prefix: false,
+                separator,
+            },
             codecs: Arc::new(chain),
             attributes: attributes_from(attrs, path, ZATTRS)?,
             dimension_names: None,
@@ -256,17 +331,31 @@ impl ArrayMetadata {
         let grid = field(doc, "chunk_grid", path, file)?;
         let (grid_name, grid_config) = extension_parts(grid, "chunk_grid", path)?;
         if grid_name != "regular" {
-            return Err(ArrayError::metadata(path, format!("unsupported chunk grid '{grid_name}' (only 'regular' is supported)")));
+            return Err(ArrayError::metadata(
+                path,
+                format!("unsupported chunk grid '{grid_name}' (only 'regular' is supported)"),
+            ));
         }
         let chunk_value = grid_config
             .and_then(|c| c.get("chunk_shape"))
-            .ok_or_else(|| ArrayError::metadata(path, "chunk_grid is missing configuration.chunk_shape"))?;
+            .ok_or_else(|| {
+                ArrayError::metadata(path, "chunk_grid is missing configuration.chunk_shape")
+            })?;
         let chunk_shape = chunk_shape_from(chunk_value, "chunk_shape", path, file, shape.len())?;
-        let (kenc_name, kenc_config) = extension_parts(field(doc, "chunk_key_encoding", path, file)?, "chunk_key_encoding", path)?;
+        let (kenc_name, kenc_config) = extension_parts(
+            field(doc, "chunk_key_encoding", path, file)?,
+            "chunk_key_encoding",
+            path,
+        )?;
         let c_prefix = match kenc_name {
             "default" => true,
             "v2" => false,
-            other => return Err(ArrayError::metadata(path, format!("unsupported chunk key encoding '{other}'"))),
+            other => {
+                return Err(ArrayError::metadata(
+                    path,
+                    format!("unsupported chunk key encoding '{other}'"),
+                ))
+            }
         };
         let separator = match kenc_config.and_then(|c| c.get("separator")) {
             None => {
@@ -278,26 +367,54 @@ impl ArrayMetadata {
             }
             Some(Value::String(s)) if s == "/" => '/',
             Some(Value::String(s)) if s == "." => '.',
-            Some(other) => return Err(ArrayError::metadata(path, format!("invalid chunk key separator {other}"))),
+            Some(other) => {
+                return Err(ArrayError::metadata(
+                    path,
+                    format!("invalid chunk key separator {other}"),
+                ))
+            }
         };
         let data_type = DataType::from_v3_json(field(doc, "data_type", path, file)?)
             .map_err(|e| ArrayError::metadata(path, format!("data_type: {e}")))?;
-        let fill_value = neurochunk_dtype::v3::fill_value_from_v3_json(field(doc, "fill_value", path, file)?, &data_type)
-            .map_err(|e| ArrayError::metadata(path, format!("fill_value: {e}")))?;
+        let fill_value = neurochunk_dtype::v3::fill_value_from_v3_json(
+            field(doc, "fill_value", path, file)?,
+            &data_type,
+        )
+        .map_err(|e| ArrayError::metadata(path, format!("fill_value: {e}")))?;
         if let Some(st) = doc.get("storage_transformers") {
             match st.as_array() {
-                Some(list) if list.iter().all(|t| t.get("must_understand") == Some(&Value::Bool(false))) => {}
-                _ => return Err(ArrayError::metadata(path, format!("unsupported storage transformers {st}"))),
+                Some(list)
+                    if list
+                        .iter()
+                        .all(|t| t.get("must_understand") == Some(&Value::Bool(false))) => {}
+                _ => {
+                    return Err(ArrayError::metadata(
+                        path,
+                        format!("unsupported storage transformers {st}"),
+                    ))
+                }
             }
         }
         for (key, value) in doc {
             let known = matches!(
                 key.as_str(),
-                "zarr_format" | "node_type" | "shape" | "data_type" | "chunk_grid" | "chunk_key_encoding"
-                    | "fill_value" | "codecs" | "attributes" | "storage_transformers" | "dimension_names"
+                "zarr_format"
+                    | "node_type"
+                    | "shape"
+                    | "data_type"
+                    | "chunk_grid"
+                    | "chunk_key_encoding"
+                    | "fill_value"
+                    | "codecs"
+                    | "attributes"
+                    | "storage_transformers"
+                    | "dimension_names"
             );
             if !known && value.get("must_understand") != Some(&Value::Bool(false)) {
-                return Err(ArrayError::metadata(path, format!("unknown member '{key}' must be understood")));
+                return Err(ArrayError::metadata(
+                    path,
+                    format!("unknown member '{key}' must be understood"),
+                ));
             }
         }
         let dimension_names = match doc.get("dimension_names") {
@@ -308,27 +425,43 @@ impl ArrayMetadata {
                     .map(|n| match n {
                         Value::String(s) => Ok(Some(s.clone())),
                         Value::Null => Ok(None),
-                        other => Err(ArrayError::metadata(path, format!("dimension name must be a string or null, found {other}"))),
+                        other => Err(ArrayError::metadata(
+                            path,
+                            format!("dimension name must be a string or null, found {other}"),
+                        )),
                     })
                     .collect::<ArrayResult<Vec<_>>>()?,
             ),
             Some(other) => {
-                return Err(ArrayError::metadata(path, format!("dimension_names must list one name per dimension, found {other}")))
+                return Err(ArrayError::metadata(
+                    path,
+                    format!("dimension_names must list one name per dimension, found {other}"),
+                ))
             }
         };
         let codecs_json = field(doc, "codecs", path, file)?
             .as_array()
             .ok_or_else(|| ArrayError::metadata(path, "'codecs' must be a list"))?;
-        let repr = ChunkRepr { shape: chunk_shape.clone(), data_type: data_type.clone(), fill_value: fill_value.clone() };
-        let chain = CodecChain::from_v3_json(codecs_json, &repr)
-            .map_err(|source| ArrayError::Codecs { path: crate::display_path(path), source })?;
+        let repr = ChunkRepr {
+            shape: chunk_shape.clone(),
+            data_type: data_type.clone(),
+            fill_value: fill_value.clone(),
+        };
+        let chain =
+            CodecChain::from_v3_json(codecs_json, &repr).map_err(|source| ArrayError::Codecs {
+                path: crate::display_path(path),
+                source,
+            })?;
         Ok(ArrayMetadata {
             format: ZarrFormat::V3,
             shape,
             chunk_shape,
             data_type,
             fill_value: Some(fill_value),
-            key_encoding: ChunkKeyEncoding { c_prefix, separator },
+            key_encoding: ChunkKeyEncoding {
+                c_prefix,
+                separator,
+            },
             codecs: Arc::new(chain),
             attributes: attributes_from(doc.get("attributes"), path, file)?,
             dimension_names,
@@ -337,13 +470,24 @@ impl ArrayMetadata {
 
     /// The Zarr v2 `.zarray` document (attributes go to `.zattrs`), as zarr-python 2 writes it.
     pub fn to_v2_document(&self, path: &str) -> ArrayResult<Value> {
-        let v2 = self.codecs.to_v2().map_err(|source| ArrayError::Codecs { path: crate::display_path(path), source })?;
-        let neurochunk_dtype::v2::V2Dtype { dtype, object_codec_id: object_codec } =
-            neurochunk_dtype::v2::dtype_to_json(&self.data_type, v2.endian.unwrap_or(neurochunk_dtype::Endian::Little))
-                .map_err(|e| ArrayError::metadata(path, format!("data type has no Zarr v2 form: {e}")))?;
+        let v2 = self.codecs.to_v2().map_err(|source| ArrayError::Codecs {
+            path: crate::display_path(path),
+            source,
+        })?;
+        let neurochunk_dtype::v2::V2Dtype {
+            dtype,
+            object_codec_id: object_codec,
+        } = neurochunk_dtype::v2::dtype_to_json(
+            &self.data_type,
+            v2.endian.unwrap_or(neurochunk_dtype::Endian::Little),
+        )
+        .map_err(|e| ArrayError::metadata(path, format!("data type has no Zarr v2 form: {e}")))?;
         let mut filters = v2.filters.unwrap_or_default();
         if let Some(id) = object_codec {
-            if !filters.iter().any(|f| f.get("id").and_then(Value::as_str) == Some(id)) {
+            if !filters
+                .iter()
+                .any(|f| f.get("id").and_then(Value::as_str) == Some(id))
+            {
                 filters.insert(0, json!({ "id": id }));
             }
         }
@@ -354,10 +498,20 @@ impl ArrayMetadata {
         let mut doc = Map::new();
         doc.insert("chunks".into(), json!(self.chunk_shape));
         doc.insert("compressor".into(), v2.compressor.unwrap_or(Value::Null));
-        doc.insert("dimension_separator".into(), json!(self.key_encoding.separator.to_string()));
+        doc.insert(
+            "dimension_separator".into(),
+            json!(self.key_encoding.separator.to_string()),
+        );
         doc.insert("dtype".into(), dtype);
         doc.insert("fill_value".into(), fill);
-        doc.insert("filters".into(), if filters.is_empty() { Value::Null } else { Value::Array(filters) });
+        doc.insert(
+            "filters".into(),
+            if filters.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(filters)
+            },
+        );
         doc.insert("order".into(), json!(if v2.order_f { "F" } else { "C" }));
         doc.insert("shape".into(), json!(self.shape));
         doc.insert("zarr_format".into(), json!(2));
@@ -366,10 +520,16 @@ impl ArrayMetadata {
 
     /// The Zarr v3 `zarr.json` document, in zarr-python 3's key order.
     pub fn to_v3_document(&self, path: &str) -> ArrayResult<Value> {
-        let data_type = self.data_type.to_v3_json()
-            .map_err(|e| ArrayError::metadata(path, format!("data type has no Zarr v3 form: {e}")))?;
-        let fill = neurochunk_dtype::v3::fill_value_to_v3_json(&self.effective_fill(), &self.data_type);
-        let kenc_name = if self.key_encoding.c_prefix { "default" } else { "v2" };
+        let data_type = self.data_type.to_v3_json().map_err(|e| {
+            ArrayError::metadata(path, format!("data type has no Zarr v3 form: {e}"))
+        })?;
+        let fill =
+            neurochunk_dtype::v3::fill_value_to_v3_json(&self.effective_fill(), &self.data_type);
+        let kenc_name = if self.key_encoding.c_prefix {
+            "default"
+        } else {
+            "v2"
+        };
         let mut doc = Map::new();
         doc.insert("shape".into(), json!(self.shape));
         doc.insert("data_type".into(), data_type);
@@ -423,17 +583,27 @@ impl GroupMetadata {
 fn check_v3_header(doc: &Map<String, Value>, expected: &str, path: &str) -> ArrayResult<()> {
     let format = field(doc, "zarr_format", path, ZARR_JSON)?;
     if format.as_u64() != Some(3) {
-        return Err(ArrayError::metadata(path, format!("zarr.json: zarr_format must be 3, found {format}")));
+        return Err(ArrayError::metadata(
+            path,
+            format!("zarr.json: zarr_format must be 3, found {format}"),
+        ));
     }
     let node_type = field(doc, "node_type", path, ZARR_JSON)?;
     if node_type.as_str() != Some(expected) {
-        return Err(ArrayError::metadata(path, format!("zarr.json: node_type must be \"{expected}\", found {node_type}")));
+        return Err(ArrayError::metadata(
+            path,
+            format!("zarr.json: node_type must be \"{expected}\", found {node_type}"),
+        ));
     }
     Ok(())
 }
 
 /// Split an extension point (`"name"` or `{"name", "configuration"}`) into its parts.
-fn extension_parts<'a>(value: &'a Value, what: &str, path: &str) -> ArrayResult<(&'a str, Option<&'a Map<String, Value>>)> {
+fn extension_parts<'a>(
+    value: &'a Value,
+    what: &str,
+    path: &str,
+) -> ArrayResult<(&'a str, Option<&'a Map<String, Value>>)> {
     match value {
         Value::String(name) => Ok((name, None)),
         Value::Object(obj) => {
@@ -443,15 +613,25 @@ fn extension_parts<'a>(value: &'a Value, what: &str, path: &str) -> ArrayResult<
                 .ok_or_else(|| ArrayError::metadata(path, format!("{what} is missing 'name'")))?;
             Ok((name, obj.get("configuration").and_then(Value::as_object)))
         }
-        other => Err(ArrayError::metadata(path, format!("{what} must be a name or an object, found {other}"))),
+        other => Err(ArrayError::metadata(
+            path,
+            format!("{what} must be a name or an object, found {other}"),
+        )),
     }
 }
 
-fn attributes_from(value: Option<&Value>, path: &str, file: &str) -> ArrayResult<Map<String, Value>> {
+fn attributes_from(
+    value: Option<&Value>,
+    path: &str,
+    file: &str,
+) -> ArrayResult<Map<String, Value>> {
     match value {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(map)) => Ok(map.clone()),
-        Some(other) => Err(ArrayError::metadata(path, format!("{file}: attributes must be a JSON object, found {other}"))),
+        Some(other) => Err(ArrayError::metadata(
+            path,
+            format!("{file}: attributes must be a JSON object, found {other}"),
+        )),
     }
 }
 
@@ -459,7 +639,12 @@ fn parse_v3_consolidated(value: &Value, path: &str) -> ArrayResult<Vec<(String, 
     let metadata = value
         .get("metadata")
         .and_then(Value::as_object)
-        .ok_or_else(|| ArrayError::metadata(path, "consolidated_metadata is missing its 'metadata' object"))?;
+        .ok_or_else(|| {
+            ArrayError::metadata(
+                path,
+                "consolidated_metadata is missing its 'metadata' object",
+            )
+        })?;
     let mut nodes = Vec::with_capacity(metadata.len());
     for (rel, doc) in metadata {
         let full = crate::hierarchy::child_path(path, rel);
@@ -470,7 +655,12 @@ fn parse_v3_consolidated(value: &Value, path: &str) -> ArrayResult<Vec<(String, 
                 group.consolidated = None;
                 NodeMetadata::Group(group)
             }
-            _ => return Err(ArrayError::metadata(&full, "consolidated entry has no valid node_type")),
+            _ => {
+                return Err(ArrayError::metadata(
+                    &full,
+                    "consolidated entry has no valid node_type",
+                ))
+            }
         };
         nodes.push((rel.clone(), node));
     }
@@ -478,7 +668,10 @@ fn parse_v3_consolidated(value: &Value, path: &str) -> ArrayResult<Vec<(String, 
 }
 
 /// Parse a v2 `.zmetadata` document into node metadata keyed by relative path.
-pub(crate) fn parse_v2_consolidated(doc: &Value, path: &str) -> ArrayResult<Vec<(String, NodeMetadata)>> {
+pub(crate) fn parse_v2_consolidated(
+    doc: &Value,
+    path: &str,
+) -> ArrayResult<Vec<(String, NodeMetadata)>> {
     let metadata = doc
         .get("metadata")
         .and_then(Value::as_object)
@@ -490,7 +683,11 @@ pub(crate) fn parse_v2_consolidated(doc: &Value, path: &str) -> ArrayResult<Vec<
             None => ("", key.as_str()),
         };
         let full = crate::hierarchy::child_path(path, rel);
-        let attrs_key = if rel.is_empty() { ZATTRS.to_string() } else { format!("{rel}/{ZATTRS}") };
+        let attrs_key = if rel.is_empty() {
+            ZATTRS.to_string()
+        } else {
+            format!("{rel}/{ZATTRS}")
+        };
         let attrs = metadata.get(&attrs_key);
         let node = match kind {
             ZARRAY => NodeMetadata::Array(Box::new(ArrayMetadata::from_v2(value, attrs, &full)?)),

@@ -9,16 +9,28 @@ pub enum AxisSelection {
     /// One index (negative counts from the end); the axis is dropped from the result shape.
     Index(i64),
     /// `start:stop:step`, each optional, as in NumPy (step may be negative, never zero).
-    Slice { start: Option<i64>, stop: Option<i64>, step: Option<i64> },
+    Slice {
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: Option<i64>,
+    },
 }
 
 impl AxisSelection {
     /// The whole axis.
-    pub const ALL: AxisSelection = AxisSelection::Slice { start: None, stop: None, step: None };
+    pub const ALL: AxisSelection = AxisSelection::Slice {
+        start: None,
+        stop: None,
+        step: None,
+    };
 
     /// A `start..stop` range with step 1.
     pub fn range(start: u64, stop: u64) -> Self {
-        AxisSelection::Slice { start: Some(start as i64), stop: Some(stop as i64), step: None }
+        AxisSelection::Slice {
+            start: Some(start as i64),
+            stop: Some(stop as i64),
+            step: None,
+        }
     }
 }
 
@@ -34,7 +46,13 @@ impl Selection {
 
     /// A box `start[d]..start[d] + shape[d]` with step 1.
     pub fn from_box(start: &[u64], shape: &[u64]) -> Self {
-        Selection(start.iter().zip(shape).map(|(&s, &n)| AxisSelection::range(s, s + n)).collect())
+        Selection(
+            start
+                .iter()
+                .zip(shape)
+                .map(|(&s, &n)| AxisSelection::range(s, s + n))
+                .collect(),
+        )
     }
 }
 
@@ -48,22 +66,26 @@ pub fn parse_selection(text: &str) -> Result<Selection, String> {
     for part in text.split(',') {
         let part = part.trim();
         if !part.contains(':') {
-            let index = part
-                .parse::<i64>()
-                .map_err(|_| format!("'{part}' is not an integer index or a start:stop[:step] slice"))?;
+            let index = part.parse::<i64>().map_err(|_| {
+                format!("'{part}' is not an integer index or a start:stop[:step] slice")
+            })?;
             axes.push(AxisSelection::Index(index));
             continue;
         }
         let pieces: Vec<&str> = part.split(':').collect();
         if pieces.len() > 3 {
-            return Err(format!("'{part}' has too many ':' (expected start:stop[:step])"));
+            return Err(format!(
+                "'{part}' has too many ':' (expected start:stop[:step])"
+            ));
         }
         let number = |s: &str| -> Result<Option<i64>, String> {
             let s = s.trim();
             if s.is_empty() {
                 Ok(None)
             } else {
-                s.parse::<i64>().map(Some).map_err(|_| format!("'{s}' in '{part}' is not an integer"))
+                s.parse::<i64>()
+                    .map(Some)
+                    .map_err(|_| format!("'{s}' in '{part}' is not an integer"))
             }
         };
         let start = number(pieces[0])?;
@@ -98,8 +120,15 @@ impl ResolvedSelection {
     }
 }
 
-pub(crate) fn resolve(selection: &Selection, shape: &[u64], path: &str) -> ArrayResult<ResolvedSelection> {
-    let err = |message: String| ArrayError::Selection { path: crate::display_path(path), message };
+pub(crate) fn resolve(
+    selection: &Selection,
+    shape: &[u64],
+    path: &str,
+) -> ArrayResult<ResolvedSelection> {
+    let err = |message: String| ArrayError::Selection {
+        path: crate::display_path(path),
+        message,
+    };
     if selection.0.len() > shape.len() {
         return Err(err(format!(
             "selection has {} axes but the array has {} dimensions",
@@ -116,7 +145,9 @@ pub(crate) fn resolve(selection: &Selection, shape: &[u64], path: &str) -> Array
             AxisSelection::Index(i) => {
                 let idx = if i < 0 { i + n } else { i };
                 if idx < 0 || idx >= n {
-                    return Err(err(format!("index {i} is out of bounds for axis {axis} with size {len}")));
+                    return Err(err(format!(
+                        "index {i} is out of bounds for axis {axis} with size {len}"
+                    )));
                 }
                 indices.push(vec![idx as u64]);
             }
@@ -135,7 +166,10 @@ pub(crate) fn resolve(selection: &Selection, shape: &[u64], path: &str) -> Array
                 let list: Vec<u64> = if step > 0 {
                     let s = start.map(norm).unwrap_or(0);
                     let e = stop.map(norm).unwrap_or(n);
-                    (s..e.max(s)).step_by(step as usize).map(|v| v as u64).collect()
+                    (s..e.max(s))
+                        .step_by(step as usize)
+                        .map(|v| v as u64)
+                        .collect()
                 } else {
                     let s = start.map(norm).unwrap_or(n - 1);
                     let e = stop.map(norm).unwrap_or(-1);
@@ -154,7 +188,10 @@ pub(crate) fn resolve(selection: &Selection, shape: &[u64], path: &str) -> Array
             }
         }
     }
-    Ok(ResolvedSelection { indices, output_shape })
+    Ok(ResolvedSelection {
+        indices,
+        output_shape,
+    })
 }
 
 #[cfg(test)]
@@ -167,10 +204,22 @@ mod tests {
         assert_eq!(
             sel.0,
             vec![
-                AxisSelection::Slice { start: Some(1), stop: Some(3), step: None },
+                AxisSelection::Slice {
+                    start: Some(1),
+                    stop: Some(3),
+                    step: None
+                },
                 AxisSelection::Index(-1),
-                AxisSelection::Slice { start: None, stop: None, step: Some(2) },
-                AxisSelection::Slice { start: Some(5), stop: None, step: None },
+                AxisSelection::Slice {
+                    start: None,
+                    stop: None,
+                    step: Some(2)
+                },
+                AxisSelection::Slice {
+                    start: Some(5),
+                    stop: None,
+                    step: None
+                },
             ]
         );
         assert!(parse_selection("1:2:0").unwrap_err().contains("zero"));
@@ -193,7 +242,10 @@ mod tests {
     #[test]
     fn out_of_bounds_is_an_error_naming_the_array() {
         let e = resolve(&parse_selection("0:11").unwrap(), &[10], "grp/arr").unwrap_err();
-        assert!(e.to_string().contains("/grp/arr") && e.to_string().contains("11"), "{e}");
+        assert!(
+            e.to_string().contains("/grp/arr") && e.to_string().contains("11"),
+            "{e}"
+        );
         let e = resolve(&parse_selection("10").unwrap(), &[10], "a").unwrap_err();
         assert!(e.to_string().contains("out of bounds"), "{e}");
         assert!(resolve(&parse_selection("0,0").unwrap(), &[10], "a").is_err());

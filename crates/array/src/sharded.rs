@@ -26,7 +26,11 @@ pub(crate) fn read_shard_into(
 ) -> ArrayResult<()> {
     let path = crate::display_path(array.path());
     let key = array.chunk_key(&task.index);
-    let codec_err = |source| ArrayError::Chunk { path: path.clone(), key: key.clone(), source };
+    let codec_err = |source| ArrayError::Chunk {
+        path: path.clone(),
+        key: key.clone(),
+        source,
+    };
     let store = array.store();
     let fill = &shard_repr.fill_value;
     let fill_is_zero = fill.iter().all(|&b| b == 0);
@@ -45,11 +49,15 @@ pub(crate) fn read_shard_into(
         .pairs
         .iter()
         .zip(&inner_shape)
-        .map(|(pairs, &inner)| group_by_chunk(pairs.iter().map(|&(local, pos)| (local as u64, pos)), inner))
+        .map(|(pairs, &inner)| {
+            group_by_chunk(pairs.iter().map(|&(local, pos)| (local as u64, pos)), inner)
+        })
         .collect();
     let inner_tasks = cartesian(&per_axis);
 
-    let index_len = sharding.index_encoded_size(shard_shape).map_err(codec_err)?;
+    let index_len = sharding
+        .index_encoded_size(shard_shape)
+        .map_err(codec_err)?;
     if (index_len as u64) > shard_len {
         return Err(ArrayError::ChunkCorrupt {
             path,
@@ -58,8 +66,13 @@ pub(crate) fn read_shard_into(
         });
     }
     let index_range = match sharding.index_location() {
-        neurochunk_codec::IndexLocation::End => ByteRange::Suffix { length: index_len as u64 },
-        neurochunk_codec::IndexLocation::Start => ByteRange::FromStart { offset: 0, length: Some(index_len as u64) },
+        neurochunk_codec::IndexLocation::End => ByteRange::Suffix {
+            length: index_len as u64,
+        },
+        neurochunk_codec::IndexLocation::Start => ByteRange::FromStart {
+            offset: 0,
+            length: Some(index_len as u64),
+        },
     };
     // Read the whole shard when most of it is needed; otherwise the index and then ranges.
     let read_whole = inner_tasks.len() * 2 >= total_inner;
@@ -72,12 +85,22 @@ pub(crate) fn read_shard_into(
         None => store
             .get_ranges(&key, &[index_range])?
             .and_then(|mut parts| parts.pop())
-            .ok_or_else(|| ArrayError::ChunkCorrupt { path: path.clone(), key: key.clone(), message: "shard vanished while reading".into() })?,
+            .ok_or_else(|| ArrayError::ChunkCorrupt {
+                path: path.clone(),
+                key: key.clone(),
+                message: "shard vanished while reading".into(),
+            })?,
     };
-    let index = sharding.decode_index(&index_bytes, shard_shape).map_err(codec_err)?;
+    let index = sharding
+        .decode_index(&index_bytes, shard_shape)
+        .map_err(codec_err)?;
 
     // Locate every needed inner chunk.
-    let linear = |idx: &[u64]| idx.iter().zip(&per_shard).fold(0usize, |acc, (&i, &n)| acc * n + i as usize);
+    let linear = |idx: &[u64]| {
+        idx.iter()
+            .zip(&per_shard)
+            .fold(0usize, |acc, (&i, &n)| acc * n + i as usize)
+    };
     let mut locations = Vec::with_capacity(inner_tasks.len());
     for inner in &inner_tasks {
         let entry = index.get(linear(&inner.index)).copied().flatten();
@@ -102,7 +125,10 @@ pub(crate) fn read_shard_into(
             let ranges: Vec<ByteRange> = locations
                 .iter()
                 .flatten()
-                .map(|&(offset, length)| ByteRange::FromStart { offset, length: Some(length) })
+                .map(|&(offset, length)| ByteRange::FromStart {
+                    offset,
+                    length: Some(length),
+                })
                 .collect();
             ShardSource::Ranges(store.get_ranges(&key, &ranges)?.unwrap_or_default())
         }
@@ -123,30 +149,38 @@ pub(crate) fn read_shard_into(
     };
     let elem = inner_repr.data_type.fixed_size().unwrap_or(1);
     let inner_chain = sharding.inner_chain();
-    inner_tasks.par_iter().enumerate().try_for_each(|(i, inner)| -> ArrayResult<()> {
-        let bytes: Vec<u8> = match (&source, locations[i], range_slot[i]) {
-            (_, None, _) => {
-                if !fill_is_zero {
-                    fill_shared(out, extent, &inner.pairs, fill);
+    inner_tasks
+        .par_iter()
+        .enumerate()
+        .try_for_each(|(i, inner)| -> ArrayResult<()> {
+            let bytes: Vec<u8> = match (&source, locations[i], range_slot[i]) {
+                (_, None, _) => {
+                    if !fill_is_zero {
+                        fill_shared(out, extent, &inner.pairs, fill);
+                    }
+                    return Ok(());
                 }
-                return Ok(());
+                (ShardSource::Whole(all), Some((offset, length)), _) => {
+                    all[offset as usize..(offset + length) as usize].to_vec()
+                }
+                (ShardSource::Ranges(parts), Some(_), Some(slot)) => {
+                    parts.get(slot).cloned().unwrap_or_default()
+                }
+                (ShardSource::Ranges(_), Some(_), None) => Vec::new(),
+            };
+            let inner_key = format!("{key}[inner chunk {:?}]", inner.index);
+            let decoded =
+                inner_chain
+                    .decode(bytes, &inner_repr)
+                    .map_err(|source| ArrayError::Chunk {
+                        path: crate::display_path(array.path()),
+                        key: inner_key.clone(),
+                        source,
+                    })?;
+            check_decoded(&decoded, &inner_repr, array.path(), &inner_key)?;
+            if let ArrayBytes::Fixed(buf) = &decoded {
+                copy_into_shared(buf, &inner_repr.shape, out, extent, &inner.pairs, elem);
             }
-            (ShardSource::Whole(all), Some((offset, length)), _) => {
-                all[offset as usize..(offset + length) as usize].to_vec()
-            }
-            (ShardSource::Ranges(parts), Some(_), Some(slot)) => parts.get(slot).cloned().unwrap_or_default(),
-            (ShardSource::Ranges(_), Some(_), None) => Vec::new(),
-        };
-        let inner_key = format!("{key}[inner chunk {:?}]", inner.index);
-        let decoded = inner_chain.decode(bytes, &inner_repr).map_err(|source| ArrayError::Chunk {
-            path: crate::display_path(array.path()),
-            key: inner_key.clone(),
-            source,
-        })?;
-        check_decoded(&decoded, &inner_repr, array.path(), &inner_key)?;
-        if let ArrayBytes::Fixed(buf) = &decoded {
-            copy_into_shared(buf, &inner_repr.shape, out, extent, &inner.pairs, elem);
-        }
-        Ok(())
-    })
+            Ok(())
+        })
 }

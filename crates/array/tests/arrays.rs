@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use neurochunk_array::convert::{copy_data, derive_metadata, ConvertOptions};
 use neurochunk_array::{
-    consolidate, create_group, list_nodes, open_node, parse_selection, Array, ArrayBytes, ArrayMetadata,
-    ChunkKeyEncoding, CodecChain, DataType, MemoryStore, NodeMetadata, Selection, Store, ZarrFormat,
+    consolidate, create_group, list_nodes, open_node, parse_selection, Array, ArrayBytes,
+    ArrayMetadata, ChunkKeyEncoding, CodecChain, DataType, MemoryStore, NodeMetadata, Selection,
+    Store, ZarrFormat,
 };
 use neurochunk_codec::{parse_compressor_spec, BytesCodec};
 use neurochunk_dtype::Endian;
@@ -20,7 +21,10 @@ fn u16s(values: &[u16]) -> ArrayBytes {
 
 fn as_u16(data: &ArrayBytes) -> Vec<u16> {
     match data {
-        ArrayBytes::Fixed(b) => b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect(),
+        ArrayBytes::Fixed(b) => b
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect(),
         ArrayBytes::Variable { .. } => panic!("expected fixed-size data"),
     }
 }
@@ -54,7 +58,12 @@ fn store() -> Arc<dyn Store> {
 fn v2_uncompressed_edge_chunks_match_zarr_python_bytes() {
     // formats.md V2-01: 2x3 uint16 in 2x2 chunks; the edge chunk is stored full size.
     let s = store();
-    let a = Array::create(s.clone(), "", meta(ZarrFormat::V2, &[2, 3], &[2, 2], "none")).unwrap();
+    let a = Array::create(
+        s.clone(),
+        "",
+        meta(ZarrFormat::V2, &[2, 3], &[2, 2], "none"),
+    )
+    .unwrap();
     a.write_all(&u16s(&[1, 2, 3, 4, 5, 6])).unwrap();
     assert_eq!(s.get("0.0").unwrap().unwrap(), vec![1, 0, 2, 0, 4, 0, 5, 0]);
     assert_eq!(s.get("0.1").unwrap().unwrap(), vec![3, 0, 0, 0, 6, 0, 0, 0]);
@@ -64,7 +73,10 @@ fn v2_uncompressed_edge_chunks_match_zarr_python_bytes() {
     assert_eq!(doc["filters"], Value::Null);
     assert_eq!(doc["order"], json!("C"));
     let text = String::from_utf8(s.get(".zarray").unwrap().unwrap()).unwrap();
-    assert!(text.starts_with("{\n    \"chunks\": [\n        2,"), "zarr-python 2 layout: {text}");
+    assert!(
+        text.starts_with("{\n    \"chunks\": [\n        2,"),
+        "zarr-python 2 layout: {text}"
+    );
     let (shape, data) = Array::open(s, "").unwrap().read_all().unwrap();
     assert_eq!(shape, vec![2, 3]);
     assert_eq!(as_u16(&data), vec![1, 2, 3, 4, 5, 6]);
@@ -73,17 +85,43 @@ fn v2_uncompressed_edge_chunks_match_zarr_python_bytes() {
 #[test]
 fn v3_keys_and_document_match_zarr_python() {
     let s = store();
-    let a = Array::create(s.clone(), "g/x", meta(ZarrFormat::V3, &[2, 3], &[2, 2], "none")).unwrap();
+    let a = Array::create(
+        s.clone(),
+        "g/x",
+        meta(ZarrFormat::V3, &[2, 3], &[2, 2], "none"),
+    )
+    .unwrap();
     a.write_all(&u16s(&[1, 2, 3, 4, 5, 6])).unwrap();
-    assert_eq!(s.get("g/x/c/0/0").unwrap().unwrap(), vec![1, 0, 2, 0, 4, 0, 5, 0]);
-    assert_eq!(s.get("g/x/c/0/1").unwrap().unwrap(), vec![3, 0, 0, 0, 6, 0, 0, 0]);
+    assert_eq!(
+        s.get("g/x/c/0/0").unwrap().unwrap(),
+        vec![1, 0, 2, 0, 4, 0, 5, 0]
+    );
+    assert_eq!(
+        s.get("g/x/c/0/1").unwrap().unwrap(),
+        vec![3, 0, 0, 0, 6, 0, 0, 0]
+    );
     // Parents were created as groups.
     assert!(s.exists("zarr.json").unwrap() && s.exists("g/zarr.json").unwrap());
     let text = String::from_utf8(s.get("g/x/zarr.json").unwrap().unwrap()).unwrap();
-    let keys: Vec<String> = serde_json::from_str::<Map<String, Value>>(&text).unwrap().keys().cloned().collect();
+    let keys: Vec<String> = serde_json::from_str::<Map<String, Value>>(&text)
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
     assert_eq!(
         keys,
-        ["shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs", "attributes", "zarr_format", "node_type", "storage_transformers"]
+        [
+            "shape",
+            "data_type",
+            "chunk_grid",
+            "chunk_key_encoding",
+            "fill_value",
+            "codecs",
+            "attributes",
+            "zarr_format",
+            "node_type",
+            "storage_transformers"
+        ]
     );
     assert!(text.starts_with("{\n  \"shape\": [\n    2,"), "{text}");
 }
@@ -101,9 +139,15 @@ fn regions_with_steps_and_negative_indices_read_like_numpy() {
         assert_eq!(as_u16(&data), vec![at(1, 8), at(3, 8), at(5, 8)]);
         let (shape, data) = a.read(&parse_selection("::-3,2:7").unwrap()).unwrap();
         assert_eq!(shape, vec![3, 5]);
-        let expected: Vec<u16> = [6, 3, 0].iter().flat_map(|&r| (2..7).map(move |c| at(r, c))).collect();
+        let expected: Vec<u16> = [6, 3, 0]
+            .iter()
+            .flat_map(|&r| (2..7).map(move |c| at(r, c)))
+            .collect();
         assert_eq!(as_u16(&data), expected);
-        let err = a.read(&parse_selection("0:8").unwrap()).unwrap_err().to_string();
+        let err = a
+            .read(&parse_selection("0:8").unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("/a") && err.contains("out of bounds"), "{err}");
     }
 }
@@ -115,8 +159,13 @@ fn partial_writes_keep_neighbours_and_sparse_chunks_read_as_fill() {
         let mut m = meta(format, &[10, 10], &[4, 4], "gzip:1");
         m.fill_value = Some(7u16.to_le_bytes().to_vec());
         let a = Array::create(s.clone(), "", m).unwrap();
-        a.write(&parse_selection("1:3,2:7").unwrap(), &u16s(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10])).unwrap();
-        a.write(&parse_selection("2,3").unwrap(), &u16s(&[99])).unwrap();
+        a.write(
+            &parse_selection("1:3,2:7").unwrap(),
+            &u16s(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+        )
+        .unwrap();
+        a.write(&parse_selection("2,3").unwrap(), &u16s(&[99]))
+            .unwrap();
         let (_, data) = a.read_all().unwrap();
         let v = as_u16(&data);
         assert_eq!(&v[12..17], &[1, 2, 3, 4, 5]);
@@ -134,7 +183,11 @@ fn partial_writes_keep_neighbours_and_sparse_chunks_read_as_fill() {
 #[test]
 fn fortran_order_and_big_endian_layout_bytes() {
     // formats.md V2-02 / V3-03: C-order values 0..6 in a 2x3 chunk stored F-ordered, big endian.
-    let src = ArrayMetadata { data_type: DataType::Int32, fill_value: Some(vec![0; 4]), ..meta(ZarrFormat::V2, &[2, 3], &[2, 3], "none") };
+    let src = ArrayMetadata {
+        data_type: DataType::Int32,
+        fill_value: Some(vec![0; 4]),
+        ..meta(ZarrFormat::V2, &[2, 3], &[2, 3], "none")
+    };
     for format in [ZarrFormat::V2, ZarrFormat::V3] {
         let options = ConvertOptions {
             format: Some(format),
@@ -148,15 +201,25 @@ fn fortran_order_and_big_endian_layout_bytes() {
         let a = Array::create(s.clone(), "", m).unwrap();
         let data: Vec<u8> = (0..6i32).flat_map(|v| v.to_le_bytes()).collect();
         a.write_all(&ArrayBytes::Fixed(data.clone())).unwrap();
-        let key = if format == ZarrFormat::V2 { "0/0" } else { "c/0/0" };
+        let key = if format == ZarrFormat::V2 {
+            "0/0"
+        } else {
+            "c/0/0"
+        };
         let stored = s.get(key).unwrap().unwrap();
-        let expected: Vec<u8> = [0i32, 3, 1, 4, 2, 5].iter().flat_map(|v| v.to_be_bytes()).collect();
+        let expected: Vec<u8> = [0i32, 3, 1, 4, 2, 5]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
         assert_eq!(stored, expected, "{format:?}");
         let reopened = Array::open(s.clone(), "").unwrap();
         assert_eq!(reopened.read_all().unwrap().1, ArrayBytes::Fixed(data));
         if format == ZarrFormat::V2 {
             let doc: Value = serde_json::from_slice(&s.get(".zarray").unwrap().unwrap()).unwrap();
-            assert_eq!((doc["order"].clone(), doc["dtype"].clone()), (json!("F"), json!(">i4")));
+            assert_eq!(
+                (doc["order"].clone(), doc["dtype"].clone()),
+                (json!("F"), json!(">i4"))
+            );
         }
     }
 }
@@ -208,7 +271,11 @@ fn sharded_meta(index_crc: &str) -> ArrayMetadata {
 
 #[test]
 fn sharded_reads_fetch_only_the_needed_inner_chunks() {
-    let counting = Arc::new(CountingStore { inner: MemoryStore::new(), gets: 0.into(), ranged: 0.into() });
+    let counting = Arc::new(CountingStore {
+        inner: MemoryStore::new(),
+        gets: 0.into(),
+        ranged: 0.into(),
+    });
     let s: Arc<dyn Store> = counting.clone();
     let a = Array::create(s.clone(), "", sharded_meta("zstd:1")).unwrap();
     let values: Vec<u16> = (0..4096u32).map(|v| (v * 7 % 65521) as u16).collect();
@@ -218,10 +285,21 @@ fn sharded_reads_fetch_only_the_needed_inner_chunks() {
     counting.ranged.store(0, Ordering::Relaxed);
     // One inner chunk of one shard: the index and one inner chunk, through byte ranges.
     let (_, data) = a.read(&parse_selection("9:12,40:44").unwrap()).unwrap();
-    let expected: Vec<u16> = (9..12).flat_map(|r| (40..44).map(move |c| values[r * 64 + c])).collect();
+    let v = &values;
+    let expected: Vec<u16> = (9..12)
+        .flat_map(|r| (40..44).map(move |c| v[r * 64 + c]))
+        .collect();
     assert_eq!(as_u16(&data), expected);
-    assert_eq!(counting.gets.load(Ordering::Relaxed), 0, "no whole-shard read");
-    assert_eq!(counting.ranged.load(Ordering::Relaxed), 2, "index + one inner chunk");
+    assert_eq!(
+        counting.gets.load(Ordering::Relaxed),
+        0,
+        "no whole-shard read"
+    );
+    assert_eq!(
+        counting.ranged.load(Ordering::Relaxed),
+        2,
+        "index + one inner chunk"
+    );
     let (_, all) = a.read_all().unwrap();
     assert_eq!(as_u16(&all), values);
 }
@@ -229,11 +307,27 @@ fn sharded_reads_fetch_only_the_needed_inner_chunks() {
 #[test]
 fn sharded_layout_matches_zarr_python_bytes() {
     // formats.md V3-04: uint8 [4], shard [4], inner [2], write [1,2] to [0:2].
-    let plain = ArrayMetadata { data_type: DataType::UInt8, fill_value: Some(vec![0]), ..meta(ZarrFormat::V3, &[4], &[2], "none") };
-    let options = ConvertOptions { shards: Some(vec![4]), ..Default::default() };
+    let plain = ArrayMetadata {
+        data_type: DataType::UInt8,
+        fill_value: Some(vec![0]),
+        ..meta(ZarrFormat::V3, &[4], &[2], "none")
+    };
+    let options = ConvertOptions {
+        shards: Some(vec![4]),
+        ..Default::default()
+    };
     let s = store();
-    let a = Array::create(s.clone(), "", derive_metadata(&plain, &options, "").unwrap()).unwrap();
-    a.write(&parse_selection("0:2").unwrap(), &ArrayBytes::Fixed(vec![1, 2])).unwrap();
+    let a = Array::create(
+        s.clone(),
+        "",
+        derive_metadata(&plain, &options, "").unwrap(),
+    )
+    .unwrap();
+    a.write(
+        &parse_selection("0:2").unwrap(),
+        &ArrayBytes::Fixed(vec![1, 2]),
+    )
+    .unwrap();
     let mut expected = vec![1u8, 2];
     for v in [0u64, 2, u64::MAX, u64::MAX] {
         expected.extend_from_slice(&v.to_le_bytes());
@@ -245,16 +339,27 @@ fn sharded_layout_matches_zarr_python_bytes() {
 #[test]
 fn corrupt_chunks_give_errors_naming_array_and_key() {
     let s = store();
-    let a = Array::create(s.clone(), "grp/vol", meta(ZarrFormat::V3, &[8], &[4], "zstd:1,crc32c")).unwrap();
+    let a = Array::create(
+        s.clone(),
+        "grp/vol",
+        meta(ZarrFormat::V3, &[8], &[4], "zstd:1,crc32c"),
+    )
+    .unwrap();
     a.write_all(&u16s(&[1, 2, 3, 4, 5, 6, 7, 8])).unwrap();
     let mut bytes = s.get("grp/vol/c/1").unwrap().unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0xff;
     s.set("grp/vol/c/1", &bytes).unwrap();
     let err = a.read_all().unwrap_err().to_string();
-    assert!(err.contains("/grp/vol") && err.contains("c/1") && err.contains("crc32c"), "{err}");
+    assert!(
+        err.contains("/grp/vol") && err.contains("c/1") && err.contains("crc32c"),
+        "{err}"
+    );
     s.set("grp/vol/c/0", &[1, 2, 3]).unwrap();
-    let err = a.read(&parse_selection("0:2").unwrap()).unwrap_err().to_string();
+    let err = a
+        .read(&parse_selection("0:2").unwrap())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("c/0"), "{err}");
 
     let s = store();
@@ -265,7 +370,10 @@ fn corrupt_chunks_give_errors_naming_array_and_key() {
     let first_entry = shard.len() - 4 - 16 * 16;
     shard[first_entry..first_entry + 8].copy_from_slice(&1_000_000u64.to_le_bytes());
     s.set("sh/c/0/0", &shard).unwrap();
-    let err = a.read(&parse_selection("0:2,0:2").unwrap()).unwrap_err().to_string();
+    let err = a
+        .read(&parse_selection("0:2,0:2").unwrap())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("/sh") && err.contains("c/0/0"), "{err}");
 }
 
@@ -275,20 +383,33 @@ fn malformed_metadata_is_reported_with_the_node_path() {
     s.set("bad/.zarray", br#"{"zarr_format": 2, "shape": [4], "dtype": "<u2", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#).unwrap();
     let err = Array::open(s.clone(), "bad").unwrap_err().to_string();
     assert!(err.contains("/bad") && err.contains("'chunks'"), "{err}");
-    s.set("bad2/zarr.json", br#"{"zarr_format": 3, "node_type": "array", "shape": "four"}"#).unwrap();
+    s.set(
+        "bad2/zarr.json",
+        br#"{"zarr_format": 3, "node_type": "array", "shape": "four"}"#,
+    )
+    .unwrap();
     let err = Array::open(s.clone(), "bad2").unwrap_err().to_string();
     assert!(err.contains("/bad2") && err.contains("shape"), "{err}");
     s.set("bad3/.zarray", br#"{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<u2", "compressor": {"id": "nosuchcodec"}, "fill_value": 0, "order": "C", "filters": null}"#).unwrap();
     let err = Array::open(s.clone(), "bad3").unwrap_err().to_string();
-    assert!(err.contains("/bad3") && err.contains("nosuchcodec"), "{err}");
+    assert!(
+        err.contains("/bad3") && err.contains("nosuchcodec"),
+        "{err}"
+    );
     // A v3 array whose data type cannot pass through its codec (string through `bytes`).
     s.set(
         "bad4/zarr.json",
         br#"{"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "string", "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}}, "chunk_key_encoding": {"name": "default"}, "fill_value": "", "codecs": [{"name": "bytes"}]}"#,
     ).unwrap();
-    let err = Array::open(s.clone(), "bad4").and_then(|a| a.read_all()).unwrap_err().to_string();
+    let err = Array::open(s.clone(), "bad4")
+        .and_then(|a| a.read_all())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("/bad4"), "{err}");
-    assert!(matches!(open_node(s.as_ref(), "nothing"), Err(neurochunk_array::ArrayError::NotFound(_))));
+    assert!(matches!(
+        open_node(s.as_ref(), "nothing"),
+        Err(neurochunk_array::ArrayError::NotFound(_))
+    ));
 }
 
 #[test]
@@ -298,8 +419,12 @@ fn lenient_metadata_with_bare_nan_is_read() {
     s.set(".zattrs", br#"{"offset": -Infinity}"#).unwrap();
     let a = Array::open(s, "").unwrap();
     let (_, data) = a.read_all().unwrap();
-    let ArrayBytes::Fixed(bytes) = data else { panic!() };
-    assert!(bytes.chunks_exact(4).all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_nan()));
+    let ArrayBytes::Fixed(bytes) = data else {
+        panic!()
+    };
+    assert!(bytes
+        .chunks_exact(4)
+        .all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_nan()));
     assert_eq!(a.metadata().attributes["offset"], json!("-Infinity"));
 }
 
@@ -313,7 +438,10 @@ fn resize_drops_chunks_outside_the_new_shape() {
     a.resize(vec![6]).unwrap();
     let reopened = Array::open(s, "").unwrap();
     assert_eq!(reopened.shape(), &[6]);
-    assert_eq!(as_u16(&reopened.read_all().unwrap().1), vec![1, 2, 3, 4, 0, 0]);
+    assert_eq!(
+        as_u16(&reopened.read_all().unwrap().1),
+        vec![1, 2, 3, 4, 0, 0]
+    );
 }
 
 #[test]
@@ -323,7 +451,11 @@ fn variable_length_strings_round_trip_in_both_formats() {
         let m = ArrayMetadata {
             data_type: DataType::String,
             fill_value: Some(Vec::new()),
-            codecs: Arc::new(CodecChain::new(Vec::new(), Arc::new(neurochunk_codec::VlenUtf8Codec::new()), Vec::new())),
+            codecs: Arc::new(CodecChain::new(
+                Vec::new(),
+                Arc::new(neurochunk_codec::VlenUtf8Codec::new()),
+                Vec::new(),
+            )),
             ..meta(format, &[5], &[2], "none")
         };
         let a = Array::create(s.clone(), "t", m).unwrap();
@@ -334,13 +466,29 @@ fn variable_length_strings_round_trip_in_both_formats() {
             data.extend_from_slice(w.as_bytes());
             offsets.push(data.len());
         }
-        a.write_all(&ArrayBytes::Variable { data, offsets }).unwrap();
-        let key = if format == ZarrFormat::V2 { "t/0" } else { "t/c/0" };
+        a.write_all(&ArrayBytes::Variable { data, offsets })
+            .unwrap();
+        let key = if format == ZarrFormat::V2 {
+            "t/0"
+        } else {
+            "t/c/0"
+        };
         // formats.md V2-07: u32 count, then (u32 length, bytes) per element.
-        assert_eq!(s.get(key).unwrap().unwrap(), vec![2, 0, 0, 0, 1, 0, 0, 0, b'a', 2, 0, 0, 0, b'b', b'c']);
-        let (_, back) = Array::open(s.clone(), "t").unwrap().read(&parse_selection("1:4").unwrap()).unwrap();
-        let ArrayBytes::Variable { data, offsets } = back else { panic!() };
-        let got: Vec<&str> = offsets.windows(2).map(|w| std::str::from_utf8(&data[w[0]..w[1]]).unwrap()).collect();
+        assert_eq!(
+            s.get(key).unwrap().unwrap(),
+            vec![2, 0, 0, 0, 1, 0, 0, 0, b'a', 2, 0, 0, 0, b'b', b'c']
+        );
+        let (_, back) = Array::open(s.clone(), "t")
+            .unwrap()
+            .read(&parse_selection("1:4").unwrap())
+            .unwrap();
+        let ArrayBytes::Variable { data, offsets } = back else {
+            panic!()
+        };
+        let got: Vec<&str> = offsets
+            .windows(2)
+            .map(|w| std::str::from_utf8(&data[w[0]..w[1]]).unwrap())
+            .collect();
         assert_eq!(got, ["bc", "é", ""]);
     }
 }
@@ -355,29 +503,59 @@ fn hierarchies_consolidate_and_reopen_from_one_document() {
         create_group(s.as_ref(), "sub", format, Map::new()).unwrap();
         let mut m = meta(format, &[2], &[2], "none");
         m.attributes.insert("n".into(), json!(1));
-        Array::create(s.clone(), "sub/x", m).unwrap().write_all(&u16s(&[3, 4])).unwrap();
+        Array::create(s.clone(), "sub/x", m)
+            .unwrap()
+            .write_all(&u16s(&[3, 4]))
+            .unwrap();
         assert_eq!(consolidate(s.as_ref(), "").unwrap(), 3);
-        let paths: Vec<String> = list_nodes(s.as_ref(), "").unwrap().into_iter().map(|n| n.path).collect();
+        let paths: Vec<String> = list_nodes(s.as_ref(), "")
+            .unwrap()
+            .into_iter()
+            .map(|n| n.path)
+            .collect();
         assert_eq!(paths, ["", "sub", "sub/x"]);
         // Remove the child documents: the walk must now come from the consolidated metadata.
         for key in s.list_prefix("sub/").unwrap() {
-            if key.ends_with("zarr.json") || key.ends_with(".zarray") || key.ends_with(".zgroup") || key.ends_with(".zattrs") {
+            if key.ends_with("zarr.json")
+                || key.ends_with(".zarray")
+                || key.ends_with(".zgroup")
+                || key.ends_with(".zattrs")
+            {
                 s.delete(&key).unwrap();
             }
         }
         let nodes = list_nodes(s.as_ref(), "").unwrap();
         assert_eq!(nodes.len(), 3, "{format:?}");
-        let NodeMetadata::Array(x) = &nodes[2].metadata else { panic!("sub/x is an array") };
+        let NodeMetadata::Array(x) = &nodes[2].metadata else {
+            panic!("sub/x is an array")
+        };
         assert_eq!(x.attributes["n"], json!(1));
-        let root_doc = String::from_utf8(s.get(if format == ZarrFormat::V2 { ".zmetadata" } else { "zarr.json" }).unwrap().unwrap()).unwrap();
-        assert!(root_doc.contains("b\\u00e4r"), "non-ASCII is escaped like Python: {root_doc}");
+        let root_doc = String::from_utf8(
+            s.get(if format == ZarrFormat::V2 {
+                ".zmetadata"
+            } else {
+                "zarr.json"
+            })
+            .unwrap()
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(
+            root_doc.contains("b\\u00e4r"),
+            "non-ASCII is escaped like Python: {root_doc}"
+        );
     }
 }
 
 #[test]
 fn conversion_streams_between_formats_and_layouts() {
     let s = store();
-    let src = Array::create(s.clone(), "src", meta(ZarrFormat::V2, &[33, 17], &[5, 4], "zlib:1")).unwrap();
+    let src = Array::create(
+        s.clone(),
+        "src",
+        meta(ZarrFormat::V2, &[33, 17], &[5, 4], "zlib:1"),
+    )
+    .unwrap();
     let values: Vec<u16> = (0..33 * 17).map(|v| (v % 251) as u16).collect();
     src.write_all(&u16s(&values)).unwrap();
     let options = ConvertOptions {
@@ -394,11 +572,35 @@ fn conversion_streams_between_formats_and_layouts() {
         batches.fetch_add(n as usize, Ordering::Relaxed);
     })
     .unwrap();
-    assert_eq!(batches.load(Ordering::Relaxed), 5, "5x2 shards, counted once each");
+    assert_eq!(
+        batches.load(Ordering::Relaxed),
+        10,
+        "5x2 shards, counted once each"
+    );
     let back = Array::open(s.clone(), "dst").unwrap();
     assert_eq!(as_u16(&back.read_all().unwrap().1), values);
-    let v2_again = derive_metadata(back.metadata(), &ConvertOptions { format: Some(ZarrFormat::V2), ..Default::default() }, "").unwrap();
-    assert_eq!(v2_again.chunk_shape, vec![4, 4], "unsharding keeps the inner chunks");
-    assert!(derive_metadata(src.metadata(), &ConvertOptions { shards: Some(vec![10, 8]), ..Default::default() }, "x").is_err());
+    let v2_again = derive_metadata(
+        back.metadata(),
+        &ConvertOptions {
+            format: Some(ZarrFormat::V2),
+            ..Default::default()
+        },
+        "",
+    )
+    .unwrap();
+    assert_eq!(
+        v2_again.chunk_shape,
+        vec![4, 4],
+        "unsharding keeps the inner chunks"
+    );
+    assert!(derive_metadata(
+        src.metadata(),
+        &ConvertOptions {
+            shards: Some(vec![10, 8]),
+            ..Default::default()
+        },
+        "x"
+    )
+    .is_err());
     let _ = Selection::all();
 }

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
-use neurochunk_array::convert::{chunk_count, convert_array, convert_hierarchy, derive_metadata, ConvertOptions};
+use neurochunk_array::convert::{
+    chunk_count, convert_array, convert_hierarchy, derive_metadata, ConvertOptions,
+};
 use neurochunk_array::{
-    consolidate as consolidate_group, open_node, parse_selection, Array, ArrayBytes, ArrayMetadata, ChunkKeyEncoding,
-    CodecChain, DataType, FsStore, NodeMetadata, Store, ZarrFormat,
+    consolidate as consolidate_group, open_node, parse_selection, Array, ArrayBytes, ArrayMetadata,
+    ChunkKeyEncoding, CodecChain, DataType, FsStore, NodeMetadata, Store, ZarrFormat,
 };
 use neurochunk_codec::{parse_compressor_spec, BytesCodec, VlenBytesCodec, VlenUtf8Codec};
 use neurochunk_dtype::npy;
@@ -99,7 +101,9 @@ impl LayoutArgs {
     fn options(&self, format: Option<ZarrFormat>) -> Result<ConvertOptions, Failure> {
         if let Some(sep) = self.dimension_separator {
             if sep != '.' && sep != '/' {
-                return Err(Failure(format!("--dimension-separator must be '.' or '/', not '{sep}'")));
+                return Err(Failure(format!(
+                    "--dimension-separator must be '.' or '/', not '{sep}'"
+                )));
             }
         }
         if let Some(spec) = &self.codec {
@@ -108,8 +112,16 @@ impl LayoutArgs {
         }
         Ok(ConvertOptions {
             format,
-            chunks: self.chunks.as_deref().map(|c| parse_shape(c, "--chunks")).transpose()?,
-            shards: self.shards.as_deref().map(|s| parse_shape(s, "--shards")).transpose()?,
+            chunks: self
+                .chunks
+                .as_deref()
+                .map(|c| parse_shape(c, "--chunks"))
+                .transpose()?,
+            shards: self
+                .shards
+                .as_deref()
+                .map(|s| parse_shape(s, "--shards"))
+                .transpose()?,
             compressors: self.codec.clone(),
             endian: self.endian.map(Endian::from),
             fortran_order: self.order.map(|o| matches!(o, OrderArg::F)),
@@ -186,10 +198,13 @@ pub(crate) fn open_store(path: &std::path::Path) -> Result<Arc<dyn Store>, Failu
 
 pub(crate) fn get(args: GetArgs) -> CmdResult {
     let store = open_store(&args.path)?;
-    let array = Array::open(store, "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let array =
+        Array::open(store, "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let selection = parse_selection(args.region.as_deref().unwrap_or(""))
         .map_err(|e| Failure(format!("--region: {e}")))?;
-    let (shape, data) = array.read(&selection).map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let (shape, data) = array
+        .read(&selection)
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let (data_type, bytes) = to_npy_layout(&array.metadata().data_type, data);
     npy::write_npy(&args.output, &data_type, &shape, &bytes)
         .map_err(|e| Failure(format!("{}: {e}", args.output.display())))?;
@@ -201,10 +216,20 @@ pub(crate) fn to_npy_layout(data_type: &DataType, data: ArrayBytes) -> (DataType
     match data {
         ArrayBytes::Fixed(bytes) => (data_type.clone(), bytes),
         ArrayBytes::Variable { data, offsets } => {
-            let elements: Vec<&[u8]> = offsets.windows(2).map(|w| data.get(w[0]..w[1]).unwrap_or(&[])).collect();
+            let elements: Vec<&[u8]> = offsets
+                .windows(2)
+                .map(|w| data.get(w[0]..w[1]).unwrap_or(&[]))
+                .collect();
             if matches!(data_type, DataType::String) {
-                let texts: Vec<Vec<u32>> =
-                    elements.iter().map(|e| String::from_utf8_lossy(e).chars().map(|c| c as u32).collect()).collect();
+                let texts: Vec<Vec<u32>> = elements
+                    .iter()
+                    .map(|e| {
+                        String::from_utf8_lossy(e)
+                            .chars()
+                            .map(|c| c as u32)
+                            .collect()
+                    })
+                    .collect();
                 let chars = texts.iter().map(Vec::len).max().unwrap_or(0).max(1);
                 let mut out = Vec::with_capacity(texts.len() * chars * 4);
                 for text in texts {
@@ -259,7 +284,12 @@ fn to_variable(data_type: &DataType, bytes: &[u8]) -> Option<(DataType, ArrayByt
 fn default_chunks(shape: &[usize], elem: usize) -> Vec<usize> {
     let mut chunks: Vec<usize> = shape.iter().map(|&s| s.max(1)).collect();
     while chunks.iter().product::<usize>() * elem.max(1) > (1 << 20) {
-        let Some((axis, _)) = chunks.iter().enumerate().filter(|(_, &c)| c > 1).max_by_key(|(_, &c)| c) else {
+        let Some((axis, _)) = chunks
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 1)
+            .max_by_key(|(_, &c)| c)
+        else {
             break;
         };
         chunks[axis] = chunks[axis].div_ceil(2);
@@ -268,11 +298,13 @@ fn default_chunks(shape: &[usize], elem: usize) -> Vec<usize> {
 }
 
 fn parse_json_arg(text: &str, flag: &str) -> Result<Value, Failure> {
-    neurochunk_dtype::json::parse_lenient(text.as_bytes()).map_err(|e| Failure(format!("{flag}: {e}")))
+    neurochunk_dtype::json::parse_lenient(text.as_bytes())
+        .map_err(|e| Failure(format!("{flag}: {e}")))
 }
 
 pub(crate) fn put(args: PutArgs) -> CmdResult {
-    let (header, bytes) = npy::read_npy(&args.input).map_err(|e| Failure(format!("{}: {e}", args.input.display())))?;
+    let (header, bytes) = npy::read_npy(&args.input)
+        .map_err(|e| Failure(format!("{}: {e}", args.input.display())))?;
     let format = ZarrFormat::from(args.format);
     let (data_type, data) = match (args.vlen, to_variable(&header.data_type, &bytes)) {
         (true, Some(converted)) => converted,
@@ -285,7 +317,9 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             let json = parse_json_arg(text, "--fill-value")?;
             match format {
                 ZarrFormat::V2 => neurochunk_dtype::v2::fill_value_from_v2_json(&json, &data_type),
-                ZarrFormat::V3 => neurochunk_dtype::v3::fill_value_from_v3_json(&json, &data_type).map(Some),
+                ZarrFormat::V3 => {
+                    neurochunk_dtype::v3::fill_value_from_v3_json(&json, &data_type).map(Some)
+                }
             }
             .map_err(|e| Failure(format!("--fill-value: {e}")))?
         }
@@ -294,7 +328,11 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         None => Map::new(),
         Some(text) => match parse_json_arg(text, "--attrs")? {
             Value::Object(map) => map,
-            other => return Err(Failure(format!("--attrs must be a JSON object, not {other}"))),
+            other => {
+                return Err(Failure(format!(
+                    "--attrs must be a JSON object, not {other}"
+                )))
+            }
         },
     };
     let elem = data_type.fixed_size().unwrap_or(16);
@@ -321,21 +359,28 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         dimension_names: None,
     };
     let options = args.layout.options(Some(format))?;
-    let meta = derive_metadata(&plain, &options, "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let meta = derive_metadata(&plain, &options, "")
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if args.path.exists() {
-        std::fs::remove_dir_all(&args.path).map_err(|e| Failure(format!("{}: cannot replace: {e}", args.path.display())))?;
+        std::fs::remove_dir_all(&args.path)
+            .map_err(|e| Failure(format!("{}: cannot replace: {e}", args.path.display())))?;
     }
     let store: Arc<dyn Store> = Arc::new(FsStore::new(&args.path));
     let array = Array::create(store, "", meta)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
-        .with_options(neurochunk_array::ArrayOptions { write_empty_chunks: args.write_empty_chunks });
-    array.write_all(&data).map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+        .with_options(neurochunk_array::ArrayOptions {
+            write_empty_chunks: args.write_empty_chunks,
+        });
+    array
+        .write_all(&data)
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     Ok(())
 }
 
 pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let src_store = open_store(&args.src)?;
-    let node = open_node(src_store.as_ref(), "").map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
+    let node = open_node(src_store.as_ref(), "")
+        .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
     let dst_store: Arc<dyn Store> = Arc::new(FsStore::new(&args.dst));
     let format = args.format.map(ZarrFormat::from);
     let name = args.dst.display().to_string();
@@ -343,7 +388,10 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
     match node.metadata {
         NodeMetadata::Array(meta) => {
-            let bar = progress::bar(chunk_count(&derive_metadata(&meta, &options, "").map_err(fail)?), "converting");
+            let bar = progress::bar(
+                chunk_count(&derive_metadata(&meta, &options, "").map_err(fail)?),
+                "converting",
+            );
             let src = Array::from_metadata(src_store, "", *meta);
             convert_array(&src, dst_store.clone(), "", &options, &|n| bar.inc(n)).map_err(fail)?;
             bar.finish_and_clear();
@@ -356,7 +404,10 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
                 }
             }
             let bar = progress::bar(total, "converting");
-            convert_hierarchy(src_store, "", dst_store.clone(), "", &options, &|k| bar.inc(k)).map_err(fail)?;
+            convert_hierarchy(src_store, "", dst_store.clone(), "", &options, &|k| {
+                bar.inc(k)
+            })
+            .map_err(fail)?;
             bar.finish_and_clear();
         }
     }
@@ -368,7 +419,8 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
 
 pub(crate) fn consolidate(args: ConsolidateArgs) -> CmdResult {
     let store = open_store(&args.path)?;
-    let count = consolidate_group(store.as_ref(), "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let count = consolidate_group(store.as_ref(), "")
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     eprintln!("consolidated metadata of {count} nodes");
     Ok(())
 }

@@ -8,8 +8,8 @@ use std::time::Instant;
 use clap::Args;
 use neurochunk_array::convert::{convert_hierarchy, derive_metadata, ConvertOptions};
 use neurochunk_array::{
-    consolidate, create_group, list_nodes, Array, ArrayBytes, ArrayMetadata, ChunkKeyEncoding, CodecChain, DataType,
-    FsStore, Store, ZarrFormat,
+    consolidate, create_group, list_nodes, Array, ArrayBytes, ArrayMetadata, ChunkKeyEncoding,
+    CodecChain, DataType, FsStore, Store, ZarrFormat,
 };
 use neurochunk_codec::{parse_compressor_spec, BytesCodec, VlenUtf8Codec};
 use neurochunk_dtype::Endian;
@@ -48,7 +48,13 @@ pub(crate) fn synthetic_volume(n: usize) -> Vec<u16> {
     let cells: Vec<(f32, f32, f32, f32, f32)> = (0..(n * n * n / 40_000).max(8))
         .map(|_| {
             let s = n as f32;
-            (rng.unit() * s, rng.unit() * s, rng.unit() * s, 2.0 + rng.unit() * 5.0, 800.0 + rng.unit() * 3000.0)
+            (
+                rng.unit() * s,
+                rng.unit() * s,
+                rng.unit() * s,
+                2.0 + rng.unit() * 5.0,
+                800.0 + rng.unit() * 3000.0,
+            )
         })
         .collect();
     let mut volume = vec![0u16; n * n * n];
@@ -66,7 +72,8 @@ pub(crate) fn synthetic_volume(n: usize) -> Vec<u16> {
         for z in lo(cz)..hi(cz) {
             for y in lo(cy)..hi(cy) {
                 for x in lo(cx)..hi(cx) {
-                    let d2 = (z as f32 - cz).powi(2) + (y as f32 - cy).powi(2) + (x as f32 - cx).powi(2);
+                    let d2 =
+                        (z as f32 - cz).powi(2) + (y as f32 - cy).powi(2) + (x as f32 - cx).powi(2);
                     let add = brightness * (-d2 / (2.0 * r * r)).exp();
                     let v = &mut volume[(z * n + y) * n + x];
                     *v = v.saturating_add(add as u16);
@@ -81,7 +88,12 @@ fn as_bytes(values: &[u16]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-fn plain_metadata(format: ZarrFormat, shape: Vec<u64>, chunks: Vec<usize>, data_type: DataType) -> Result<ArrayMetadata, Failure> {
+fn plain_metadata(
+    format: ZarrFormat,
+    shape: Vec<u64>,
+    chunks: Vec<usize>,
+    data_type: DataType,
+) -> Result<ArrayMetadata, Failure> {
     let a2b: Arc<dyn neurochunk_codec::ArrayToBytesCodec> = match data_type {
         DataType::String => Arc::new(VlenUtf8Codec::new()),
         _ => Arc::new(BytesCodec::new(Some(Endian::Little))),
@@ -134,7 +146,10 @@ fn volume_round_trip(dir: &Path, label: &str, meta: ArrayMetadata, volume: &[u8]
     let (_, read) = array.read_all()?;
     let read_s = started.elapsed().as_secs_f64();
     if read != ArrayBytes::Fixed(volume.to_vec()) {
-        return Err(Failure(format!("{}: data read back differ from data written", path.display())));
+        return Err(Failure(format!(
+            "{}: data read back differ from data written",
+            path.display()
+        )));
     }
     let stored = disk_size(&path);
     println!(
@@ -150,12 +165,16 @@ fn volume_round_trip(dir: &Path, label: &str, meta: ArrayMetadata, volume: &[u8]
 pub(crate) fn run(args: DemoArgs) -> CmdResult {
     let dir = &args.dir;
     if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| Failure(format!("{}: cannot replace: {e}", dir.display())))?;
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| Failure(format!("{}: cannot replace: {e}", dir.display())))?;
     }
     std::fs::create_dir_all(dir).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
     let n = args.size.max(8);
     println!("neurochunk demo in {}", dir.display());
-    println!("\n1. A {n}³ uint16 light-sheet-like volume ({:.1} MB) in each layout:", (n * n * n * 2) as f64 / 1e6);
+    println!(
+        "\n1. A {n}³ uint16 light-sheet-like volume ({:.1} MB) in each layout:",
+        (n * n * n * 2) as f64 / 1e6
+    );
     let volume = as_bytes(&synthetic_volume(n));
     let shape = vec![n as u64; 3];
     let chunk = 64.min(n);
@@ -164,7 +183,14 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         ("volume.zarr2.zstd", base(ZarrFormat::V2)?),
         (
             "volume.zarr2.blosc",
-            derive_metadata(&base(ZarrFormat::V2)?, &ConvertOptions { compressors: Some("blosc:lz4:5:shuffle".into()), ..Default::default() }, "")?,
+            derive_metadata(
+                &base(ZarrFormat::V2)?,
+                &ConvertOptions {
+                    compressors: Some("blosc:lz4:5:shuffle".into()),
+                    ..Default::default()
+                },
+                "",
+            )?,
         ),
         ("volume.zarr3.zstd", base(ZarrFormat::V3)?),
         (
@@ -182,14 +208,23 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         ),
         (
             "volume.zarr3.raw",
-            derive_metadata(&base(ZarrFormat::V3)?, &ConvertOptions { compressors: Some("none".into()), ..Default::default() }, "")?,
+            derive_metadata(
+                &base(ZarrFormat::V3)?,
+                &ConvertOptions {
+                    compressors: Some("none".into()),
+                    ..Default::default()
+                },
+                "",
+            )?,
         ),
     ];
     for (label, meta) in layouts {
         volume_round_trip(dir, label, meta, &volume)?;
     }
 
-    println!("\n2. A small annotated recording session (Zarr v3), converted to Zarr v2, consolidated:");
+    println!(
+        "\n2. A small annotated recording session (Zarr v3), converted to Zarr v2, consolidated:"
+    );
     let session_path = dir.join("session.zarr3");
     let store: Arc<dyn Store> = Arc::new(FsStore::new(&session_path));
     let mut attrs = Map::new();
@@ -202,14 +237,25 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     imaging.insert("baseline".into(), json!(f64::NAN.to_string()));
     create_group(store.as_ref(), "imaging", ZarrFormat::V3, imaging)?;
     let small = n.min(64);
-    let mut raw = plain_metadata(ZarrFormat::V3, vec![small as u64; 3], vec![32.min(small); 3], DataType::UInt16)?;
+    let mut raw = plain_metadata(
+        ZarrFormat::V3,
+        vec![small as u64; 3],
+        vec![32.min(small); 3],
+        DataType::UInt16,
+    )?;
     raw.dimension_names = Some(vec![Some("z".into()), Some("y".into()), Some("x".into())]);
     let raw_values = as_bytes(&synthetic_volume(small));
     Array::create(store.clone(), "imaging/raw", raw)?.write_all(&ArrayBytes::Fixed(raw_values))?;
     let frames = 1000u64;
-    let times: Vec<u8> = (0..frames).flat_map(|i| (i as f64 / 30.0).to_le_bytes()).collect();
-    Array::create(store.clone(), "imaging/timestamps", plain_metadata(ZarrFormat::V3, vec![frames], vec![256], DataType::Float64)?)?
-        .write_all(&ArrayBytes::Fixed(times))?;
+    let times: Vec<u8> = (0..frames)
+        .flat_map(|i| (i as f64 / 30.0).to_le_bytes())
+        .collect();
+    Array::create(
+        store.clone(),
+        "imaging/timestamps",
+        plain_metadata(ZarrFormat::V3, vec![frames], vec![256], DataType::Float64)?,
+    )?
+    .write_all(&ArrayBytes::Fixed(times))?;
     let names = ["CA1 pyramidal", "CA3", "dentate gyrus", "entorhinal ctx"];
     let mut text = Vec::new();
     let mut offsets = vec![0];
@@ -217,12 +263,27 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         text.extend_from_slice(name.as_bytes());
         offsets.push(text.len());
     }
-    Array::create(store.clone(), "regions", plain_metadata(ZarrFormat::V3, vec![names.len() as u64], vec![2], DataType::String)?)?
-        .write_all(&ArrayBytes::Variable { data: text, offsets })?;
+    Array::create(
+        store.clone(),
+        "regions",
+        plain_metadata(
+            ZarrFormat::V3,
+            vec![names.len() as u64],
+            vec![2],
+            DataType::String,
+        )?,
+    )?
+    .write_all(&ArrayBytes::Variable {
+        data: text,
+        offsets,
+    })?;
     consolidate(store.as_ref(), "")?;
     let v2_path = dir.join("session.zarr2");
     let v2_store: Arc<dyn Store> = Arc::new(FsStore::new(&v2_path));
-    let options = ConvertOptions { format: Some(ZarrFormat::V2), ..Default::default() };
+    let options = ConvertOptions {
+        format: Some(ZarrFormat::V2),
+        ..Default::default()
+    };
     convert_hierarchy(store.clone(), "", v2_store.clone(), "", &options, &|_| {})?;
     consolidate(v2_store.as_ref(), "")?;
     for (label, s) in [("session.zarr3", &store), ("session.zarr2", &v2_store)] {
@@ -241,7 +302,8 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     }
 
     println!("\n3. neurarrow tables (skeletons and connections):");
-    let summary = neurochunk_table::demo(&dir.join("tables")).map_err(|e| Failure(format!("tables: {e}")))?;
+    let summary =
+        neurochunk_table::demo(&dir.join("tables")).map_err(|e| Failure(format!("tables: {e}")))?;
     for line in summary.lines() {
         println!("  {line}");
     }

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use neurochunk_array::{display_path, list_nodes, open_node, ArrayMetadata, Node, NodeMetadata, Store};
+use neurochunk_array::{
+    display_path, list_nodes, open_node, ArrayMetadata, Node, NodeMetadata, Store,
+};
 use serde_json::{json, Map, Value};
 
 use crate::arrays::open_store;
@@ -40,7 +42,9 @@ fn array_summary(meta: &ArrayMetadata, out: &mut Map<String, Value>) {
     out.insert("chunks".into(), json!(meta.chunk_shape));
     out.insert(
         "data_type".into(),
-        meta.data_type.to_v3_json().unwrap_or_else(|_| json!(format!("{:?}", meta.data_type))),
+        meta.data_type
+            .to_v3_json()
+            .unwrap_or_else(|_| json!(format!("{:?}", meta.data_type))),
     );
     out.insert("codecs".into(), Value::Array(meta.codecs.to_v3_json()));
 }
@@ -66,17 +70,26 @@ fn codec_names(meta: &ArrayMetadata) -> String {
     meta.codecs
         .to_v3_json()
         .iter()
-        .map(|c| c.get("name").and_then(Value::as_str).unwrap_or("?").to_string())
+        .map(|c| {
+            c.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string()
+        })
         .collect::<Vec<_>>()
         .join(" → ")
 }
 
 pub(crate) fn tree(args: TreeArgs) -> CmdResult {
     let store = open_store(&args.path)?;
-    let nodes = list_nodes(store.as_ref(), "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let nodes = list_nodes(store.as_ref(), "")
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if args.json {
         let list: Vec<Value> = nodes.iter().map(node_json).collect();
-        println!("{}", serde_json::to_string_pretty(&json!({ "nodes": list }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "nodes": list }))?
+        );
         return Ok(());
     }
     print_tree(&nodes);
@@ -87,10 +100,17 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
 pub(crate) fn print_tree(nodes: &[Node]) {
     for node in nodes {
         let depth = node.path.split('/').filter(|s| !s.is_empty()).count();
-        let name = node.path.rsplit('/').next().filter(|s| !s.is_empty()).unwrap_or("/");
+        let name = node
+            .path
+            .rsplit('/')
+            .next()
+            .filter(|s| !s.is_empty())
+            .unwrap_or("/");
         let indent = "  ".repeat(depth);
         match &node.metadata {
-            NodeMetadata::Group(g) => println!("{indent}{name}  (group, zarr v{})", g.format.number()),
+            NodeMetadata::Group(g) => {
+                println!("{indent}{name}  (group, zarr v{})", g.format.number())
+            }
             NodeMetadata::Array(a) => println!(
                 "{indent}{name}  {:?} {}  chunks {:?}  [{}]  (zarr v{})",
                 a.shape,
@@ -111,7 +131,12 @@ fn raw_document(store: &dyn Store, node: &Node) -> Value {
     };
     files
         .iter()
-        .filter_map(|f| store.get(&neurochunk_store::join_key(&node.path, f)).ok().flatten())
+        .filter_map(|f| {
+            store
+                .get(&neurochunk_store::join_key(&node.path, f))
+                .ok()
+                .flatten()
+        })
         .filter_map(|bytes| neurochunk_dtype::json::parse_lenient(&bytes).ok())
         .next()
         .unwrap_or(Value::Null)
@@ -119,7 +144,8 @@ fn raw_document(store: &dyn Store, node: &Node) -> Value {
 
 pub(crate) fn info(args: InfoArgs) -> CmdResult {
     let store = open_store(&args.path)?;
-    let node = open_node(store.as_ref(), "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let node = open_node(store.as_ref(), "")
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let attributes = match &node.metadata {
         NodeMetadata::Array(a) => a.attributes.clone(),
         NodeMetadata::Group(g) => g.attributes.clone(),
@@ -131,7 +157,10 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
         if let NodeMetadata::Array(meta) = &node.metadata {
             out.insert(
                 "fill_value".into(),
-                neurochunk_dtype::v3::fill_value_to_v3_json(&meta.effective_fill(), &meta.data_type),
+                neurochunk_dtype::v3::fill_value_to_v3_json(
+                    &meta.effective_fill(),
+                    &meta.data_type,
+                ),
             );
         }
         println!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
@@ -145,7 +174,10 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
             println!("shape:       {:?}", a.shape);
             println!("chunks:      {:?}", a.chunk_shape);
             println!("data type:   {}", a.data_type_name());
-            println!("fill value:  {}", neurochunk_dtype::v3::fill_value_to_v3_json(&a.effective_fill(), &a.data_type));
+            println!(
+                "fill value:  {}",
+                neurochunk_dtype::v3::fill_value_to_v3_json(&a.effective_fill(), &a.data_type)
+            );
             println!("codecs:      {}", codec_names(a));
             if let Some(names) = &a.dimension_names {
                 println!("dimensions:  {names:?}");
@@ -153,6 +185,9 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
         }
         NodeMetadata::Group(_) => println!("node type:   group"),
     }
-    println!("attributes:  {}", serde_json::to_string_pretty(&Value::Object(attributes))?);
+    println!(
+        "attributes:  {}",
+        serde_json::to_string_pretty(&Value::Object(attributes))?
+    );
     Ok(())
 }

@@ -88,8 +88,12 @@ pub trait BytesToBytesCodec: Send + Sync + Debug {
     fn encode(&self, input: &[u8], out: &mut Vec<u8>) -> CodecResult<()>;
     /// Decode `input`, replacing the contents of `out`. `decoded_size` is the expected size
     /// when known (a hint for preallocation, and a check).
-    fn decode(&self, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>)
-        -> CodecResult<()>;
+    fn decode(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        decoded_size: Option<usize>,
+    ) -> CodecResult<()>;
     /// Encoded size as a function of the decoded size, when fixed (e.g. checksums).
     fn fixed_encoded_size(&self, _decoded_size: usize) -> Option<usize> {
         None

@@ -7,7 +7,38 @@
 //!
 //! This crate knows element types (from `neurochunk-dtype`) but nothing about stores, keys or
 //! array metadata documents beyond the codec JSON itself.
+//!
+//! * [`CodecChain`] — a chunk's pipeline, from/to Zarr v3 and v2 JSON, encode/decode.
+//! * [`ShardingCodec`] — `sharding_indexed`, with the index helpers partial reads need.
+//! * [`CodecRegistry`] — codec names and ids → constructors; extensible at run time.
+//! * [`codecs`] — the built-in codecs; [`subset`] — N-d block copies and fill helpers.
 
 mod api;
+mod chain;
+pub mod codecs;
+mod numeric;
+mod registry;
+mod sharding;
+pub mod subset;
+mod util;
 
 pub use api::*;
+pub use chain::{parse_compressor_spec, CodecChain, V2Codecs};
+pub use codecs::blosc::{BloscCodec, BloscCompressor, BloscShuffle};
+pub use codecs::bytes::BytesCodec;
+pub use codecs::bz2::Bz2Codec;
+pub use codecs::checksum::{ChecksumCodec, ChecksumKind, Crc32cCodec, Location};
+pub use codecs::deflate::{GzipCodec, ZlibCodec};
+pub use codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
+pub use codecs::json2::Json2Codec;
+pub use codecs::lz4::Lz4Codec;
+pub use codecs::n5_lz4::N5Lz4Codec;
+pub use codecs::shuffle::ShuffleCodec;
+pub use codecs::transpose::TransposeCodec;
+pub use codecs::vlen::{VlenBytesCodec, VlenCodec, VlenUtf8Codec};
+pub use codecs::xz::{LzmaCodec, LzmaFormat};
+pub use codecs::zstd::ZstdCodec;
+pub use registry::{
+    register_v2_codec, register_v3_codec, AnyCodec, CodecConstructor, CodecRegistry,
+};
+pub use sharding::{IndexLocation, ShardingCodec};

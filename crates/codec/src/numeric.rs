@@ -108,7 +108,10 @@ impl TypeStr {
             ("float64", NumType::F64),
         ];
         if let Some((_, n)) = names.iter().find(|(name, _)| *name == s) {
-            return Some(TypeStr { num: *n, big: false });
+            return Some(TypeStr {
+                num: *n,
+                big: false,
+            });
         }
         let mut chars = s.chars();
         let first = chars.next()?;
@@ -121,7 +124,10 @@ impl TypeStr {
         let kind = rc.next()?;
         let size: usize = rc.as_str().parse().ok()?;
         let num = NumType::from_kind(kind, size)?;
-        Some(TypeStr { num, big: big && num.size() > 1 })
+        Some(TypeStr {
+            num,
+            big: big && num.size() > 1,
+        })
     }
 
     /// The type string as NumPy's `dtype.str` spells it.
@@ -134,25 +140,6 @@ impl TypeStr {
             '<'
         };
         format!("{order}{}{}", self.num.kind_char(), self.num.size())
-    }
-
-    /// The numeric type of an element type, if it has one.
-    pub(crate) fn of_data_type(dt: &DataType) -> Option<NumType> {
-        use NumType::*;
-        Some(match dt {
-            DataType::Int8 => I8,
-            DataType::Int16 => I16,
-            DataType::Int32 => I32,
-            DataType::Int64 => I64,
-            DataType::UInt8 => U8,
-            DataType::UInt16 => U16,
-            DataType::UInt32 => U32,
-            DataType::UInt64 => U64,
-            DataType::Float16 => F16,
-            DataType::Float32 => F32,
-            DataType::Float64 => F64,
-            _ => return None,
-        })
     }
 }
 

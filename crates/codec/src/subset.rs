@@ -34,7 +34,10 @@ fn for_each_run(
 ) {
     let nd = region.len();
     assert!(
-        src_shape.len() == nd && src_start.len() == nd && dst_shape.len() == nd && dst_start.len() == nd,
+        src_shape.len() == nd
+            && src_start.len() == nd
+            && dst_shape.len() == nd
+            && dst_start.len() == nd,
         "copy_region: rank mismatch"
     );
     for d in 0..nd {
@@ -101,11 +104,25 @@ pub fn copy_region(
     region_shape: &[usize],
     elem_size: usize,
 ) {
-    assert!(src.len() >= src_shape.iter().product::<usize>() * elem_size, "copy_region: source too short");
-    assert!(dst.len() >= dst_shape.iter().product::<usize>() * elem_size, "copy_region: destination too short");
-    for_each_run(src_shape, src_start, dst_shape, dst_start, region_shape, elem_size, |s, d, n| {
-        dst[d..d + n].copy_from_slice(&src[s..s + n]);
-    });
+    assert!(
+        src.len() >= src_shape.iter().product::<usize>() * elem_size,
+        "copy_region: source too short"
+    );
+    assert!(
+        dst.len() >= dst_shape.iter().product::<usize>() * elem_size,
+        "copy_region: destination too short"
+    );
+    for_each_run(
+        src_shape,
+        src_start,
+        dst_shape,
+        dst_start,
+        region_shape,
+        elem_size,
+        |s, d, n| {
+            dst[d..d + n].copy_from_slice(&src[s..s + n]);
+        },
+    );
 }
 
 /// A raw destination shared by tasks that write disjoint regions of one buffer.
@@ -122,7 +139,10 @@ unsafe impl Sync for SharedDst {}
 
 impl SharedDst {
     pub(crate) fn new(buf: &mut [u8]) -> Self {
-        SharedDst { ptr: buf.as_mut_ptr(), len: buf.len() }
+        SharedDst {
+            ptr: buf.as_mut_ptr(),
+            len: buf.len(),
+        }
     }
 
     /// [`copy_region`] into the shared buffer.
@@ -143,12 +163,20 @@ impl SharedDst {
     ) {
         assert!(src.len() >= src_shape.iter().product::<usize>() * elem_size);
         assert!(self.len >= dst_shape.iter().product::<usize>() * elem_size);
-        for_each_run(src_shape, src_start, dst_shape, dst_start, region_shape, elem_size, |s, d, n| {
-            let chunk = &src[s..s + n];
-            assert!(d + n <= self.len);
-            // SAFETY: in bounds (checked above); disjointness is the caller's contract.
-            unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.ptr.add(d), n) };
-        });
+        for_each_run(
+            src_shape,
+            src_start,
+            dst_shape,
+            dst_start,
+            region_shape,
+            elem_size,
+            |s, d, n| {
+                let chunk = &src[s..s + n];
+                assert!(d + n <= self.len);
+                // SAFETY: in bounds (checked above); disjointness is the caller's contract.
+                unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.ptr.add(d), n) };
+            },
+        );
     }
 }
 
@@ -181,22 +209,46 @@ pub fn extract_region(
                 return ArrayBytes::Fixed(data.clone());
             }
             let mut out = vec![0u8; n * elem_size];
-            copy_region(data, src_shape, start, &mut out, region_shape, &zeros, region_shape, elem_size);
+            copy_region(
+                data,
+                src_shape,
+                start,
+                &mut out,
+                region_shape,
+                &zeros,
+                region_shape,
+                elem_size,
+            );
             ArrayBytes::Fixed(out)
         }
         ArrayBytes::Variable { data, offsets } => {
-            assert_eq!(offsets.len(), src_shape.iter().product::<usize>() + 1, "extract_region: offsets length");
+            assert_eq!(
+                offsets.len(),
+                src_shape.iter().product::<usize>() + 1,
+                "extract_region: offsets length"
+            );
             let mut out_offsets = Vec::with_capacity(n + 1);
             out_offsets.push(0);
             let mut out_data = Vec::new();
-            for_each_run(src_shape, start, region_shape, &zeros, region_shape, 1, |s, _, len| {
-                let base = offsets[s];
-                let end = offsets[s + len];
-                let shift = out_data.len();
-                out_data.extend_from_slice(&data[base..end]);
-                out_offsets.extend(offsets[s + 1..=s + len].iter().map(|o| o - base + shift));
-            });
-            ArrayBytes::Variable { data: out_data, offsets: out_offsets }
+            for_each_run(
+                src_shape,
+                start,
+                region_shape,
+                &zeros,
+                region_shape,
+                1,
+                |s, _, len| {
+                    let base = offsets[s];
+                    let end = offsets[s + len];
+                    let shift = out_data.len();
+                    out_data.extend_from_slice(&data[base..end]);
+                    out_offsets.extend(offsets[s + 1..=s + len].iter().map(|o| o - base + shift));
+                },
+            );
+            ArrayBytes::Variable {
+                data: out_data,
+                offsets: out_offsets,
+            }
         }
     }
 }
@@ -218,16 +270,47 @@ pub fn insert_region(
     let zeros = vec![0; region_shape.len()];
     match (dst, src) {
         (ArrayBytes::Fixed(d), ArrayBytes::Fixed(s)) => {
-            copy_region(s, region_shape, &zeros, d, dst_shape, dst_start, region_shape, elem_size);
+            copy_region(
+                s,
+                region_shape,
+                &zeros,
+                d,
+                dst_shape,
+                dst_start,
+                region_shape,
+                elem_size,
+            );
         }
-        (ArrayBytes::Variable { data: dd, offsets: doff }, ArrayBytes::Variable { data: sd, offsets: soff }) => {
+        (
+            ArrayBytes::Variable {
+                data: dd,
+                offsets: doff,
+            },
+            ArrayBytes::Variable {
+                data: sd,
+                offsets: soff,
+            },
+        ) => {
             let total: usize = dst_shape.iter().product();
-            assert_eq!(doff.len(), total + 1, "insert_region: destination offsets length");
-            assert_eq!(soff.len(), region_shape.iter().product::<usize>() + 1, "insert_region: source offsets length");
+            assert_eq!(
+                doff.len(),
+                total + 1,
+                "insert_region: destination offsets length"
+            );
+            assert_eq!(
+                soff.len(),
+                region_shape.iter().product::<usize>() + 1,
+                "insert_region: source offsets length"
+            );
             let mut data = Vec::with_capacity(dd.len() + sd.len());
             let mut offsets = Vec::with_capacity(total + 1);
             offsets.push(0);
-            let push = |data: &mut Vec<u8>, offsets: &mut Vec<usize>, bytes: &[u8], off: &[usize], from: usize, to: usize| {
+            let push = |data: &mut Vec<u8>,
+                        offsets: &mut Vec<usize>,
+                        bytes: &[u8],
+                        off: &[usize],
+                        from: usize,
+                        to: usize| {
                 if from == to {
                     return;
                 }
@@ -237,11 +320,19 @@ pub fn insert_region(
                 offsets.extend(off[from + 1..=to].iter().map(|o| o - base + shift));
             };
             let mut cursor = 0;
-            for_each_run(region_shape, &zeros, dst_shape, dst_start, region_shape, 1, |s, d, len| {
-                push(&mut data, &mut offsets, dd, doff, cursor, d);
-                push(&mut data, &mut offsets, sd, soff, s, s + len);
-                cursor = d + len;
-            });
+            for_each_run(
+                region_shape,
+                &zeros,
+                dst_shape,
+                dst_start,
+                region_shape,
+                1,
+                |s, d, len| {
+                    push(&mut data, &mut offsets, dd, doff, cursor, d);
+                    push(&mut data, &mut offsets, sd, soff, s, s + len);
+                    cursor = d + len;
+                },
+            );
             push(&mut data, &mut offsets, dd, doff, cursor, total);
             *dd = data;
             *doff = offsets;
@@ -274,8 +365,7 @@ pub fn fill_buffer(fill: &[u8], n: usize) -> ArrayBytes {
     if fill.len() == 1 {
         return ArrayBytes::Fixed(vec![fill[0]; len]);
     }
-    let mut out = Vec::with_capacity(len);
-    out.resize(len, 0);
+    let mut out = vec![0u8; len];
     fill_pattern(&mut out, fill);
     ArrayBytes::Fixed(out)
 }
@@ -298,11 +388,12 @@ pub fn fill_for_repr(repr: &ChunkRepr) -> ArrayBytes {
 }
 
 /// True if every element equals `fill` byte for byte (so a NaN fill matches the same NaN).
+/// For fixed-size buffers `fill` is one element; an empty `fill` matches only an empty buffer.
 pub fn is_all_fill(data: &ArrayBytes, fill: &[u8]) -> bool {
     match data {
         ArrayBytes::Fixed(bytes) => {
             if fill.is_empty() {
-                return true;
+                return bytes.is_empty();
             }
             if bytes.len() % fill.len() != 0 {
                 return false;
@@ -321,9 +412,9 @@ pub fn is_all_fill(data: &ArrayBytes, fill: &[u8]) -> bool {
             let rest = chunks.remainder();
             rest == &block[..rest.len()]
         }
-        ArrayBytes::Variable { data, offsets } => {
-            offsets.windows(2).all(|w| w[1] >= w[0] && data.get(w[0]..w[1]) == Some(fill))
-        }
+        ArrayBytes::Variable { data, offsets } => offsets
+            .windows(2)
+            .all(|w| w[1] >= w[0] && data.get(w[0]..w[1]) == Some(fill)),
     }
 }
 
@@ -414,7 +505,8 @@ fn permute_typed<const N: usize>(src: &[u8], dst: &mut [u8], axes: &[(usize, usi
             let s = &src[s_el * N..s_el * N + N];
             dst[d_el * N..d_el * N + N].copy_from_slice(s);
         } else {
-            dst[d_el * elem..d_el * elem + elem].copy_from_slice(&src[s_el * elem..s_el * elem + elem]);
+            dst[d_el * elem..d_el * elem + elem]
+                .copy_from_slice(&src[s_el * elem..s_el * elem + elem]);
         }
     };
     let (l_ext, l_str) = axes[na - 1];
@@ -422,7 +514,8 @@ fn permute_typed<const N: usize>(src: &[u8], dst: &mut [u8], axes: &[(usize, usi
         // Innermost output axis is contiguous in the input: copy runs.
         let run = l_ext * elem;
         odometer(&axes[..na - 1], &out_stride[..na - 1], |s_el, d_el| {
-            dst[d_el * elem..d_el * elem + run].copy_from_slice(&src[s_el * elem..s_el * elem + run]);
+            dst[d_el * elem..d_el * elem + run]
+                .copy_from_slice(&src[s_el * elem..s_el * elem + run]);
         });
         return;
     }
@@ -486,7 +579,12 @@ fn odometer(axes: &[(usize, usize)], out_stride: &[usize], mut f: impl FnMut(usi
 }
 
 /// Permute a variable-length buffer's elements (see [`permute`]).
-pub fn permute_variable(data: &[u8], offsets: &[usize], shape: &[usize], order: &[usize]) -> ArrayBytes {
+pub fn permute_variable(
+    data: &[u8],
+    offsets: &[usize],
+    shape: &[usize],
+    order: &[usize],
+) -> ArrayBytes {
     let n: usize = shape.iter().product();
     assert_eq!(offsets.len(), n + 1, "permute_variable: offsets length");
     let iota: Vec<u8> = (0..n as u64).flat_map(|i| i.to_le_bytes()).collect();
@@ -502,5 +600,8 @@ pub fn permute_variable(data: &[u8], offsets: &[usize], shape: &[usize], order: 
         out_data.extend_from_slice(&data[offsets[i]..offsets[i + 1]]);
         out_offsets.push(out_data.len());
     }
-    ArrayBytes::Variable { data: out_data, offsets: out_offsets }
+    ArrayBytes::Variable {
+        data: out_data,
+        offsets: out_offsets,
+    }
 }

@@ -10,23 +10,38 @@ use crate::{CodecError, CodecResult};
 pub(crate) const MAX_UNKNOWN_DECODED: usize = 1 << 34;
 
 pub(crate) fn corrupt(codec: &str, message: impl Into<String>) -> CodecError {
-    CodecError::Corrupt { codec: codec.to_string(), message: message.into() }
+    CodecError::Corrupt {
+        codec: codec.to_string(),
+        message: message.into(),
+    }
 }
 
 pub(crate) fn config_err(codec: &str, message: impl Into<String>) -> CodecError {
-    CodecError::Config { codec: codec.to_string(), message: message.into() }
+    CodecError::Config {
+        codec: codec.to_string(),
+        message: message.into(),
+    }
 }
 
 pub(crate) fn unsupported(codec: &str, message: impl Into<String>) -> CodecError {
-    CodecError::Unsupported { codec: codec.to_string(), message: message.into() }
+    CodecError::Unsupported {
+        codec: codec.to_string(),
+        message: message.into(),
+    }
 }
 
 /// The members of a codec configuration; `null` / missing counts as empty.
-pub(crate) fn config_map<'a>(codec: &str, config: &'a Value) -> CodecResult<Option<&'a Map<String, Value>>> {
+pub(crate) fn config_map<'a>(
+    codec: &str,
+    config: &'a Value,
+) -> CodecResult<Option<&'a Map<String, Value>>> {
     match config {
         Value::Null => Ok(None),
         Value::Object(m) => Ok(Some(m)),
-        other => Err(config_err(codec, format!("configuration must be an object, found {other}"))),
+        other => Err(config_err(
+            codec,
+            format!("configuration must be an object, found {other}"),
+        )),
     }
 }
 
@@ -38,7 +53,10 @@ pub(crate) struct Conf<'a> {
 
 impl<'a> Conf<'a> {
     pub(crate) fn new(codec: &'a str, config: &'a Value) -> CodecResult<Self> {
-        Ok(Conf { codec, map: config_map(codec, config)? })
+        Ok(Conf {
+            codec,
+            map: config_map(codec, config)?,
+        })
     }
 
     /// The value of `key`, treating JSON `null` as absent.
@@ -58,7 +76,10 @@ impl<'a> Conf<'a> {
                 None => match v.as_f64() {
                     // Python writers may emit integral floats (e.g. `5.0`).
                     Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(Some(f as i64)),
-                    _ => Err(config_err(self.codec, format!("'{key}' must be an integer, found {v}"))),
+                    _ => Err(config_err(
+                        self.codec,
+                        format!("'{key}' must be an integer, found {v}"),
+                    )),
                 },
             },
         }
@@ -66,9 +87,10 @@ impl<'a> Conf<'a> {
 
     pub(crate) fn i64_in(&self, key: &str, lo: i64, hi: i64) -> CodecResult<Option<i64>> {
         match self.i64(key)? {
-            Some(v) if v < lo || v > hi => {
-                Err(config_err(self.codec, format!("'{key}' must be between {lo} and {hi}, found {v}")))
-            }
+            Some(v) if v < lo || v > hi => Err(config_err(
+                self.codec,
+                format!("'{key}' must be between {lo} and {hi}, found {v}"),
+            )),
             other => Ok(other),
         }
     }
@@ -76,9 +98,12 @@ impl<'a> Conf<'a> {
     pub(crate) fn usize(&self, key: &str) -> CodecResult<Option<usize>> {
         match self.i64(key)? {
             None => Ok(None),
-            Some(v) => usize::try_from(v)
-                .map(Some)
-                .map_err(|_| config_err(self.codec, format!("'{key}' must be a non-negative integer, found {v}"))),
+            Some(v) => usize::try_from(v).map(Some).map_err(|_| {
+                config_err(
+                    self.codec,
+                    format!("'{key}' must be a non-negative integer, found {v}"),
+                )
+            }),
         }
     }
 
@@ -90,9 +115,15 @@ impl<'a> Conf<'a> {
                 "NaN" => Ok(Some(f64::NAN)),
                 "Infinity" => Ok(Some(f64::INFINITY)),
                 "-Infinity" => Ok(Some(f64::NEG_INFINITY)),
-                _ => Err(config_err(self.codec, format!("'{key}' must be a number, found \"{s}\""))),
+                _ => Err(config_err(
+                    self.codec,
+                    format!("'{key}' must be a number, found \"{s}\""),
+                )),
             },
-            Some(v) => Err(config_err(self.codec, format!("'{key}' must be a number, found {v}"))),
+            Some(v) => Err(config_err(
+                self.codec,
+                format!("'{key}' must be a number, found {v}"),
+            )),
         }
     }
 
@@ -100,7 +131,10 @@ impl<'a> Conf<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => Err(config_err(self.codec, format!("'{key}' must be true or false, found {v}"))),
+            Some(v) => Err(config_err(
+                self.codec,
+                format!("'{key}' must be true or false, found {v}"),
+            )),
         }
     }
 
@@ -108,7 +142,10 @@ impl<'a> Conf<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(v) => Err(config_err(self.codec, format!("'{key}' must be a string, found {v}"))),
+            Some(v) => Err(config_err(
+                self.codec,
+                format!("'{key}' must be a string, found {v}"),
+            )),
         }
     }
 
@@ -149,9 +186,10 @@ pub(crate) fn v2_json(id: &str, config: Map<String, Value>) -> Value {
 /// Check a decoded length against the caller's expectation.
 pub(crate) fn check_size(codec: &str, actual: usize, expected: Option<usize>) -> CodecResult<()> {
     match expected {
-        Some(e) if e != actual => {
-            Err(corrupt(codec, format!("decoded to {actual} bytes, expected {e}")))
-        }
+        Some(e) if e != actual => Err(corrupt(
+            codec,
+            format!("decoded to {actual} bytes, expected {e}"),
+        )),
         _ => Ok(()),
     }
 }
@@ -159,10 +197,18 @@ pub(crate) fn check_size(codec: &str, actual: usize, expected: Option<usize>) ->
 /// Check a size declared inside an encoded stream before allocating for it: it must equal the
 /// expected size when known, and stay below `bound` (what the format can produce from the
 /// input) otherwise.
-pub(crate) fn check_declared(codec: &str, declared: u64, expected: Option<usize>, bound: u64) -> CodecResult<usize> {
+pub(crate) fn check_declared(
+    codec: &str,
+    declared: u64,
+    expected: Option<usize>,
+    bound: u64,
+) -> CodecResult<usize> {
     if let Some(e) = expected {
         if declared != e as u64 {
-            return Err(corrupt(codec, format!("stream declares {declared} decoded bytes, expected {e}")));
+            return Err(corrupt(
+                codec,
+                format!("stream declares {declared} decoded bytes, expected {e}"),
+            ));
         }
         return Ok(e);
     }
@@ -173,12 +219,6 @@ pub(crate) fn check_declared(codec: &str, declared: u64, expected: Option<usize>
         ));
     }
     usize::try_from(declared).map_err(|_| corrupt(codec, "declared size does not fit in memory"))
-}
-
-/// Replace the contents of `out` with `data`.
-pub(crate) fn set_output(out: &mut Vec<u8>, data: &[u8]) {
-    out.clear();
-    out.extend_from_slice(data);
 }
 
 /// Ensure `out` can hold `additional` more bytes without reallocating more than needed.

@@ -81,7 +81,7 @@ pub(crate) fn fill_to_json(bytes: &[u8], data_type: &DataType, flavor: Flavor) -
             data_type.swap_endian_in_place(&mut value, Endian::Little);
             Value::String(base64_encode(&value))
         }
-        DataType::Custom(custom) => custom.0.fill_to_json(bytes),
+        DataType::Custom(custom) => custom.0.fill_to_json(&exactly(bytes, custom.0.size())),
     }
 }
 

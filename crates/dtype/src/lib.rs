@@ -8,6 +8,12 @@
 //!
 //! It knows nothing about chunks, codecs or storage.
 //!
+//! Modules: [`v2`] (`.zarray` `dtype` and `fill_value`), [`v3`] (`zarr.json` `data_type` and
+//! `fill_value`, plus [`DataType::from_v3_json`] / [`DataType::to_v3_json`]), [`registry`]
+//! (name resolution and custom types), [`json`] (lenient parsing, Python-identical writing),
+//! [`npy`] (NumPy `.npy` files). Errors are [`DtypeError`]s that say what was found and what
+//! was expected.
+//!
 //! In-memory layout: every fixed-size element is stored packed and **little-endian**
 //! (the layout of the platforms we build for); endianness on disk is the business of the
 //! `bytes` codec, which calls [`DataType::swap_endian_in_place`]. Variable-length strings and

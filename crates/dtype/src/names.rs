@@ -99,9 +99,10 @@ impl DataType {
 }
 
 /// A short name: the Zarr v3 name for core types (`uint16`, `r64`), `S12` / `U3` for fixed-width
-/// text, `string` / `bytes`, `datetime64[10s]`, a custom type's name. Every non-structured
-/// type's name resolves back to it through [`crate::DataTypeRegistry::resolve`]. Structured
-/// types print as `struct{a: int16, c: float32[2]}`.
+/// text, `string` / `bytes`, `datetime64[10s]`, a custom type's name. The name of every
+/// non-structured built-in type (and of every registered custom type) resolves back to it
+/// through [`crate::DataTypeRegistry::resolve`]. Structured types print as
+/// `struct{a: int16, c: float32[2]}`.
 impl fmt::Display for DataType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let simple = match self {

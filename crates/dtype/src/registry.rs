@@ -25,8 +25,22 @@ struct Registered {
     /// Names this entry answers to (compared case-insensitively); for a custom type, its own
     /// name comes first.
     names: Vec<String>,
-    /// What kind of entry this is, for messages.
-    kind: &'static str,
+    kind: EntryKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EntryKind {
+    CustomType,
+    Alias,
+}
+
+impl EntryKind {
+    fn describe(self) -> &'static str {
+        match self {
+            EntryKind::CustomType => "registered custom type",
+            EntryKind::Alias => "registered alias",
+        }
+    }
 }
 
 /// One way a name matched, for ambiguity messages.
@@ -69,7 +83,7 @@ impl DataTypeRegistry {
         self.entries.push(Registered {
             data_type: DataType::Custom(handle.clone()),
             names,
-            kind: "custom type",
+            kind: EntryKind::CustomType,
         });
         Ok(handle)
     }
@@ -79,7 +93,7 @@ impl DataTypeRegistry {
         self.entries.push(Registered {
             data_type,
             names: vec![alias.to_string()],
-            kind: "alias",
+            kind: EntryKind::Alias,
         });
     }
 
@@ -88,7 +102,7 @@ impl DataTypeRegistry {
         self.entries
             .iter()
             .filter_map(|entry| match &entry.data_type {
-                DataType::Custom(custom) if entry.kind == "custom type" => Some(custom),
+                DataType::Custom(custom) if entry.kind == EntryKind::CustomType => Some(custom),
                 _ => None,
             })
     }
@@ -118,7 +132,7 @@ impl DataTypeRegistry {
             if entry.names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
                 candidates.push(Candidate {
                     data_type: entry.data_type.clone(),
-                    how: format!("registered {}", entry.kind),
+                    how: entry.kind.describe().to_string(),
                 });
             }
         }

@@ -21,18 +21,27 @@ pub struct FsStore {
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> StoreError {
-    StoreError::Io { path: path.to_path_buf(), source }
+    StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 impl FsStore {
     /// A store rooted at `root` (created on the first write if missing).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        FsStore { root: root.into(), read_only: false }
+        FsStore {
+            root: root.into(),
+            read_only: false,
+        }
     }
 
     /// A store that refuses writes.
     pub fn read_only(root: impl Into<PathBuf>) -> Self {
-        FsStore { root: root.into(), read_only: true }
+        FsStore {
+            root: root.into(),
+            read_only: true,
+        }
     }
 
     /// The root directory.
@@ -49,7 +58,11 @@ impl FsStore {
     fn prefix_path(&self, prefix: &str) -> StoreResult<PathBuf> {
         validate_prefix(prefix)?;
         let trimmed = prefix.trim_end_matches('/');
-        Ok(if trimmed.is_empty() { self.root.clone() } else { self.root.join(trimmed) })
+        Ok(if trimmed.is_empty() {
+            self.root.clone()
+        } else {
+            self.root.join(trimmed)
+        })
     }
 
     fn check_writable(&self, key: &str) -> StoreResult<()> {
@@ -87,13 +100,16 @@ impl Store for FsStore {
         let size = file.metadata().map_err(|e| io_error(&path, e))?.len();
         let mut out = Vec::with_capacity(ranges.len());
         for range in ranges {
-            let (start, end) = range.resolve(size).ok_or_else(|| StoreError::RangeOutOfBounds {
-                key: key.to_string(),
-                range: range.to_string(),
-                size,
-            })?;
+            let (start, end) = range
+                .resolve(size)
+                .ok_or_else(|| StoreError::RangeOutOfBounds {
+                    key: key.to_string(),
+                    range: range.to_string(),
+                    size,
+                })?;
             let mut buf = vec![0u8; (end - start) as usize];
-            file.seek(SeekFrom::Start(start)).map_err(|e| io_error(&path, e))?;
+            file.seek(SeekFrom::Start(start))
+                .map_err(|e| io_error(&path, e))?;
             file.read_exact(&mut buf).map_err(|e| io_error(&path, e))?;
             out.push(buf);
         }
@@ -177,7 +193,9 @@ impl Store for FsStore {
         while let Some((dir, key_prefix)) = stack.pop() {
             let entries = match fs::read_dir(&dir) {
                 Ok(e) => e,
-                Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
+                Err(e)
+                    if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory =>
+                {
                     continue
                 }
                 Err(e) => return Err(io_error(&dir, e)),
@@ -190,7 +208,11 @@ impl Store for FsStore {
                 if is_temp_name(&name) {
                     continue;
                 }
-                let key = if key_prefix.is_empty() { name } else { format!("{key_prefix}/{name}") };
+                let key = if key_prefix.is_empty() {
+                    name
+                } else {
+                    format!("{key_prefix}/{name}")
+                };
                 let file_type = entry.file_type().map_err(|e| io_error(&entry.path(), e))?;
                 let is_dir = if file_type.is_symlink() {
                     entry.path().is_dir()

@@ -3,7 +3,10 @@
 use crate::{StoreError, StoreResult};
 
 fn invalid(key: &str, reason: &'static str) -> StoreError {
-    StoreError::InvalidKey { key: key.to_string(), reason }
+    StoreError::InvalidKey {
+        key: key.to_string(),
+        reason,
+    }
 }
 
 /// Check that `key` is a relative, normalised key that cannot escape the store root.
@@ -18,7 +21,11 @@ pub fn validate_key(key: &str) -> StoreResult<()> {
 pub fn validate_prefix(prefix: &str) -> StoreResult<()> {
     let trimmed = prefix.strip_suffix('/').unwrap_or(prefix);
     if trimmed.is_empty() {
-        return if prefix.is_empty() { Ok(()) } else { Err(invalid(prefix, "absolute path")) };
+        return if prefix.is_empty() {
+            Ok(())
+        } else {
+            Err(invalid(prefix, "absolute path"))
+        };
     }
     validate_segments(trimmed)
 }

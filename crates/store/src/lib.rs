@@ -32,7 +32,11 @@ pub enum StoreError {
         source: std::io::Error,
     },
     #[error("byte range {range} is past the end of '{key}' ({size} bytes)")]
-    RangeOutOfBounds { key: String, range: String, size: u64 },
+    RangeOutOfBounds {
+        key: String,
+        range: String,
+        size: u64,
+    },
     #[error("store is read-only: cannot write '{0}'")]
     ReadOnly(String),
 }
@@ -68,10 +72,16 @@ impl ByteRange {
 impl std::fmt::Display for ByteRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ByteRange::FromStart { offset, length: Some(len) } => {
+            ByteRange::FromStart {
+                offset,
+                length: Some(len),
+            } => {
                 write!(f, "{}..{}", offset, offset.saturating_add(*len))
             }
-            ByteRange::FromStart { offset, length: None } => write!(f, "{offset}.."),
+            ByteRange::FromStart {
+                offset,
+                length: None,
+            } => write!(f, "{offset}.."),
             ByteRange::Suffix { length } => write!(f, "last {length} bytes"),
         }
     }

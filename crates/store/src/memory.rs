@@ -44,11 +44,13 @@ impl Store for MemoryStore {
             .iter()
             .map(|range| {
                 let (start, end) =
-                    range.resolve(size).ok_or_else(|| StoreError::RangeOutOfBounds {
-                        key: key.to_string(),
-                        range: range.to_string(),
-                        size,
-                    })?;
+                    range
+                        .resolve(size)
+                        .ok_or_else(|| StoreError::RangeOutOfBounds {
+                            key: key.to_string(),
+                            range: range.to_string(),
+                            size,
+                        })?;
                 Ok(value[start as usize..end as usize].to_vec())
             })
             .collect::<StoreResult<Vec<_>>>()

@@ -8,7 +8,10 @@ fn exercise(store: &dyn Store) {
     store.set("a/c/d", b"x").unwrap();
     store.set("a-b/e", b"y").unwrap();
     store.set("z", b"").unwrap();
-    assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b"hello world"[..]));
+    assert_eq!(
+        store.get("a/b").unwrap().as_deref(),
+        Some(&b"hello world"[..])
+    );
     assert_eq!(store.size("a/b").unwrap(), Some(11));
     assert_eq!(store.size("a").unwrap(), None, "a directory is not a value");
 
@@ -16,22 +19,43 @@ fn exercise(store: &dyn Store) {
         .get_ranges(
             "a/b",
             &[
-                ByteRange::FromStart { offset: 6, length: Some(5) },
+                ByteRange::FromStart {
+                    offset: 6,
+                    length: Some(5),
+                },
                 ByteRange::Suffix { length: 3 },
-                ByteRange::FromStart { offset: 0, length: None },
+                ByteRange::FromStart {
+                    offset: 0,
+                    length: None,
+                },
             ],
         )
         .unwrap()
         .unwrap();
-    assert_eq!(parts, vec![b"world".to_vec(), b"rld".to_vec(), b"hello world".to_vec()]);
+    assert_eq!(
+        parts,
+        vec![b"world".to_vec(), b"rld".to_vec(), b"hello world".to_vec()]
+    );
     let err = store
-        .get_ranges("a/b", &[ByteRange::FromStart { offset: 8, length: Some(10) }])
+        .get_ranges(
+            "a/b",
+            &[ByteRange::FromStart {
+                offset: 8,
+                length: Some(10),
+            }],
+        )
         .unwrap_err();
     assert!(err.to_string().contains("past the end of 'a/b'"), "{err}");
 
-    assert_eq!(store.list_prefix("").unwrap(), vec!["a-b/e", "a/b", "a/c/d", "z"]);
+    assert_eq!(
+        store.list_prefix("").unwrap(),
+        vec!["a-b/e", "a/b", "a/c/d", "z"]
+    );
     assert_eq!(store.list_prefix("a/").unwrap(), vec!["a/b", "a/c/d"]);
-    assert_eq!(store.list_prefix("a").unwrap(), vec!["a-b/e", "a/b", "a/c/d"]);
+    assert_eq!(
+        store.list_prefix("a").unwrap(),
+        vec!["a-b/e", "a/b", "a/c/d"]
+    );
     let root = store.list_dir("").unwrap();
     assert_eq!(root.keys, vec!["z"]);
     assert_eq!(root.prefixes, vec!["a", "a-b"]);
@@ -47,7 +71,16 @@ fn exercise(store: &dyn Store) {
     store.delete_prefix("a/").unwrap();
     assert_eq!(store.list_prefix("").unwrap(), vec!["a-b/e", "z"]);
 
-    for bad in ["../x", "/etc/passwd", "a/../../b", "a//b", "./a", "a\\b", "", "C:/x"] {
+    for bad in [
+        "../x",
+        "/etc/passwd",
+        "a/../../b",
+        "a//b",
+        "./a",
+        "a\\b",
+        "",
+        "C:/x",
+    ] {
         let err = store.set(bad, b"no").unwrap_err();
         assert!(matches!(err, StoreError::InvalidKey { .. }), "{bad}: {err}");
         assert!(store.get(bad).is_err(), "{bad}");
@@ -121,5 +154,8 @@ fn concurrent_writers_never_tear_a_value() {
 fn read_only_store_refuses_writes() {
     let dir = tempfile::tempdir().unwrap();
     let store = FsStore::read_only(dir.path());
-    assert!(matches!(store.set("a", b"x").unwrap_err(), StoreError::ReadOnly(_)));
+    assert!(matches!(
+        store.set("a", b"x").unwrap_err(),
+        StoreError::ReadOnly(_)
+    ));
 }

@@ -17,7 +17,7 @@ use arrow::ipc::reader::{FileReader, StreamReader};
 use arrow::ipc::writer::FileWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
-use parquet::basic::Compression;
+pub use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use std::collections::{BTreeMap, HashMap};
@@ -100,16 +100,16 @@ pub type BatchIter = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
 
 fn sniff(path: &Path) -> Result<Format> {
     let mut f = File::open(path).map_err(|e| TableError::io(path, e))?;
-    let len = f
-        .metadata()
-        .map_err(|e| TableError::io(path, e))?
-        .len();
+    let len = f.metadata().map_err(|e| TableError::io(path, e))?.len();
     let mut head = [0u8; 8];
     let n = read_up_to(&mut f, &mut head).map_err(|e| TableError::io(path, e))?;
     let head = &head[..n];
     if head.starts_with(b"PAR1") {
         if len < 12 {
-            return Err(TableError::format(path, "truncated Parquet file (no footer)"));
+            return Err(TableError::format(
+                path,
+                "truncated Parquet file (no footer)",
+            ));
         }
         let mut tail = [0u8; 4];
         f.seek(SeekFrom::End(-4))
@@ -130,7 +130,10 @@ fn sniff(path: &Path) -> Result<Format> {
         return Ok(Format::ArrowStream);
     }
     if len == 0 {
-        return Err(TableError::format(path, "empty file: not an Arrow IPC or Parquet file"));
+        return Err(TableError::format(
+            path,
+            "empty file: not an Arrow IPC or Parquet file",
+        ));
     }
     Err(TableError::format(
         path,
@@ -163,8 +166,9 @@ fn open_file(path: &Path, notes: &mut Vec<SourceNote>) -> Result<DataFile> {
             (builder.schema().clone(), rows)
         }
         Format::ArrowIpc => {
-            let reader = FileReader::try_new_buffered(file, None)
-                .map_err(|e| TableError::format(path, format!("cannot read Arrow IPC file: {e}")))?;
+            let reader = FileReader::try_new_buffered(file, None).map_err(|e| {
+                TableError::format(path, format!("cannot read Arrow IPC file: {e}"))
+            })?;
             (reader.schema(), None)
         }
         Format::ArrowStream => {
@@ -260,7 +264,12 @@ fn is_data_file_name(name: &str) -> bool {
         .any(|e| lower.ends_with(e))
 }
 
-fn walk(root: &Path, dir: &Path, segs: &mut Vec<(String, String)>, out: &mut Vec<(PathBuf, Vec<(String, String)>)>) -> Result<()> {
+fn walk(
+    root: &Path,
+    dir: &Path,
+    segs: &mut Vec<(String, String)>,
+    out: &mut Vec<(PathBuf, Vec<(String, String)>)>,
+) -> Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| TableError::io(dir, e))?
         .collect::<std::result::Result<Vec<_>, _>>()
@@ -316,13 +325,21 @@ fn partition_field(name: &str, values: &[Option<String>], common: Option<&Schema
 }
 
 /// A constant column of `len` rows holding the partition `value`.
-fn partition_array(path: &Path, field: &Field, value: Option<&str>, len: usize) -> Result<ArrayRef> {
+fn partition_array(
+    path: &Path,
+    field: &Field,
+    value: Option<&str>,
+    len: usize,
+) -> Result<ArrayRef> {
     match value {
         None => {
             if !field.is_nullable() {
                 return Err(TableError::data(
                     path,
-                    format!("null Hive partition for non-nullable column {:?}", field.name()),
+                    format!(
+                        "null Hive partition for non-nullable column {:?}",
+                        field.name()
+                    ),
                 ));
             }
             Ok(new_null_array(field.data_type(), len))
@@ -428,7 +445,13 @@ impl TableSource {
             let mut f = open_file(p, &mut notes)?;
             f.partition = segs
                 .iter()
-                .map(|(_, v)| if v == HIVE_NULL { None } else { Some(v.clone()) })
+                .map(|(_, v)| {
+                    if v == HIVE_NULL {
+                        None
+                    } else {
+                        Some(v.clone())
+                    }
+                })
                 .collect();
             files.push(f);
         }
@@ -475,7 +498,8 @@ impl TableSource {
             .iter()
             .enumerate()
             .map(|(i, k)| {
-                let vals: Vec<Option<String>> = files.iter().map(|f| f.partition[i].clone()).collect();
+                let vals: Vec<Option<String>> =
+                    files.iter().map(|f| f.partition[i].clone()).collect();
                 Arc::new(partition_field(k, &vals, common.as_ref()))
             })
             .collect();
@@ -554,6 +578,11 @@ impl TableSource {
         &self.notes
     }
 
+    /// Row count when every file's footer states it (Parquet), without reading data.
+    pub fn known_rows(&self) -> Option<u64> {
+        self.files.iter().map(|f| f.rows).sum()
+    }
+
     /// Row count, read from Parquet footers when possible, else by scanning.
     pub fn num_rows(&self) -> Result<u64> {
         let mut total = 0u64;
@@ -572,7 +601,12 @@ impl TableSource {
 
     /// Streams all columns.
     pub fn batches(&self, batch_size: usize) -> Result<BatchIter> {
-        let names: Vec<String> = self.schema.fields().iter().map(|f| f.name().clone()).collect();
+        let names: Vec<String> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
         self.batches_projected(&names, batch_size)
     }
 
@@ -673,14 +707,26 @@ impl TableSource {
         let schema = if relaxed.iter().zip(out_schema.fields()).all(|(a, b)| a == b) {
             out_schema.clone()
         } else {
-            Arc::new(Schema::new_with_metadata(relaxed, out_schema.metadata().clone()))
+            Arc::new(Schema::new_with_metadata(
+                relaxed,
+                out_schema.metadata().clone(),
+            ))
         };
-        RecordBatch::try_new_with_options(schema, arrays, &RecordBatchOptions::new().with_row_count(Some(n)))
-            .map_err(|e| TableError::arrow(&file.path, e))
+        RecordBatch::try_new_with_options(
+            schema,
+            arrays,
+            &RecordBatchOptions::new().with_row_count(Some(n)),
+        )
+        .map_err(|e| TableError::arrow(&file.path, e))
     }
 
     /// Streams `columns` of one data file.
-    fn file_batches(&self, f: &DataFile, columns: &[String], batch_size: usize) -> Result<BatchIter> {
+    fn file_batches(
+        &self,
+        f: &DataFile,
+        columns: &[String],
+        batch_size: usize,
+    ) -> Result<BatchIter> {
         let path = f.path.clone();
         let indices: Vec<usize> = columns
             .iter()
@@ -698,25 +744,36 @@ impl TableSource {
                     .build()
                     .map_err(|e| TableError::arrow(&path, e))?;
                 Ok(Box::new(reader.map(move |r| {
-                    r.map_err(|e| TableError::format(&path, format!("cannot decode Parquet data: {e}")))
+                    r.map_err(|e| {
+                        TableError::format(&path, format!("cannot decode Parquet data: {e}"))
+                    })
                 })))
             }
             Format::ArrowIpc => {
-                let reader = FileReader::try_new(BufReader::new(file), Some(indices))
-                    .map_err(|e| TableError::format(&path, format!("cannot read Arrow IPC file: {e}")))?;
+                let reader =
+                    FileReader::try_new(BufReader::new(file), Some(indices)).map_err(|e| {
+                        TableError::format(&path, format!("cannot read Arrow IPC file: {e}"))
+                    })?;
                 Ok(Box::new(reader.map(move |r| {
-                    r.map_err(|e| TableError::format(&path, format!("cannot decode Arrow IPC data: {e}")))
+                    r.map_err(|e| {
+                        TableError::format(&path, format!("cannot decode Arrow IPC data: {e}"))
+                    })
                 })))
             }
             Format::ArrowStream => {
-                let reader = StreamReader::try_new(BufReader::new(file), Some(indices)).map_err(|e| {
-                    TableError::format(&path, format!("cannot read Arrow IPC stream: {e}"))
-                })?;
+                let reader =
+                    StreamReader::try_new(BufReader::new(file), Some(indices)).map_err(|e| {
+                        TableError::format(&path, format!("cannot read Arrow IPC stream: {e}"))
+                    })?;
                 Ok(Box::new(reader.map(move |r| {
-                    r.map_err(|e| TableError::format(&path, format!("cannot decode Arrow IPC data: {e}")))
+                    r.map_err(|e| {
+                        TableError::format(&path, format!("cannot decode Arrow IPC data: {e}"))
+                    })
                 })))
             }
-            Format::Hive => Err(TableError::Usage("nested Hive tables are not supported".into())),
+            Format::Hive => Err(TableError::Usage(
+                "nested Hive tables are not supported".into(),
+            )),
         }
     }
 }
@@ -821,6 +878,7 @@ enum Sink {
 /// into place by [`TableWriter::finish`]; dropping an unfinished writer removes it.
 pub struct TableWriter {
     target: PathBuf,
+    schema: SchemaRef,
     tmp: PathBuf,
     sink: Option<Sink>,
     rows: u64,
@@ -842,7 +900,10 @@ impl TableWriter {
             if !parent.is_dir() {
                 return Err(TableError::io(
                     parent,
-                    std::io::Error::new(std::io::ErrorKind::NotFound, "output directory does not exist"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "output directory does not exist",
+                    ),
                 ));
             }
         }
@@ -870,7 +931,13 @@ impl TableWriter {
                     ))
                 })?;
                 std::fs::create_dir(&tmp).map_err(|e| TableError::io(&tmp, e))?;
-                Sink::Hive(Box::new(HiveWriter::new(&tmp, &target, schema, &col, opts)?))
+                match HiveWriter::new(&tmp, &target, schema.clone(), &col, opts) {
+                    Ok(h) => Sink::Hive(Box::new(h)),
+                    Err(e) => {
+                        let _ = std::fs::remove_dir_all(&tmp);
+                        return Err(e);
+                    }
+                }
             }
             Format::ArrowStream => {
                 return Err(TableError::Usage(
@@ -880,6 +947,7 @@ impl TableWriter {
         };
         Ok(TableWriter {
             target,
+            schema,
             tmp,
             sink: Some(sink),
             rows: 0,
@@ -890,9 +958,32 @@ impl TableWriter {
     /// Appends a batch.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.rows += batch.num_rows() as u64;
+        let conformed;
+        let batch = if batch.schema() == self.schema {
+            batch
+        } else {
+            // Same columns, possibly different metadata or nullability flags:
+            // re-check against the writer's schema (nulls in a non-nullable field fail).
+            conformed = RecordBatch::try_new_with_options(
+                self.schema.clone(),
+                batch.columns().to_vec(),
+                &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+            )
+            .map_err(|e| {
+                TableError::data(
+                    &self.target,
+                    format!("batch does not fit the table schema: {e}"),
+                )
+            })?;
+            &conformed
+        };
         match self.sink.as_mut() {
-            Some(Sink::Ipc(w)) => w.write(batch).map_err(|e| TableError::arrow(&self.target, e)),
-            Some(Sink::Parquet(w)) => w.write(batch).map_err(|e| TableError::arrow(&self.target, e)),
+            Some(Sink::Ipc(w)) => w
+                .write(batch)
+                .map_err(|e| TableError::arrow(&self.target, e)),
+            Some(Sink::Parquet(w)) => w
+                .write(batch)
+                .map_err(|e| TableError::arrow(&self.target, e)),
             Some(Sink::Hive(h)) => h.write(batch),
             None => Err(TableError::Usage("writer already finished".into())),
         }
@@ -903,7 +994,9 @@ impl TableWriter {
         match self.sink.take() {
             Some(Sink::Ipc(mut w)) => {
                 w.finish().map_err(|e| TableError::arrow(&self.target, e))?;
-                let mut inner = w.into_inner().map_err(|e| TableError::arrow(&self.target, e))?;
+                let mut inner = w
+                    .into_inner()
+                    .map_err(|e| TableError::arrow(&self.target, e))?;
                 std::io::Write::flush(&mut inner).map_err(|e| TableError::io(&self.tmp, e))?;
             }
             Some(Sink::Parquet(w)) => {
@@ -914,7 +1007,10 @@ impl TableWriter {
         }
         if self.target.exists() {
             if !self.overwrite {
-                return Err(TableError::Usage(format!("{}: output exists", self.target.display())));
+                return Err(TableError::Usage(format!(
+                    "{}: output exists",
+                    self.target.display()
+                )));
             }
             let r = if self.target.is_dir() {
                 std::fs::remove_dir_all(&self.target)
@@ -964,13 +1060,22 @@ struct HiveWriter {
 }
 
 impl HiveWriter {
-    fn new(dir: &Path, target: &Path, schema: SchemaRef, col: &str, opts: &WriteOptions) -> Result<Self> {
+    fn new(
+        dir: &Path,
+        target: &Path,
+        schema: SchemaRef,
+        col: &str,
+        opts: &WriteOptions,
+    ) -> Result<Self> {
         let col_index = schema.index_of(col).map_err(|_| {
             TableError::Usage(format!("partition column {col:?} is not in the table"))
         })?;
         let dt = schema.field(col_index).data_type();
         let ok = dt.is_integer()
-            || matches!(dt, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+            || matches!(
+                dt,
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            )
             || matches!(dt, DataType::Dictionary(_, v) if matches!(**v, DataType::Utf8 | DataType::LargeUtf8));
         if !ok {
             return Err(TableError::Usage(format!(
@@ -1071,14 +1176,19 @@ impl HiveWriter {
                     .min_by_key(|(_, p)| p.last_use)
                     .map(|(k, _)| k.clone());
                 if let Some(old) = oldest.and_then(|k| self.open.remove_entry(&k)) {
-                    old.1.writer.close().map_err(|e| TableError::arrow(&self.target, e))?;
+                    old.1
+                        .writer
+                        .close()
+                        .map_err(|e| TableError::arrow(&self.target, e))?;
                 }
             }
             let seg = match &key {
                 Some(v) => percent_encode(v),
                 None => HIVE_NULL.to_string(),
             };
-            let sub = self.dir.join(format!("{}={}", percent_encode(&self.col_name), seg));
+            let sub = self
+                .dir
+                .join(format!("{}={}", percent_encode(&self.col_name), seg));
             std::fs::create_dir_all(&sub).map_err(|e| TableError::io(&sub, e))?;
             let n = self.part_counter.entry(key.clone()).or_insert(0);
             let name = match &self.opts.file_infix {
@@ -1114,13 +1224,19 @@ impl HiveWriter {
 
     fn finish(mut self) -> Result<()> {
         for (_, p) in self.open.drain() {
-            p.writer.close().map_err(|e| TableError::arrow(&self.target, e))?;
+            p.writer
+                .close()
+                .map_err(|e| TableError::arrow(&self.target, e))?;
         }
         // _common_metadata: the full logical schema, no rows.
         let p = self.dir.join("_common_metadata");
         let f = File::create(&p).map_err(|e| TableError::io(&p, e))?;
-        let w = ArrowWriter::try_new(f, self.schema.clone(), Some(parquet_props(&self.schema, &self.opts)))
-            .map_err(|e| TableError::arrow(&p, e))?;
+        let w = ArrowWriter::try_new(
+            f,
+            self.schema.clone(),
+            Some(parquet_props(&self.schema, &self.opts)),
+        )
+        .map_err(|e| TableError::arrow(&p, e))?;
         w.close().map_err(|e| TableError::arrow(&p, e))?;
         Ok(())
     }
@@ -1129,7 +1245,9 @@ impl HiveWriter {
 /// Reads a whole table into memory (small tables, tests).
 pub fn read_all(path: impl AsRef<Path>) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let src = TableSource::open(path)?;
-    let batches = src.batches(DEFAULT_BATCH_SIZE)?.collect::<Result<Vec<_>>>()?;
+    let batches = src
+        .batches(DEFAULT_BATCH_SIZE)?
+        .collect::<Result<Vec<_>>>()?;
     Ok((src.schema(), batches))
 }
 

@@ -281,8 +281,8 @@ mod tests {
     #[test]
     fn rejects() {
         for s in [
-            "", "latest", "one", "1.", ".1", "1..2", "1.0+", "1.0+a..b", "1.0x", "v", "1.0-",
-            "1!", "1.0 beta", "-1",
+            "", "latest", "one", "1.", ".1", "1..2", "1.0+", "1.0+a..b", "1.0x", "v", "1.0-", "1!",
+            "1.0 beta", "-1",
         ] {
             assert!(parse(s).is_err(), "{s:?} should be rejected");
         }

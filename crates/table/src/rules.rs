@@ -116,7 +116,11 @@ mod tests {
     #[test]
     fn ids_unique_and_found() {
         for (i, r) in RULES.iter().enumerate() {
-            assert!(RULES[i + 1..].iter().all(|o| o.id != r.id), "duplicate {}", r.id);
+            assert!(
+                RULES[i + 1..].iter().all(|o| o.id != r.id),
+                "duplicate {}",
+                r.id
+            );
         }
         assert_eq!(rule("skeleton-cycle").unwrap().check, 24);
         assert!(rule("nope").is_none());

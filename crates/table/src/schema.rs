@@ -138,14 +138,17 @@ impl TypeSpec {
         use DataType::*;
         let is_string = |d: &DataType| matches!(d, Utf8 | LargeUtf8 | Utf8View);
         match self {
-            TypeSpec::UInt64 => matches!(dt, Int64 | Int32 | Int16 | Int8 | UInt32 | UInt16 | UInt8),
-            TypeSpec::UInt32 => matches!(dt, UInt16 | UInt8 | UInt64 | Int64 | Int32 | Int16 | Int8),
+            TypeSpec::UInt64 => {
+                matches!(dt, Int64 | Int32 | Int16 | Int8 | UInt32 | UInt16 | UInt8)
+            }
+            TypeSpec::UInt32 => {
+                matches!(dt, UInt16 | UInt8 | UInt64 | Int64 | Int32 | Int16 | Int8)
+            }
             TypeSpec::Int64 => matches!(dt, Int32 | Int16 | Int8 | UInt32 | UInt16 | UInt8),
             TypeSpec::Float64 => matches!(dt, Float32 | Float16),
             TypeSpec::ListUInt64 => match dt {
                 List(f) | LargeList(f) => {
-                    f.data_type() == &UInt64
-                        || TypeSpec::UInt64.lenient_castable(f.data_type())
+                    f.data_type() == &UInt64 || TypeSpec::UInt64.lenient_castable(f.data_type())
                 }
                 _ => false,
             },
@@ -615,12 +618,7 @@ impl Registry {
                 prefix: SWC_EXT.into(),
                 applies_to: vec!["skeletons".into()],
                 fields: with_origin(
-                    vec![f(
-                        "net.clbarnes.swc:type_id",
-                        T::Int64,
-                        false,
-                        Required,
-                    )],
+                    vec![f("net.clbarnes.swc:type_id", T::Int64, false, Required)],
                     SWC_EXT,
                 ),
                 key_patterns: vec![
@@ -773,7 +771,10 @@ impl Registry {
     }
 
     /// Identifies a concrete schema from the columns present (most specific first).
-    pub fn from_columns<'a>(&self, columns: impl IntoIterator<Item = &'a str>) -> Option<&SchemaDef> {
+    pub fn from_columns<'a>(
+        &self,
+        columns: impl IntoIterator<Item = &'a str>,
+    ) -> Option<&SchemaDef> {
         let cols: Vec<&str> = columns.into_iter().collect();
         let has = |c: &String| cols.contains(&c.as_str());
         // Descendants before ancestors: sort concrete schemas by lineage depth.
@@ -781,7 +782,14 @@ impl Registry {
             .schemas
             .iter()
             .filter(|s| !s.is_abstract && !s.signature.is_empty())
-            .map(|s| (self.effective(&s.name).map(|e| e.lineage.len()).unwrap_or(0), s))
+            .map(|s| {
+                (
+                    self.effective(&s.name)
+                        .map(|e| e.lineage.len())
+                        .unwrap_or(0),
+                    s,
+                )
+            })
             .collect();
         candidates.sort_by(|a, b| b.0.cmp(&a.0));
         candidates
@@ -849,7 +857,10 @@ mod tests {
         assert!(c.meta("unit").is_none());
         assert!(!c.traits.fragment_metadata);
         let d = r.effective("dotprops").unwrap();
-        assert_eq!(d.meta("neighborhood_size").unwrap().presence, Presence::Required);
+        assert_eq!(
+            d.meta("neighborhood_size").unwrap().presence,
+            Presence::Required
+        );
         assert!(!d.field("colinearity").unwrap().nullable);
         let cn = r.effective("net.clbarnes.connectors").unwrap();
         assert!(cn.meta("unit").is_some() && cn.field("sample_id").is_none());
@@ -858,32 +869,51 @@ mod tests {
     #[test]
     fn identification() {
         let r = Registry::standard();
-        assert_eq!(r.from_file_name("brain.skeletons.parquet").unwrap().name, "skeletons");
-        assert_eq!(r.from_file_name("x.skeleton.parquet").unwrap().name, "skeletons");
-        assert_eq!(r.from_file_name("cns.connections.feather").unwrap().name, "connections");
+        assert_eq!(
+            r.from_file_name("brain.skeletons.parquet").unwrap().name,
+            "skeletons"
+        );
+        assert_eq!(
+            r.from_file_name("x.skeleton.parquet").unwrap().name,
+            "skeletons"
+        );
+        assert_eq!(
+            r.from_file_name("cns.connections.feather").unwrap().name,
+            "connections"
+        );
         assert!(r.from_file_name("brain.parquet").is_none());
-        assert_eq!(r.from_file_name("skeletons.parquet").unwrap().name, "skeletons");
+        assert_eq!(
+            r.from_file_name("skeletons.parquet").unwrap().name,
+            "skeletons"
+        );
         assert!(r.from_file_name("skeletons").is_none());
         let cols = ["sample_id", "fragment_id", "x", "y", "z", "parent_id"];
         assert_eq!(r.from_columns(cols).unwrap().name, "skeletons");
         let cols = ["sample_id", "fragment_id", "x", "y", "z"];
         assert_eq!(r.from_columns(cols).unwrap().name, "pointclouds");
-        assert_eq!(r.from_columns(["connection_id"]).unwrap().name, "connections");
+        assert_eq!(
+            r.from_columns(["connection_id"]).unwrap().name,
+            "connections"
+        );
         assert!(r.from_columns(["foo"]).is_none());
     }
 
     #[test]
     fn types() {
-        assert!(TypeSpec::ListUInt64.matches(&DataType::List(Arc::new(Field::new(
-            "element",
-            DataType::UInt64,
-            false
-        )))));
-        assert!(!TypeSpec::ListUInt64.matches(&DataType::List(Arc::new(Field::new(
-            "item",
-            DataType::Int64,
-            true
-        )))));
+        assert!(
+            TypeSpec::ListUInt64.matches(&DataType::List(Arc::new(Field::new(
+                "element",
+                DataType::UInt64,
+                false
+            ))))
+        );
+        assert!(
+            !TypeSpec::ListUInt64.matches(&DataType::List(Arc::new(Field::new(
+                "item",
+                DataType::Int64,
+                true
+            ))))
+        );
         assert!(TypeSpec::AttrMap.matches(&TypeSpec::AttrMap.data_type()));
         assert!(TypeSpec::UInt64.lenient_castable(&DataType::Int64));
         assert!(!TypeSpec::UInt64.lenient_castable(&DataType::Float64));

@@ -127,15 +127,16 @@ pub struct TreeInput<'a> {
 pub struct TreeProblems {
     /// `(fragment id, number of roots, up to 5 root rows)` for fragments with != 1 root.
     pub root_counts: Vec<(u64, u32, Vec<u32>)>,
-    /// Rows whose parent id exists nowhere.
-    pub missing_parent: Vec<u32>,
+    /// `(row, parent id)` where the parent id exists nowhere.
+    pub missing_parent: Vec<(u32, u64)>,
     /// Rows that are their own parent.
     pub self_parent: Vec<u32>,
     /// `(row, parent row)` where the parent is in another fragment.
     pub cross_fragment: Vec<(u32, u32)>,
     /// Cycles, each as up to 8 member rows plus the cycle length.
     pub cycles: Vec<(Vec<u32>, usize)>,
-    /// Total counts (the vectors above may be truncated).
+    /// Total counts, in the order above except roots: missing, self,
+    /// cross-fragment, bad root counts, cycles (the vectors may be truncated).
     pub counts: [usize; 5],
 }
 
@@ -179,63 +180,77 @@ impl Tree {
 
 const KEEP: usize = 50;
 
-/// Resolves parents and checks the forest; computes children and Strahler numbers.
-pub fn build_tree(input: &TreeInput<'_>, index: &IdIndex) -> (Tree, TreeProblems) {
-    let n = input.ids.len();
+/// Resolves parent ids to parent rows ([`ROOT`] for null, [`BROKEN`] for a
+/// missing or self parent) and records those problems. The id columns can be
+/// dropped afterwards, before [`build_forest`] allocates the tree.
+pub fn resolve_parents(
+    ids: &[u64],
+    parents: &[u64],
+    parent_valid: &[bool],
+    index: &IdIndex,
+) -> (Vec<u32>, TreeProblems) {
+    let n = ids.len();
     let mut pr = TreeProblems::default();
-    // 1. Resolve parent rows (parallel; lookups dominate).
+    // Lookups dominate: parallel.
     let parent_row: Vec<u32> = (0..n)
         .into_par_iter()
         .with_min_len(1 << 14)
         .map(|i| {
-            if !input.parent_valid[i] {
+            if !parent_valid[i] {
                 return ROOT;
             }
-            match index.get(input.ids, input.parents[i]) {
+            match index.get(ids, parents[i]) {
                 Some(r) if r as usize == i => BROKEN,
                 Some(r) => r,
                 None => BROKEN,
             }
         })
         .collect();
-    let mut parent_row = parent_row;
-    for i in 0..n {
-        if parent_row[i] == BROKEN {
-            let is_self = input.parents[i] == input.ids[i];
-            let slot = if is_self { 1 } else { 0 };
-            pr.counts[slot] += 1;
-            let v = if is_self {
-                &mut pr.self_parent
+    for (i, &p) in parent_row.iter().enumerate() {
+        if p == BROKEN {
+            if parents[i] == ids[i] {
+                pr.counts[1] += 1;
+                if pr.self_parent.len() < KEEP {
+                    pr.self_parent.push(i as u32);
+                }
             } else {
-                &mut pr.missing_parent
-            };
-            if v.len() < KEEP {
-                v.push(i as u32);
-            }
-        } else if parent_row[i] != ROOT {
-            let p = parent_row[i] as usize;
-            if input.fragments[p] != input.fragments[i] {
-                pr.counts[2] += 1;
-                if pr.cross_fragment.len() < KEEP {
-                    pr.cross_fragment.push((i as u32, p as u32));
+                pr.counts[0] += 1;
+                if pr.missing_parent.len() < KEEP {
+                    pr.missing_parent.push((i as u32, parents[i]));
                 }
             }
         }
     }
-    // 2. Roots per fragment.
-    let nf = input.fragment_ids.len();
+    (parent_row, pr)
+}
+
+/// Checks the forest given resolved parent rows: parents in the same fragment,
+/// one root per fragment, no cycles; computes children (CSR) and Strahler numbers.
+pub fn build_forest(
+    parent_row: Vec<u32>,
+    fragments: &[u32],
+    fragment_ids: &[u64],
+    mut pr: TreeProblems,
+) -> (Tree, TreeProblems) {
+    let n = parent_row.len();
+    // 1. Cross-fragment parents and roots per fragment.
+    let nf = fragment_ids.len();
     let mut roots = vec![0u32; nf];
-    let mut root_rows: Vec<Vec<u32>> = vec![Vec::new(); 0];
-    for i in 0..n {
-        if parent_row[i] == ROOT {
-            roots[input.fragments[i] as usize] += 1;
+    for (i, &p) in parent_row.iter().enumerate() {
+        if p == ROOT {
+            roots[fragments[i] as usize] += 1;
+        } else if (p as usize) < n && fragments[p as usize] != fragments[i] {
+            pr.counts[2] += 1;
+            if pr.cross_fragment.len() < KEEP {
+                pr.cross_fragment.push((i as u32, p));
+            }
         }
     }
     let bad: Vec<usize> = (0..nf).filter(|&f| roots[f] != 1).collect();
     if !bad.is_empty() {
-        root_rows.resize(nf, Vec::new());
+        let mut root_rows: Vec<Vec<u32>> = vec![Vec::new(); nf];
         for i in 0..n {
-            let f = input.fragments[i] as usize;
+            let f = fragments[i] as usize;
             if parent_row[i] == ROOT && roots[f] > 1 && root_rows[f].len() < 5 {
                 root_rows[f].push(i as u32);
             }
@@ -243,31 +258,31 @@ pub fn build_tree(input: &TreeInput<'_>, index: &IdIndex) -> (Tree, TreeProblems
         pr.counts[3] = bad.len();
         for f in bad.into_iter().take(KEEP) {
             pr.root_counts
-                .push((input.fragment_ids[f], roots[f], std::mem::take(&mut root_rows[f])));
+                .push((fragment_ids[f], roots[f], std::mem::take(&mut root_rows[f])));
         }
     }
-    // 3. Children (CSR).
+    drop(roots);
+    // 2. Children (CSR) without a scratch copy: count, inclusive prefix sum (end
+    //    pointers), then place rows in reverse so each group ends up ascending.
     let mut child_offsets = vec![0u32; n + 1];
     for &p in &parent_row {
         if (p as usize) < n {
-            child_offsets[p as usize + 1] += 1;
+            child_offsets[p as usize] += 1;
         }
     }
-    for i in 0..n {
-        child_offsets[i + 1] += child_offsets[i];
+    for v in 1..=n {
+        child_offsets[v] += child_offsets[v - 1];
     }
-    let mut fill = child_offsets.clone();
     let mut children = vec![0u32; child_offsets[n] as usize];
-    for (i, &p) in parent_row.iter().enumerate() {
-        if (p as usize) < n {
-            let slot = &mut fill[p as usize];
-            children[*slot as usize] = i as u32;
-            *slot += 1;
+    for i in (0..n).rev() {
+        let p = parent_row[i] as usize;
+        if p < n {
+            child_offsets[p] -= 1;
+            children[child_offsets[p] as usize] = i as u32;
         }
     }
-    drop(fill);
-    // 4. Breadth-first order from the roots; rows never reached are below a broken
-    //    link or on a cycle.
+    // 3. Breadth-first order from the roots; rows never reached are below a
+    //    broken link or on a cycle.
     let mut order: Vec<u32> = Vec::with_capacity(n);
     order.extend((0..n as u32).filter(|&i| parent_row[i as usize] == ROOT));
     let mut head = 0;
@@ -278,69 +293,29 @@ pub fn build_tree(input: &TreeInput<'_>, index: &IdIndex) -> (Tree, TreeProblems
         order.extend_from_slice(&children[a..b]);
     }
     if order.len() < n {
-        // Mark reached rows, then walk up from unreached ones to find cycles.
-        // state: 0 = unknown, 1 = on current walk, 2 = done.
-        let mut state = vec![0u8; n];
-        for &v in &order {
-            state[v as usize] = 2;
-        }
-        let mut walk: Vec<u32> = Vec::new();
-        for start in 0..n {
-            if state[start] != 0 {
-                continue;
-            }
-            walk.clear();
-            let mut v = start;
-            loop {
-                if state[v] == 2 {
-                    break;
-                }
-                if state[v] == 1 {
-                    // Cycle: members are the walk suffix from v.
-                    let pos = walk.iter().position(|&w| w as usize == v).unwrap_or(0);
-                    let len = walk.len() - pos;
-                    pr.counts[4] += 1;
-                    if pr.cycles.len() < KEEP {
-                        pr.cycles
-                            .push((walk[pos..].iter().take(8).copied().collect(), len));
-                    }
-                    break;
-                }
-                state[v] = 1;
-                walk.push(v as u32);
-                let p = parent_row[v];
-                if (p as usize) >= n {
-                    break;
-                }
-                v = p as usize;
-            }
-            for &w in &walk {
-                state[w as usize] = 2;
-            }
-        }
+        find_cycles(&parent_row, &order, &mut pr);
     }
-    // 5. Strahler, bottom-up over the BFS order.
+    // 4. Strahler, bottom-up over the BFS order. `strahler[v]` accumulates the
+    //    largest child value until v itself is processed; `ties` counts it.
     let mut strahler = vec![0u32; n];
-    let mut best = vec![0u32; n];
-    let mut best_count = vec![0u8; n];
+    let mut ties = vec![0u8; n];
     for &v in order.iter().rev() {
         let v = v as usize;
         let s = if child_offsets[v] == child_offsets[v + 1] {
             1
-        } else if best_count[v] >= 2 {
-            best[v] + 1
+        } else if ties[v] >= 2 {
+            strahler[v] + 1
         } else {
-            best[v]
+            strahler[v]
         };
         strahler[v] = s;
-        let p = parent_row[v];
-        if (p as usize) < n {
-            let p = p as usize;
-            if s > best[p] {
-                best[p] = s;
-                best_count[p] = 1;
-            } else if s == best[p] {
-                best_count[p] = best_count[p].saturating_add(1);
+        let p = parent_row[v] as usize;
+        if p < n {
+            if s > strahler[p] {
+                strahler[p] = s;
+                ties[p] = 1;
+            } else if s == strahler[p] {
+                ties[p] = ties[p].saturating_add(1);
             }
         }
     }
@@ -353,6 +328,56 @@ pub fn build_tree(input: &TreeInput<'_>, index: &IdIndex) -> (Tree, TreeProblems
         },
         pr,
     )
+}
+
+fn find_cycles(parent_row: &[u32], order: &[u32], pr: &mut TreeProblems) {
+    let n = parent_row.len();
+    // state: 0 = unknown, 1 = on the current walk, 2 = done.
+    let mut state = vec![0u8; n];
+    for &v in order {
+        state[v as usize] = 2;
+    }
+    let mut walk: Vec<u32> = Vec::new();
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        walk.clear();
+        let mut v = start;
+        loop {
+            if state[v] == 2 {
+                break;
+            }
+            if state[v] == 1 {
+                // The walk suffix from v is a cycle.
+                let pos = walk.iter().position(|&w| w as usize == v).unwrap_or(0);
+                let len = walk.len() - pos;
+                pr.counts[4] += 1;
+                if pr.cycles.len() < KEEP {
+                    pr.cycles
+                        .push((walk[pos..].iter().take(8).copied().collect(), len));
+                }
+                break;
+            }
+            state[v] = 1;
+            walk.push(v as u32);
+            let p = parent_row[v];
+            if (p as usize) >= n {
+                break;
+            }
+            v = p as usize;
+        }
+        for &w in &walk {
+            state[w as usize] = 2;
+        }
+    }
+}
+
+/// Resolves parents and builds the forest in one call (see [`resolve_parents`]
+/// and [`build_forest`] to free the id columns in between).
+pub fn build_tree(input: &TreeInput<'_>, index: &IdIndex) -> (Tree, TreeProblems) {
+    let (parent_row, pr) = resolve_parents(input.ids, input.parents, input.parent_valid, index);
+    build_forest(parent_row, input.fragments, input.fragment_ids, pr)
 }
 
 /// Maps fragment ids to small indices, with a cache for runs of equal ids.
@@ -458,7 +483,7 @@ mod tests {
         assert!(p.root_counts.is_empty() && p.cycles.is_empty());
         // I12 and I14: missing and self parents.
         let (_, p) = run(&[1, 2, 3], &[None, Some(99), Some(3)], &[1, 1, 1]);
-        assert_eq!(p.missing_parent, vec![1]);
+        assert_eq!(p.missing_parent, vec![(1, 99)]);
         assert_eq!(p.self_parent, vec![2]);
         // I10: two roots.
         let (_, p) = run(&[1, 2, 3], &[None, None, Some(1)], &[5, 5, 5]);
@@ -470,7 +495,14 @@ mod tests {
         let ids = [5u64, 3, 9, 3];
         let (idx, d) = IdIndex::build(&ids);
         assert!(matches!(idx, IdIndex::Dense { .. }));
-        assert_eq!(d, vec![Duplicate { id: 3, first: 1, second: 3 }]);
+        assert_eq!(
+            d,
+            vec![Duplicate {
+                id: 3,
+                first: 1,
+                second: 3
+            }]
+        );
         assert_eq!(idx.get(&ids, 9), Some(2));
         assert_eq!(idx.get(&ids, 4), None);
         assert_eq!(idx.get(&ids, 1), None);

@@ -194,7 +194,7 @@ FILTER_CASES = [
     Case(
         "filter-vlen-utf8-then-crc32c",
         samples.text,
-        kwargs=dict(dtype=object, object_codec=numcodecs.VLenUTF8(), filters=[numcodecs.VLenUTF8(), numcodecs.CRC32C()]),
+        kwargs=dict(dtype=object, filters=[numcodecs.VLenUTF8(), numcodecs.CRC32C()]),
     ),
 ]
 

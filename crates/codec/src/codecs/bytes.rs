@@ -17,10 +17,44 @@ pub fn has_multibyte_components(dt: &DataType) -> bool {
         DataType::RawBits { .. } | DataType::FixedBytes { .. } => false,
         DataType::String | DataType::Bytes => false,
         DataType::FixedUtf32 { chars } => *chars > 0,
-        DataType::Structured(fields) => fields
-            .iter()
-            .any(|f| f.shape.iter().product::<usize>() > 0 && has_multibyte_components(&f.data_type)),
+        DataType::Structured(fields) => fields.iter().any(|f| {
+            f.shape.iter().product::<usize>() > 0 && has_multibyte_components(&f.data_type)
+        }),
         other => other.fixed_size().is_some_and(|s| s > 1),
+    }
+}
+
+/// The size of every scalar component when an element is made of equal-size scalars.
+fn uniform_component_size(dt: &DataType) -> Option<usize> {
+    Some(match dt {
+        DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
+        DataType::Int32 | DataType::UInt32 | DataType::Float32 | DataType::Complex64 => 4,
+        DataType::FixedUtf32 { .. } => 4,
+        DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex128 => 8,
+        DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => 8,
+        _ => return None,
+    })
+}
+
+/// Reverse the bytes of every `N`-byte word.
+fn swap_words<const N: usize>(data: &mut [u8]) {
+    for w in data.chunks_exact_mut(N) {
+        match N {
+            2 => {
+                let v = u16::from_ne_bytes([w[0], w[1]]).swap_bytes();
+                w.copy_from_slice(&v.to_ne_bytes());
+            }
+            4 => {
+                let v = u32::from_ne_bytes([w[0], w[1], w[2], w[3]]).swap_bytes();
+                w.copy_from_slice(&v.to_ne_bytes());
+            }
+            8 => {
+                let v = u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+                    .swap_bytes();
+                w.copy_from_slice(&v.to_ne_bytes());
+            }
+            _ => w.reverse(),
+        }
     }
 }
 
@@ -46,7 +80,9 @@ impl BytesCodec {
     /// The codec as zarr-python 3 would write it for `dt`: no `endian` for types whose bytes
     /// do not depend on the byte order.
     pub fn for_type(dt: &DataType, endian: Endian) -> Self {
-        BytesCodec { endian: has_multibyte_components(dt).then_some(endian) }
+        BytesCodec {
+            endian: has_multibyte_components(dt).then_some(endian),
+        }
     }
 
     pub fn endian(&self) -> Option<Endian> {
@@ -61,7 +97,10 @@ impl BytesCodec {
             Some("little") => Some(Endian::Little),
             Some("big") => Some(Endian::Big),
             Some(other) => {
-                return Err(config_err(NAME, format!("'endian' must be \"little\" or \"big\", found \"{other}\"")))
+                return Err(config_err(
+                    NAME,
+                    format!("'endian' must be \"little\" or \"big\", found \"{other}\""),
+                ))
             }
         };
         if endian.is_none()
@@ -79,14 +118,28 @@ impl BytesCodec {
     fn swap(&self, dt: &DataType, data: &mut [u8]) {
         let endian = self.endian.unwrap_or(Endian::Little);
         // Structured fields may carry their own byte order, so they always go through the swap.
-        if endian == Endian::Big || matches!(dt, DataType::Structured(_)) {
+        if endian == Endian::Big {
+            // Types made of equal-size scalar components: a vectorisable word swap.
+            match uniform_component_size(dt) {
+                Some(2) => swap_words::<2>(data),
+                Some(4) => swap_words::<4>(data),
+                Some(8) => swap_words::<8>(data),
+                _ => dt.swap_endian_in_place(data, endian),
+            }
+        } else if matches!(dt, DataType::Structured(_)) {
             dt.swap_endian_in_place(data, endian);
         }
     }
 
     fn elem_size(repr: &ChunkRepr) -> CodecResult<usize> {
         repr.data_type.fixed_size().ok_or_else(|| {
-            unsupported(NAME, format!("variable-length data type {:?} needs vlen-utf8 or vlen-bytes", repr.data_type))
+            unsupported(
+                NAME,
+                format!(
+                    "variable-length data type {:?} needs vlen-utf8 or vlen-bytes",
+                    repr.data_type
+                ),
+            )
         })
     }
 }
@@ -104,13 +157,19 @@ impl ArrayToBytesCodec for BytesCodec {
                 if bytes.len() != expected {
                     return Err(unsupported(
                         NAME,
-                        format!("chunk has {} bytes, expected {expected} for shape {:?}", bytes.len(), repr.shape),
+                        format!(
+                            "chunk has {} bytes, expected {expected} for shape {:?}",
+                            bytes.len(),
+                            repr.shape
+                        ),
                     ));
                 }
                 self.swap(&repr.data_type, &mut bytes);
                 Ok(bytes)
             }
-            ArrayBytes::Variable { .. } => Err(unsupported(NAME, "cannot encode variable-length elements")),
+            ArrayBytes::Variable { .. } => {
+                Err(unsupported(NAME, "cannot encode variable-length elements"))
+            }
         }
     }
 
@@ -120,7 +179,11 @@ impl ArrayToBytesCodec for BytesCodec {
         if bytes.len() != expected {
             return Err(corrupt(
                 NAME,
-                format!("chunk has {} bytes, expected {expected} for shape {:?}", bytes.len(), repr.shape),
+                format!(
+                    "chunk has {} bytes, expected {expected} for shape {:?}",
+                    bytes.len(),
+                    repr.shape
+                ),
             ));
         }
         self.swap(&repr.data_type, &mut bytes);

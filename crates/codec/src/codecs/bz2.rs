@@ -18,12 +18,16 @@ pub struct Bz2Codec {
 
 impl Bz2Codec {
     pub fn new(level: u32) -> Self {
-        Bz2Codec { level: level.clamp(1, 9) }
+        Bz2Codec {
+            level: level.clamp(1, 9),
+        }
     }
 
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
-        Ok(Bz2Codec { level: c.i64_in("level", 1, 9)?.unwrap_or(1) as u32 })
+        Ok(Bz2Codec {
+            level: c.i64_in("level", 1, 9)?.unwrap_or(1) as u32,
+        })
     }
 
     pub fn level(&self) -> u32 {
@@ -51,16 +55,29 @@ pub(crate) fn compress(input: &[u8], out: &mut Vec<u8>, level: u32) -> CodecResu
 }
 
 /// Decode all bzip2 streams in `input` into `out` (replacing it).
-pub(crate) fn decompress(input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+pub(crate) fn decompress(
+    input: &[u8],
+    out: &mut Vec<u8>,
+    decoded_size: Option<usize>,
+) -> CodecResult<()> {
     out.clear();
     let limit = decoded_size.unwrap_or(MAX_UNKNOWN_DECODED);
-    out.reserve_exact(decoded_size.unwrap_or_else(|| input.len().saturating_mul(4).clamp(4096, 64 << 20)));
+    out.reserve_exact(
+        decoded_size.unwrap_or_else(|| input.len().saturating_mul(4).clamp(4096, 64 << 20)),
+    );
     let mut pos = 0usize;
     while pos < input.len() {
         let mut d = Decompress::new(false);
+        if pos > 0 && !input[pos..].starts_with(b"BZh") {
+            // Like Python: data after the last complete stream that is not a stream is ignored.
+            break;
+        }
         loop {
             if out.len() == out.capacity() && out.len() < limit {
-                let grow = out.capacity().clamp(64 * 1024, 64 << 20).min(limit - out.len());
+                let grow = out
+                    .capacity()
+                    .clamp(64 * 1024, 64 << 20)
+                    .min(limit - out.len());
                 out.reserve_exact(grow);
             }
             let (bin, bout) = (d.total_in(), d.total_out());
@@ -75,7 +92,10 @@ pub(crate) fn decompress(input: &[u8], out: &mut Vec<u8>, decoded_size: Option<u
                 if out.len() < out.capacity() {
                     return Err(corrupt(ID, "truncated stream"));
                 }
-                return Err(corrupt(ID, format!("decodes to more than the expected {limit} bytes")));
+                return Err(corrupt(
+                    ID,
+                    format!("decodes to more than the expected {limit} bytes"),
+                ));
             }
         }
     }
@@ -94,7 +114,12 @@ impl BytesToBytesCodec for Bz2Codec {
         compress(input, out, self.level)
     }
 
-    fn decode(&self, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+    fn decode(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        decoded_size: Option<usize>,
+    ) -> CodecResult<()> {
         decompress(input, out, decoded_size)
     }
 

@@ -23,10 +23,18 @@ fn deflate_bound(n: usize) -> usize {
 }
 
 /// Deflate `input` (raw, or zlib-wrapped when `zlib_header`), appending to `out`.
-fn deflate_append(codec: &str, input: &[u8], out: &mut Vec<u8>, level: u32, zlib_header: bool) -> CodecResult<()> {
+fn deflate_append(
+    codec: &str,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    level: u32,
+    zlib_header: bool,
+) -> CodecResult<()> {
     let cached = DEFLATERS.with(|c| {
         let mut c = c.borrow_mut();
-        let pos = c.iter().position(|(l, h, _)| *l == level && *h == zlib_header);
+        let pos = c
+            .iter()
+            .position(|(l, h, _)| *l == level && *h == zlib_header);
         pos.map(|p| c.swap_remove(p).2)
     });
     let mut comp = match cached {
@@ -81,7 +89,10 @@ fn inflate_append(
     let mut consumed = 0usize;
     let result = loop {
         if out.len() == out.capacity() && out.len() < limit {
-            let grow = out.capacity().clamp(64 * 1024, 64 << 20).min(limit - out.len());
+            let grow = out
+                .capacity()
+                .clamp(64 * 1024, 64 << 20)
+                .min(limit - out.len());
             out.reserve_exact(grow);
         }
         let (before_in, before_out) = (d.total_in(), d.total_out());
@@ -94,7 +105,10 @@ fn inflate_append(
                 break Err(corrupt(codec, "truncated stream"));
             }
             Ok(_) if !progressed => {
-                break Err(corrupt(codec, format!("decodes to more than the expected {limit} bytes")));
+                break Err(corrupt(
+                    codec,
+                    format!("decodes to more than the expected {limit} bytes"),
+                ));
             }
             Ok(_) => {}
             Err(e) => break Err(corrupt(codec, format!("invalid deflate data: {e}"))),
@@ -130,13 +144,17 @@ pub struct GzipCodec {
 
 impl GzipCodec {
     pub fn new(level: u32) -> Self {
-        GzipCodec { level: level.min(9) }
+        GzipCodec {
+            level: level.min(9),
+        }
     }
 
     /// Parse a configuration; `default_level` applies when `level` is absent (zarr-python 3
     /// uses 5, numcodecs 1).
     pub fn from_config(config: &Value, default_level: u32) -> CodecResult<Self> {
-        Ok(GzipCodec { level: parse_level("gzip", config, default_level)? })
+        Ok(GzipCodec {
+            level: parse_level("gzip", config, default_level)?,
+        })
     }
 
     pub fn level(&self) -> u32 {
@@ -146,17 +164,29 @@ impl GzipCodec {
 
 /// Skip a NUL-terminated header field.
 fn skip_cstr(input: &[u8], pos: usize) -> Option<usize> {
-    input.get(pos..)?.iter().position(|&b| b == 0).map(|i| pos + i + 1)
+    input
+        .get(pos..)?
+        .iter()
+        .position(|&b| b == 0)
+        .map(|i| pos + i + 1)
 }
 
 /// Parse a gzip member header at `pos`, returning the offset of the deflate data.
 fn gzip_header(input: &[u8], pos: usize) -> CodecResult<usize> {
-    let h = input.get(pos..pos + 10).ok_or_else(|| corrupt("gzip", "truncated gzip header"))?;
+    let h = input
+        .get(pos..pos + 10)
+        .ok_or_else(|| corrupt("gzip", "truncated gzip header"))?;
     if h[0] != 0x1f || h[1] != 0x8b {
-        return Err(corrupt("gzip", format!("bad gzip magic {:02x} {:02x}", h[0], h[1])));
+        return Err(corrupt(
+            "gzip",
+            format!("bad gzip magic {:02x} {:02x}", h[0], h[1]),
+        ));
     }
     if h[2] != 8 {
-        return Err(corrupt("gzip", format!("unknown compression method {}", h[2])));
+        return Err(corrupt(
+            "gzip",
+            format!("unknown compression method {}", h[2]),
+        ));
     }
     let flags = h[3];
     if flags & 0xe0 != 0 {
@@ -184,7 +214,11 @@ fn gzip_header(input: &[u8], pos: usize) -> CodecResult<usize> {
 }
 
 /// Decode every gzip member in `input` into `out` (replacing it).
-pub(crate) fn gunzip(input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+pub(crate) fn gunzip(
+    input: &[u8],
+    out: &mut Vec<u8>,
+    decoded_size: Option<usize>,
+) -> CodecResult<()> {
     out.clear();
     let limit = decoded_size.unwrap_or(MAX_UNKNOWN_DECODED);
     crate::util::reserve_total(out, initial_capacity(input.len(), decoded_size));
@@ -194,16 +228,27 @@ pub(crate) fn gunzip(input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize
         let start = out.len();
         let used = inflate_append("gzip", &input[data..], out, limit, false)?;
         let t = data + used;
-        let trailer = input.get(t..t + 8).ok_or_else(|| corrupt("gzip", "missing CRC-32 / length trailer"))?;
+        let trailer = input
+            .get(t..t + 8)
+            .ok_or_else(|| corrupt("gzip", "missing CRC-32 / length trailer"))?;
         let stored_crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
         let stored_len = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
         let member = &out[start..];
         let crc = crc32fast::hash(member);
         if crc != stored_crc {
-            return Err(corrupt("gzip", format!("CRC-32 mismatch: stored {stored_crc:#010x}, computed {crc:#010x}")));
+            return Err(corrupt(
+                "gzip",
+                format!("CRC-32 mismatch: stored {stored_crc:#010x}, computed {crc:#010x}"),
+            ));
         }
         if member.len() as u32 != stored_len {
-            return Err(corrupt("gzip", format!("length mismatch: stored {stored_len}, decoded {}", member.len())));
+            return Err(corrupt(
+                "gzip",
+                format!(
+                    "length mismatch: stored {stored_len}, decoded {}",
+                    member.len()
+                ),
+            ));
         }
         pos = t + 8;
         // Another member follows unless only padding is left.
@@ -238,7 +283,12 @@ impl BytesToBytesCodec for GzipCodec {
         gzip_member(input, out, self.level)
     }
 
-    fn decode(&self, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+    fn decode(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        decoded_size: Option<usize>,
+    ) -> CodecResult<()> {
         gunzip(input, out, decoded_size)
     }
 
@@ -259,12 +309,16 @@ pub struct ZlibCodec {
 
 impl ZlibCodec {
     pub fn new(level: u32) -> Self {
-        ZlibCodec { level: level.min(9) }
+        ZlibCodec {
+            level: level.min(9),
+        }
     }
 
     /// Parse a numcodecs configuration (`level`, default 1).
     pub fn from_config(config: &Value) -> CodecResult<Self> {
-        Ok(ZlibCodec { level: parse_level("zlib", config, 1)? })
+        Ok(ZlibCodec {
+            level: parse_level("zlib", config, 1)?,
+        })
     }
 
     pub fn level(&self) -> u32 {
@@ -273,10 +327,20 @@ impl ZlibCodec {
 }
 
 /// Decode one zlib stream (trailing bytes after its end are ignored, as Python does).
-pub(crate) fn unzlib(input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+pub(crate) fn unzlib(
+    input: &[u8],
+    out: &mut Vec<u8>,
+    decoded_size: Option<usize>,
+) -> CodecResult<()> {
     out.clear();
     crate::util::reserve_total(out, initial_capacity(input.len(), decoded_size));
-    inflate_append("zlib", input, out, decoded_size.unwrap_or(MAX_UNKNOWN_DECODED), true)?;
+    inflate_append(
+        "zlib",
+        input,
+        out,
+        decoded_size.unwrap_or(MAX_UNKNOWN_DECODED),
+        true,
+    )?;
     check_size("zlib", out.len(), decoded_size)
 }
 
@@ -295,7 +359,12 @@ impl BytesToBytesCodec for ZlibCodec {
         zlib_stream(input, out, self.level)
     }
 
-    fn decode(&self, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+    fn decode(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        decoded_size: Option<usize>,
+    ) -> CodecResult<()> {
         unzlib(input, out, decoded_size)
     }
 

@@ -4,32 +4,57 @@
 
 use serde_json::{Map, Value};
 
-use crate::numeric::{cast_buffer, delta_decode, delta_encode, dispatch2, fso_decode, fso_encode, NumType, ScaleMode, TypeStr};
+use crate::numeric::{
+    cast_buffer, delta_decode, delta_encode, dispatch2, fso_decode, fso_encode, NumType, ScaleMode,
+    TypeStr,
+};
 use crate::util::{config_err, obj, unsupported, v2_json, v3_json, Conf};
 use crate::{ArrayBytes, ArrayToArrayCodec, ChunkRepr, CodecResult};
 
 fn parse_type(codec: &str, c: &Conf, key: &str) -> CodecResult<Option<TypeStr>> {
     match c.str(key)? {
         None => Ok(None),
-        Some(s) => TypeStr::parse(s)
-            .map(Some)
-            .ok_or_else(|| unsupported(codec, format!("'{key}' {s:?} is not a supported numeric type"))),
+        Some(s) => TypeStr::parse(s).map(Some).ok_or_else(|| {
+            unsupported(
+                codec,
+                format!("'{key}' {s:?} is not a supported numeric type"),
+            )
+        }),
     }
 }
 
 /// The fixed buffer of a chunk whose element type must be `expected`.
-fn input_buffer(codec: &str, data: ArrayBytes, repr: &ChunkRepr, expected: TypeStr) -> CodecResult<Vec<u8>> {
+fn input_buffer(
+    codec: &str,
+    data: ArrayBytes,
+    repr: &ChunkRepr,
+    expected: TypeStr,
+) -> CodecResult<Vec<u8>> {
     let size = repr.data_type.fixed_size().unwrap_or(0);
     if size != expected.num.size() {
         return Err(unsupported(
             codec,
-            format!("data type {:?} does not match the codec's dtype {}", repr.data_type, expected.to_numpy()),
+            format!(
+                "data type {:?} does not match the codec's dtype {}",
+                repr.data_type,
+                expected.to_numpy()
+            ),
         ));
     }
     match data {
         ArrayBytes::Fixed(b) if b.len() == size * repr.num_elements() => Ok(b),
-        ArrayBytes::Fixed(b) => Err(unsupported(codec, format!("chunk has {} bytes, expected {}", b.len(), size * repr.num_elements()))),
-        ArrayBytes::Variable { .. } => Err(unsupported(codec, "variable-length elements are not supported")),
+        ArrayBytes::Fixed(b) => Err(unsupported(
+            codec,
+            format!(
+                "chunk has {} bytes, expected {}",
+                b.len(),
+                size * repr.num_elements()
+            ),
+        )),
+        ArrayBytes::Variable { .. } => Err(unsupported(
+            codec,
+            "variable-length elements are not supported",
+        )),
     }
 }
 
@@ -41,7 +66,11 @@ fn converted_repr(input: &ChunkRepr, from: NumType, to: NumType) -> ChunkRepr {
     } else {
         fill = vec![0; to.size()];
     }
-    ChunkRepr { shape: input.shape.clone(), data_type: to.data_type(), fill_value: fill }
+    ChunkRepr {
+        shape: input.shape.clone(),
+        data_type: to.data_type(),
+        fill_value: fill,
+    }
 }
 
 /// numcodecs `delta`: the first element, then differences between neighbours.
@@ -61,7 +90,10 @@ impl DeltaCodec {
     }
 
     fn config(&self) -> Map<String, Value> {
-        obj([("dtype", Value::String(self.dtype.to_numpy())), ("astype", Value::String(self.astype.to_numpy()))])
+        obj([
+            ("dtype", Value::String(self.dtype.to_numpy())),
+            ("astype", Value::String(self.astype.to_numpy())),
+        ])
     }
 
     /// The byte order the encoded elements are declared in (`>` in `astype`).
@@ -82,7 +114,11 @@ impl ArrayToArrayCodec for DeltaCodec {
     fn encode(&self, data: ArrayBytes, input: &ChunkRepr) -> CodecResult<ArrayBytes> {
         let src = input_buffer("delta", data, input, self.dtype)?;
         let mut out = Vec::new();
-        dispatch2!(self.dtype.num, self.astype.num, delta_encode(&src, &mut out));
+        dispatch2!(
+            self.dtype.num,
+            self.astype.num,
+            delta_encode(&src, &mut out)
+        );
         Ok(ArrayBytes::Fixed(out))
     }
 
@@ -90,7 +126,11 @@ impl ArrayToArrayCodec for DeltaCodec {
         let enc = self.encoded_repr(decoded)?;
         let src = input_buffer("delta", data, &enc, self.astype)?;
         let mut out = Vec::new();
-        dispatch2!(self.dtype.num, self.astype.num, delta_decode(&src, &mut out));
+        dispatch2!(
+            self.dtype.num,
+            self.astype.num,
+            delta_decode(&src, &mut out)
+        );
         Ok(ArrayBytes::Fixed(out))
     }
 
@@ -147,12 +187,20 @@ impl FixedScaleOffsetCodec {
 
     fn mode(&self) -> ScaleMode {
         let int_json = |v: &Value| v.as_i64().filter(|_| v.is_i64() || v.is_u64());
-        match (self.dtype.num.is_float(), int_json(&self.offset_json), int_json(&self.scale_json)) {
+        match (
+            self.dtype.num.is_float(),
+            int_json(&self.offset_json),
+            int_json(&self.scale_json),
+        ) {
             (false, Some(offset), Some(scale)) => ScaleMode::Int { offset, scale },
-            _ if matches!(self.dtype.num, NumType::F16 | NumType::F32) => {
-                ScaleMode::F32 { offset: self.offset as f32, scale: self.scale as f32 }
-            }
-            _ => ScaleMode::F64 { offset: self.offset, scale: self.scale },
+            _ if matches!(self.dtype.num, NumType::F16 | NumType::F32) => ScaleMode::F32 {
+                offset: self.offset as f32,
+                scale: self.scale as f32,
+            },
+            _ => ScaleMode::F64 {
+                offset: self.offset,
+                scale: self.scale,
+            },
         }
     }
 
@@ -172,7 +220,11 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
         if input.fill_value.len() == self.dtype.num.size() {
             let mut fill = Vec::new();
             let mode = self.mode();
-            dispatch2!(self.dtype.num, self.astype.num, fso_encode(&input.fill_value, &mut fill, mode));
+            dispatch2!(
+                self.dtype.num,
+                self.astype.num,
+                fso_encode(&input.fill_value, &mut fill, mode)
+            );
             r.fill_value = fill;
         }
         Ok(r)
@@ -182,15 +234,27 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
         let src = input_buffer("fixedscaleoffset", data, input, self.dtype)?;
         let mut out = Vec::new();
         let mode = self.mode();
-        dispatch2!(self.dtype.num, self.astype.num, fso_encode(&src, &mut out, mode));
+        dispatch2!(
+            self.dtype.num,
+            self.astype.num,
+            fso_encode(&src, &mut out, mode)
+        );
         Ok(ArrayBytes::Fixed(out))
     }
 
     fn decode(&self, data: ArrayBytes, decoded: &ChunkRepr) -> CodecResult<ArrayBytes> {
-        let enc = ChunkRepr { shape: decoded.shape.clone(), data_type: self.astype.num.data_type(), fill_value: Vec::new() };
+        let enc = ChunkRepr {
+            shape: decoded.shape.clone(),
+            data_type: self.astype.num.data_type(),
+            fill_value: Vec::new(),
+        };
         let src = input_buffer("fixedscaleoffset", data, &enc, self.astype)?;
         let mut out = Vec::new();
-        dispatch2!(self.dtype.num, self.astype.num, fso_decode(&src, &mut out, self.offset, self.scale));
+        dispatch2!(
+            self.dtype.num,
+            self.astype.num,
+            fso_decode(&src, &mut out, self.offset, self.scale)
+        );
         Ok(ArrayBytes::Fixed(out))
     }
 
@@ -216,7 +280,10 @@ impl AsTypeCodec {
         let c = Conf::new("astype", config)?;
         let encode_dtype = c.required("encode_dtype", parse_type("astype", &c, "encode_dtype")?)?;
         let decode_dtype = c.required("decode_dtype", parse_type("astype", &c, "decode_dtype")?)?;
-        Ok(AsTypeCodec { encode_dtype, decode_dtype })
+        Ok(AsTypeCodec {
+            encode_dtype,
+            decode_dtype,
+        })
     }
 
     fn config(&self) -> Map<String, Value> {
@@ -238,13 +305,21 @@ impl ArrayToArrayCodec for AsTypeCodec {
     }
 
     fn encoded_repr(&self, input: &ChunkRepr) -> CodecResult<ChunkRepr> {
-        Ok(converted_repr(input, self.decode_dtype.num, self.encode_dtype.num))
+        Ok(converted_repr(
+            input,
+            self.decode_dtype.num,
+            self.encode_dtype.num,
+        ))
     }
 
     fn encode(&self, data: ArrayBytes, input: &ChunkRepr) -> CodecResult<ArrayBytes> {
         let src = input_buffer("astype", data, input, self.decode_dtype)?;
         let mut out = Vec::new();
-        dispatch2!(self.decode_dtype.num, self.encode_dtype.num, cast_buffer(&src, &mut out));
+        dispatch2!(
+            self.decode_dtype.num,
+            self.encode_dtype.num,
+            cast_buffer(&src, &mut out)
+        );
         Ok(ArrayBytes::Fixed(out))
     }
 
@@ -252,7 +327,11 @@ impl ArrayToArrayCodec for AsTypeCodec {
         let enc = self.encoded_repr(decoded)?;
         let src = input_buffer("astype", data, &enc, self.encode_dtype)?;
         let mut out = Vec::new();
-        dispatch2!(self.encode_dtype.num, self.decode_dtype.num, cast_buffer(&src, &mut out));
+        dispatch2!(
+            self.encode_dtype.num,
+            self.decode_dtype.num,
+            cast_buffer(&src, &mut out)
+        );
         Ok(ArrayBytes::Fixed(out))
     }
 

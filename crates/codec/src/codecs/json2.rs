@@ -65,7 +65,10 @@ impl Json2Codec {
         if let Some(enc) = c.str("encoding")? {
             let e = enc.to_ascii_lowercase().replace('_', "-");
             if e != "utf-8" && e != "utf8" && e != "ascii" {
-                return Err(unsupported(ID, format!("text encoding '{enc}' is not supported")));
+                return Err(unsupported(
+                    ID,
+                    format!("text encoding '{enc}' is not supported"),
+                ));
             }
         }
         let indent = c.has("indent");
@@ -77,10 +80,16 @@ impl Json2Codec {
                     ",".to_string()
                 }
             }
-            Some(Value::Array(a)) if a.len() == 2 => {
-                a[0].as_str().ok_or_else(|| config_err(ID, "'separators' must be two strings"))?.to_string()
+            Some(Value::Array(a)) if a.len() == 2 => a[0]
+                .as_str()
+                .ok_or_else(|| config_err(ID, "'separators' must be two strings"))?
+                .to_string(),
+            Some(other) => {
+                return Err(config_err(
+                    ID,
+                    format!("'separators' must be two strings, found {other}"),
+                ))
             }
-            Some(other) => return Err(config_err(ID, format!("'separators' must be two strings, found {other}"))),
         };
         Ok(Json2Codec {
             ensure_ascii: c.bool("ensure_ascii")?.unwrap_or(true),
@@ -155,12 +164,19 @@ impl ArrayToBytesCodec for Json2Codec {
         };
         let n = offsets.len().saturating_sub(1);
         if n != repr.num_elements() {
-            return Err(unsupported(ID, format!("{n} elements for shape {:?}", repr.shape)));
+            return Err(unsupported(
+                ID,
+                format!("{n} elements for shape {:?}", repr.shape),
+            ));
         }
         let sep = self.item_sep.as_str();
         let mut out = String::with_capacity(data.len() + 4 * n + 32);
         // Nested lists per dimension, as NumPy's tolist(); 0-d arrays become a 1-item list.
-        let shape: Vec<usize> = if repr.shape.is_empty() { vec![1] } else { repr.shape.clone() };
+        let shape: Vec<usize> = if repr.shape.is_empty() {
+            vec![1]
+        } else {
+            repr.shape.clone()
+        };
         let nd = shape.len();
         let mut idx = vec![0usize; nd];
         out.push('[');
@@ -172,7 +188,8 @@ impl ArrayToBytesCodec for Json2Codec {
                 let item = data
                     .get(offsets[e]..offsets[e + 1])
                     .ok_or_else(|| unsupported(ID, "element offsets are out of range"))?;
-                let text = std::str::from_utf8(item).map_err(|_| unsupported(ID, format!("element {e} is not UTF-8 text")))?;
+                let text = std::str::from_utf8(item)
+                    .map_err(|_| unsupported(ID, format!("element {e} is not UTF-8 text")))?;
                 write_py_json_str(&mut out, text, self.ensure_ascii);
                 // Advance the multi-index, closing and opening brackets as dimensions roll over.
                 let mut d = nd;
@@ -220,7 +237,8 @@ impl ArrayToBytesCodec for Json2Codec {
     }
 
     fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
-        let v: Value = serde_json::from_slice(&bytes).map_err(|e| corrupt(ID, format!("invalid JSON: {e}")))?;
+        let v: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| corrupt(ID, format!("invalid JSON: {e}")))?;
         let Value::Array(items) = v else {
             return Err(corrupt(ID, "chunk is not a JSON list"));
         };
@@ -228,12 +246,20 @@ impl ArrayToBytesCodec for Json2Codec {
             return Err(corrupt(ID, "chunk list lacks the dtype and shape"));
         }
         let shape_v = &items[items.len() - 1];
-        let shape: Option<Vec<usize>> = shape_v
-            .as_array()
-            .and_then(|a| a.iter().map(|x| x.as_u64().and_then(|u| usize::try_from(u).ok())).collect());
+        let shape: Option<Vec<usize>> = shape_v.as_array().and_then(|a| {
+            a.iter()
+                .map(|x| x.as_u64().and_then(|u| usize::try_from(u).ok()))
+                .collect()
+        });
         let shape = shape.ok_or_else(|| corrupt(ID, format!("invalid shape {shape_v}")))?;
         if shape != repr.shape {
-            return Err(corrupt(ID, format!("chunk shape {shape:?} differs from the expected {:?}", repr.shape)));
+            return Err(corrupt(
+                ID,
+                format!(
+                    "chunk shape {shape:?} differs from the expected {:?}",
+                    repr.shape
+                ),
+            ));
         }
         let body = &items[..items.len() - 2];
         let n = repr.num_elements();
@@ -243,7 +269,10 @@ impl ArrayToBytesCodec for Json2Codec {
             leaves.extend(body.iter());
         }
         if leaves.len() != n {
-            return Err(corrupt(ID, format!("chunk holds {} items, expected {n}", leaves.len())));
+            return Err(corrupt(
+                ID,
+                format!("chunk holds {} items, expected {n}", leaves.len()),
+            ));
         }
         let mut data = Vec::new();
         let mut offsets = Vec::with_capacity(n + 1);

@@ -23,7 +23,9 @@ impl Lz4Codec {
 
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
-        Ok(Lz4Codec { acceleration: c.i64("acceleration")?.unwrap_or(1) })
+        Ok(Lz4Codec {
+            acceleration: c.i64("acceleration")?.unwrap_or(1),
+        })
     }
 }
 
@@ -48,8 +50,15 @@ impl BytesToBytesCodec for Lz4Codec {
         compress_block_prefixed(input, out)
     }
 
-    fn decode(&self, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
-        let head = input.get(..4).ok_or_else(|| corrupt(ID, "missing the 4-byte size header"))?;
+    fn decode(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        decoded_size: Option<usize>,
+    ) -> CodecResult<()> {
+        let head = input
+            .get(..4)
+            .ok_or_else(|| corrupt(ID, "missing the 4-byte size header"))?;
         let declared = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as u64;
         // An LZ4 sequence expands at most ~255 times.
         let bound = (input.len() as u64).saturating_mul(255) + 64;
@@ -59,16 +68,25 @@ impl BytesToBytesCodec for Lz4Codec {
         let got = lz4_flex::block::decompress_into(&input[4..], out)
             .map_err(|e| corrupt(ID, format!("invalid LZ4 block: {e}")))?;
         if got != n {
-            return Err(corrupt(ID, format!("decoded {got} bytes, header declares {n}")));
+            return Err(corrupt(
+                ID,
+                format!("decoded {got} bytes, header declares {n}"),
+            ));
         }
         Ok(())
     }
 
     fn to_v3_json(&self) -> Value {
-        v3_json(self.name(), Some(obj([("acceleration", json!(self.acceleration))])))
+        v3_json(
+            self.name(),
+            Some(obj([("acceleration", json!(self.acceleration))])),
+        )
     }
 
     fn to_v2_json(&self) -> Option<Value> {
-        Some(v2_json(ID, obj([("acceleration", json!(self.acceleration))])))
+        Some(v2_json(
+            ID,
+            obj([("acceleration", json!(self.acceleration))]),
+        ))
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod blosc;
 pub mod bytes;
+pub mod bz2;
 pub mod checksum;
 pub mod deflate;
 pub mod filters;
@@ -13,4 +14,3 @@ pub mod transpose;
 pub mod vlen;
 pub mod xz;
 pub mod zstd;
-pub mod bz2;

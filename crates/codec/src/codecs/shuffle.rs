@@ -23,7 +23,10 @@ impl ShuffleCodec {
         let c = Conf::new(ID, config)?;
         let elementsize = c.usize("elementsize")?.unwrap_or(4);
         if elementsize > 1 << 20 {
-            return Err(config_err(ID, format!("'elementsize' {elementsize} is too large")));
+            return Err(config_err(
+                ID,
+                format!("'elementsize' {elementsize} is too large"),
+            ));
         }
         Ok(ShuffleCodec { elementsize })
     }
@@ -112,14 +115,25 @@ impl BytesToBytesCodec for ShuffleCodec {
             return Ok(());
         }
         if input.len() % es != 0 {
-            return Err(unsupported(ID, format!("{} bytes are not a whole number of {es}-byte elements", input.len())));
+            return Err(unsupported(
+                ID,
+                format!(
+                    "{} bytes are not a whole number of {es}-byte elements",
+                    input.len()
+                ),
+            ));
         }
         out.resize(input.len(), 0);
         shuffle_bytes(input, out, es);
         Ok(())
     }
 
-    fn decode(&self, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+    fn decode(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        decoded_size: Option<usize>,
+    ) -> CodecResult<()> {
         let es = self.elementsize;
         if let Some(e) = decoded_size {
             if e != input.len() {
@@ -132,7 +146,13 @@ impl BytesToBytesCodec for ShuffleCodec {
             return Ok(());
         }
         if input.len() % es != 0 {
-            return Err(corrupt(ID, format!("{} bytes are not a whole number of {es}-byte elements", input.len())));
+            return Err(corrupt(
+                ID,
+                format!(
+                    "{} bytes are not a whole number of {es}-byte elements",
+                    input.len()
+                ),
+            ));
         }
         out.resize(input.len(), 0);
         unshuffle_bytes(input, out, es);
@@ -144,7 +164,10 @@ impl BytesToBytesCodec for ShuffleCodec {
     }
 
     fn to_v3_json(&self) -> Value {
-        v3_json(self.name(), Some(obj([("elementsize", json!(self.elementsize))])))
+        v3_json(
+            self.name(),
+            Some(obj([("elementsize", json!(self.elementsize))])),
+        )
     }
 
     fn to_v2_json(&self) -> Option<Value> {

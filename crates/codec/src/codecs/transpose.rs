@@ -16,15 +16,23 @@ pub struct TransposeCodec {
 }
 
 impl TransposeCodec {
-    /// A transpose with the given permutation (checked against the rank when used).
-    pub fn new(order: Vec<usize>) -> CodecResult<Self> {
+    /// A transpose with the given order; it is checked (a permutation of the chunk's axes)
+    /// when the codec is used.
+    pub fn new(order: Vec<usize>) -> Self {
+        TransposeCodec { order }
+    }
+
+    /// [`TransposeCodec::new`], checking now that `order` is a permutation.
+    pub fn try_new(order: Vec<usize>) -> CodecResult<Self> {
         check_permutation(&order)?;
         Ok(TransposeCodec { order })
     }
 
     /// The reversed axis order of a rank-`ndim` array (F order).
     pub fn reversed(ndim: usize) -> Self {
-        TransposeCodec { order: (0..ndim).rev().collect() }
+        TransposeCodec {
+            order: (0..ndim).rev().collect(),
+        }
     }
 
     pub fn order(&self) -> &[usize] {
@@ -33,7 +41,10 @@ impl TransposeCodec {
 
     /// True if this is the reversed order (`[n-1, ..., 0]`), i.e. Zarr v2 `order: "F"`.
     pub fn is_reversed(&self) -> bool {
-        self.order.iter().enumerate().all(|(i, &o)| o == self.order.len() - 1 - i)
+        self.order
+            .iter()
+            .enumerate()
+            .all(|(i, &o)| o == self.order.len() - 1 - i)
     }
 
     fn is_identity(&self) -> bool {
@@ -52,19 +63,34 @@ impl TransposeCodec {
                 .iter()
                 .map(|v| v.as_u64().and_then(|u| usize::try_from(u).ok()))
                 .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| config_err(NAME, format!("'order' must be a list of axis indices, found {order}")))?,
-            other => return Err(config_err(NAME, format!("'order' must be a list of axis indices, found {other}"))),
+                .ok_or_else(|| {
+                    config_err(
+                        NAME,
+                        format!("'order' must be a list of axis indices, found {order}"),
+                    )
+                })?,
+            other => {
+                return Err(config_err(
+                    NAME,
+                    format!("'order' must be a list of axis indices, found {other}"),
+                ))
+            }
         };
-        let codec = TransposeCodec::new(order)?;
+        let codec = TransposeCodec::try_new(order)?;
         codec.check_rank(nd)?;
         Ok(codec)
     }
 
     fn check_rank(&self, nd: usize) -> CodecResult<()> {
+        check_permutation(&self.order)?;
         if self.order.len() != nd {
             return Err(unsupported(
                 NAME,
-                format!("order {:?} has {} axes but the chunk has {nd}", self.order, self.order.len()),
+                format!(
+                    "order {:?} has {} axes but the chunk has {nd}",
+                    self.order,
+                    self.order.len()
+                ),
             ));
         }
         Ok(())
@@ -83,7 +109,10 @@ fn check_permutation(order: &[usize]) -> CodecResult<()> {
     let mut seen = vec![false; order.len()];
     for &o in order {
         if o >= order.len() || seen[o] {
-            return Err(config_err(NAME, format!("order {order:?} is not a permutation of 0..{}", order.len())));
+            return Err(config_err(
+                NAME,
+                format!("order {order:?} is not a permutation of 0..{}", order.len()),
+            ));
         }
         seen[o] = true;
     }
@@ -91,7 +120,12 @@ fn check_permutation(order: &[usize]) -> CodecResult<()> {
 }
 
 /// Permute `data` (shape `shape`) by `order`.
-fn apply(data: ArrayBytes, shape: &[usize], order: &[usize], repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
+fn apply(
+    data: ArrayBytes,
+    shape: &[usize],
+    order: &[usize],
+    repr: &ChunkRepr,
+) -> CodecResult<ArrayBytes> {
     let n: usize = shape.iter().product();
     match data {
         ArrayBytes::Fixed(src) => {
@@ -100,15 +134,24 @@ fn apply(data: ArrayBytes, shape: &[usize], order: &[usize], repr: &ChunkRepr) -
                 .fixed_size()
                 .ok_or_else(|| unsupported(NAME, "fixed buffer for a variable-length type"))?;
             if src.len() != n * size {
-                return Err(unsupported(NAME, format!("chunk has {} bytes, expected {}", src.len(), n * size)));
+                return Err(unsupported(
+                    NAME,
+                    format!("chunk has {} bytes, expected {}", src.len(), n * size),
+                ));
             }
             let mut dst = vec![0u8; src.len()];
             permute(&src, shape, order, size, &mut dst);
             Ok(ArrayBytes::Fixed(dst))
         }
         ArrayBytes::Variable { data, offsets } => {
-            if offsets.len() != n + 1 || offsets.iter().any(|&o| o > data.len()) || offsets.windows(2).any(|w| w[0] > w[1]) {
-                return Err(unsupported(NAME, "variable-length buffer does not match the chunk shape"));
+            if offsets.len() != n + 1
+                || offsets.iter().any(|&o| o > data.len())
+                || offsets.windows(2).any(|w| w[0] > w[1])
+            {
+                return Err(unsupported(
+                    NAME,
+                    "variable-length buffer does not match the chunk shape",
+                ));
             }
             Ok(permute_variable(&data, &offsets, shape, order))
         }

@@ -50,7 +50,10 @@ impl ArrayToBytesCodec for VlenCodec {
     fn encode(&self, data: ArrayBytes, repr: &ChunkRepr) -> CodecResult<Vec<u8>> {
         let name = self.name();
         let ArrayBytes::Variable { data, offsets } = data else {
-            return Err(unsupported(name, format!("needs variable-length elements, not {:?}", repr.data_type)));
+            return Err(unsupported(
+                name,
+                format!("needs variable-length elements, not {:?}", repr.data_type),
+            ));
         };
         let n = offsets.len().saturating_sub(1);
         let count = u32::try_from(n).map_err(|_| unsupported(name, "more than 2^32-1 elements"))?;
@@ -63,7 +66,8 @@ impl ArrayToBytesCodec for VlenCodec {
             if self.utf8 && std::str::from_utf8(item).is_err() {
                 return Err(unsupported(name, "element is not valid UTF-8"));
             }
-            let len = u32::try_from(item.len()).map_err(|_| unsupported(name, "element longer than 4 GiB"))?;
+            let len = u32::try_from(item.len())
+                .map_err(|_| unsupported(name, "element longer than 4 GiB"))?;
             out.extend_from_slice(&len.to_le_bytes());
             out.extend_from_slice(item);
         }
@@ -72,27 +76,44 @@ impl ArrayToBytesCodec for VlenCodec {
 
     fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
         let name = self.name();
-        let count = read_u32(&bytes, 0).ok_or_else(|| corrupt(name, "missing the 4-byte item count"))? as usize;
+        let count = read_u32(&bytes, 0)
+            .ok_or_else(|| corrupt(name, "missing the 4-byte item count"))?
+            as usize;
         let expected = repr.num_elements();
         if count != expected {
-            return Err(corrupt(name, format!("chunk holds {count} items, expected {expected}")));
+            return Err(corrupt(
+                name,
+                format!("chunk holds {count} items, expected {expected}"),
+            ));
         }
         // Each item needs at least its 4-byte length: check before allocating.
         let min = count.checked_mul(4).and_then(|m| m.checked_add(4));
         if min.is_none_or(|m| m > bytes.len()) {
-            return Err(corrupt(name, format!("{count} items cannot fit in {} bytes", bytes.len())));
+            return Err(corrupt(
+                name,
+                format!("{count} items cannot fit in {} bytes", bytes.len()),
+            ));
         }
         let mut offsets = Vec::with_capacity(count + 1);
         offsets.push(0);
         let mut data = Vec::with_capacity(bytes.len() - 4 - 4 * count);
         let mut pos = 4;
         for i in 0..count {
-            let len = read_u32(&bytes, pos)
-                .ok_or_else(|| corrupt(name, format!("item {i}: length field past the end of the chunk")))?
-                as usize;
+            let len = read_u32(&bytes, pos).ok_or_else(|| {
+                corrupt(
+                    name,
+                    format!("item {i}: length field past the end of the chunk"),
+                )
+            })? as usize;
             pos += 4;
             let item = bytes.get(pos..pos + len).ok_or_else(|| {
-                corrupt(name, format!("item {i}: {len} bytes at offset {pos} run past the end ({} bytes)", bytes.len()))
+                corrupt(
+                    name,
+                    format!(
+                        "item {i}: {len} bytes at offset {pos} run past the end ({} bytes)",
+                        bytes.len()
+                    ),
+                )
             })?;
             if self.utf8 && std::str::from_utf8(item).is_err() {
                 return Err(corrupt(name, format!("item {i} is not valid UTF-8")));
@@ -102,7 +123,10 @@ impl ArrayToBytesCodec for VlenCodec {
             pos += len;
         }
         if pos != bytes.len() {
-            return Err(corrupt(name, format!("{} trailing bytes after the last item", bytes.len() - pos)));
+            return Err(corrupt(
+                name,
+                format!("{} trailing bytes after the last item", bytes.len() - pos),
+            ));
         }
         Ok(ArrayBytes::Variable { data, offsets })
     }
@@ -115,3 +139,52 @@ impl ArrayToBytesCodec for VlenCodec {
         Some(serde_json::json!({ "id": self.name() }))
     }
 }
+
+macro_rules! vlen_alias {
+    ($(#[$doc:meta])* $name:ident, $utf8:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct $name(VlenCodec);
+
+        impl $name {
+            pub fn new() -> Self {
+                $name(VlenCodec { utf8: $utf8 })
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl ArrayToBytesCodec for $name {
+            fn name(&self) -> &str {
+                self.0.name()
+            }
+            fn encode(&self, data: ArrayBytes, repr: &ChunkRepr) -> CodecResult<Vec<u8>> {
+                self.0.encode(data, repr)
+            }
+            fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
+                self.0.decode(bytes, repr)
+            }
+            fn to_v3_json(&self) -> Value {
+                self.0.to_v3_json()
+            }
+            fn to_v2_json(&self) -> Option<Value> {
+                self.0.to_v2_json()
+            }
+        }
+    };
+}
+
+vlen_alias!(
+    /// `vlen-utf8` as its own type (same codec as [`VlenCodec::utf8`]).
+    VlenUtf8Codec,
+    true
+);
+vlen_alias!(
+    /// `vlen-bytes` as its own type (same codec as [`VlenCodec::bytes`]).
+    VlenBytesCodec,
+    false
+);

@@ -10,7 +10,9 @@ use std::cell::RefCell;
 use serde_json::{json, Value};
 use zstd::zstd_safe::{self, CCtx, CParameter, DCtx, InBuffer, OutBuffer, ResetDirective};
 
-use crate::util::{check_declared, check_size, corrupt, obj, v2_json, v3_json, Conf, MAX_UNKNOWN_DECODED};
+use crate::util::{
+    check_declared, check_size, corrupt, obj, v2_json, v3_json, Conf, MAX_UNKNOWN_DECODED,
+};
 use crate::{BytesToBytesCodec, CodecResult};
 
 const NAME: &str = "zstd";
@@ -54,47 +56,72 @@ fn zerr(what: &str, code: usize) -> crate::CodecError {
 }
 
 /// Compress `input` into `out` (replacing it) as one frame with the content size.
-pub(crate) fn compress(input: &[u8], out: &mut Vec<u8>, level: i32, checksum: bool) -> CodecResult<()> {
+pub(crate) fn compress(
+    input: &[u8],
+    out: &mut Vec<u8>,
+    level: i32,
+    checksum: bool,
+) -> CodecResult<()> {
     out.clear();
     out.reserve(zstd_safe::compress_bound(input.len()));
     CCTX.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
-            *slot = Some(CCtx::try_create().ok_or_else(|| corrupt(NAME, "cannot create a compression context"))?);
+            *slot = Some(
+                CCtx::try_create()
+                    .ok_or_else(|| corrupt(NAME, "cannot create a compression context"))?,
+            );
         }
         let Some(cctx) = slot.as_mut() else {
             return Err(corrupt(NAME, "cannot create a compression context"));
         };
-        cctx.reset(ResetDirective::SessionAndParameters).map_err(|c| zerr("reset failed", c))?;
-        cctx.set_parameter(CParameter::CompressionLevel(level)).map_err(|c| zerr("invalid level", c))?;
-        cctx.set_parameter(CParameter::ChecksumFlag(checksum)).map_err(|c| zerr("invalid parameter", c))?;
-        cctx.compress2(out, input).map_err(|c| zerr("compression failed", c))?;
+        cctx.reset(ResetDirective::SessionAndParameters)
+            .map_err(|c| zerr("reset failed", c))?;
+        cctx.set_parameter(CParameter::CompressionLevel(level))
+            .map_err(|c| zerr("invalid level", c))?;
+        cctx.set_parameter(CParameter::ChecksumFlag(checksum))
+            .map_err(|c| zerr("invalid parameter", c))?;
+        cctx.compress2(out, input)
+            .map_err(|c| zerr("compression failed", c))?;
         Ok(())
     })
 }
 
 /// Decode all frames of `input` into `out` (replacing it).
-pub(crate) fn decompress(input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+pub(crate) fn decompress(
+    input: &[u8],
+    out: &mut Vec<u8>,
+    decoded_size: Option<usize>,
+) -> CodecResult<()> {
     out.clear();
-    let declared = zstd_safe::get_frame_content_size(input).map_err(|_| corrupt(NAME, "not a zstd frame"))?;
+    let declared =
+        zstd_safe::get_frame_content_size(input).map_err(|_| corrupt(NAME, "not a zstd frame"))?;
     DCTX.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
-            *slot = Some(DCtx::try_create().ok_or_else(|| corrupt(NAME, "cannot create a decompression context"))?);
+            *slot = Some(
+                DCtx::try_create()
+                    .ok_or_else(|| corrupt(NAME, "cannot create a decompression context"))?,
+            );
         }
         let Some(dctx) = slot.as_mut() else {
             return Err(corrupt(NAME, "cannot create a decompression context"));
         };
-        dctx.reset(ResetDirective::SessionOnly).map_err(|c| zerr("reset failed", c))?;
+        dctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| zerr("reset failed", c))?;
         match declared {
             Some(n) => {
                 // One 128 KiB block can come from as little as 4 input bytes.
                 let bound = (input.len() as u64 / 4 + 1).saturating_mul(128 * 1024);
                 let n = check_declared(NAME, n, decoded_size, bound)?;
                 out.reserve_exact(n);
-                dctx.decompress(out, input).map_err(|c| zerr("invalid data", c))?;
+                dctx.decompress(out, input)
+                    .map_err(|c| zerr("invalid data", c))?;
                 if out.len() != n {
-                    return Err(corrupt(NAME, format!("decoded {} bytes, frame declares {n}", out.len())));
+                    return Err(corrupt(
+                        NAME,
+                        format!("decoded {} bytes, frame declares {n}", out.len()),
+                    ));
                 }
                 Ok(())
             }
@@ -104,21 +131,32 @@ pub(crate) fn decompress(input: &[u8], out: &mut Vec<u8>, decoded_size: Option<u
     check_size(NAME, out.len(), decoded_size)
 }
 
-fn stream_decode(dctx: &mut DCtx<'static>, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+fn stream_decode(
+    dctx: &mut DCtx<'static>,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    decoded_size: Option<usize>,
+) -> CodecResult<()> {
     let limit = decoded_size.unwrap_or(MAX_UNKNOWN_DECODED);
-    out.reserve_exact(decoded_size.unwrap_or_else(|| input.len().saturating_mul(4).clamp(4096, 64 << 20)));
+    out.reserve_exact(
+        decoded_size.unwrap_or_else(|| input.len().saturating_mul(4).clamp(4096, 64 << 20)),
+    );
     let mut inbuf = InBuffer::around(input);
     let mut frame_done = false;
     loop {
         if out.len() == out.capacity() && out.len() < limit {
-            let grow = out.capacity().clamp(64 * 1024, 64 << 20).min(limit - out.len());
+            let grow = out
+                .capacity()
+                .clamp(64 * 1024, 64 << 20)
+                .min(limit - out.len());
             out.reserve_exact(grow);
         }
         let (pos_before, len_before) = (inbuf.pos(), out.len());
         let hint = {
             let len = out.len();
             let mut outbuf = OutBuffer::around_pos(out, len);
-            dctx.decompress_stream(&mut outbuf, &mut inbuf).map_err(|c| zerr("invalid data", c))?
+            dctx.decompress_stream(&mut outbuf, &mut inbuf)
+                .map_err(|c| zerr("invalid data", c))?
         };
         let progressed = inbuf.pos() != pos_before || out.len() != len_before;
         if hint == 0 {
@@ -128,9 +166,19 @@ fn stream_decode(dctx: &mut DCtx<'static>, input: &[u8], out: &mut Vec<u8>, deco
             }
         } else if !progressed {
             if out.len() < out.capacity() {
-                return Err(corrupt(NAME, if frame_done { "truncated trailing frame" } else { "truncated frame" }));
+                return Err(corrupt(
+                    NAME,
+                    if frame_done {
+                        "truncated trailing frame"
+                    } else {
+                        "truncated frame"
+                    },
+                ));
             }
-            return Err(corrupt(NAME, format!("decodes to more than the expected {limit} bytes")));
+            return Err(corrupt(
+                NAME,
+                format!("decodes to more than the expected {limit} bytes"),
+            ));
         }
     }
 }
@@ -144,12 +192,23 @@ impl BytesToBytesCodec for ZstdCodec {
         compress(input, out, self.level, self.checksum)
     }
 
-    fn decode(&self, input: &[u8], out: &mut Vec<u8>, decoded_size: Option<usize>) -> CodecResult<()> {
+    fn decode(
+        &self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        decoded_size: Option<usize>,
+    ) -> CodecResult<()> {
         decompress(input, out, decoded_size)
     }
 
     fn to_v3_json(&self) -> Value {
-        v3_json(NAME, Some(obj([("level", json!(self.level)), ("checksum", json!(self.checksum))])))
+        v3_json(
+            NAME,
+            Some(obj([
+                ("level", json!(self.level)),
+                ("checksum", json!(self.checksum)),
+            ])),
+        )
     }
 
     fn to_v2_json(&self) -> Option<Value> {

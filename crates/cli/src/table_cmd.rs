@@ -1,0 +1,358 @@
+//! `neurochunk table …`: validate, inspect, convert and derive neurarrow tables,
+//! and convert SWC files to and from skeleton tables.
+//!
+//! Exit codes: 0 success (for `validate`: every table valid), 1 invalid tables
+//! or data that does not allow the operation, 2 unreadable input or bad usage.
+//! Errors are printed on stderr as one line naming the file.
+
+use neurochunk_table::derive::{derive, DeriveOptions};
+use neurochunk_table::info::table_info;
+use neurochunk_table::io::{output_format, TableSource, TableWriter, WriteOptions};
+use neurochunk_table::swc::{export_swc, import_swc, SwcImportOptions};
+use neurochunk_table::validate::{validate_paths, ValidateOptions};
+use neurochunk_table::{Format, Registry, TableError};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Parquet compression codecs offered on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Codec {
+    /// No compression.
+    None,
+    /// Snappy (pyarrow's default).
+    Snappy,
+    /// Zstandard (level 3).
+    Zstd,
+    /// LZ4 (raw).
+    Lz4,
+    /// Gzip.
+    Gzip,
+}
+
+/// Output options shared by the writing subcommands.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArgs {
+    /// Write a Hive-partitioned Parquet directory split by this column
+    /// (e.g. fragment_id).
+    #[arg(long, value_name = "COLUMN")]
+    pub partition_by: Option<String>,
+    /// Parquet compression.
+    #[arg(long, value_enum, default_value_t = Codec::Snappy)]
+    pub compression: Codec,
+    /// Rows per Parquet row group.
+    #[arg(long, default_value_t = 512 * 1024)]
+    pub row_group_rows: usize,
+}
+
+impl OutputArgs {
+    fn options(&self) -> WriteOptions {
+        use neurochunk_table::io::Compression as C;
+        let compression = match self.compression {
+            Codec::None => C::UNCOMPRESSED,
+            Codec::Snappy => C::SNAPPY,
+            Codec::Zstd => C::ZSTD(Default::default()),
+            Codec::Lz4 => C::LZ4_RAW,
+            Codec::Gzip => C::GZIP(Default::default()),
+        };
+        WriteOptions {
+            partition_by: self.partition_by.clone(),
+            compression,
+            row_group_rows: self.row_group_rows,
+            ..WriteOptions::default()
+        }
+    }
+}
+
+/// neurarrow tables: skeletons, point clouds, dotprops, connections.
+#[derive(Debug, clap::Subcommand)]
+pub enum TableCommand {
+    /// Validate tables against the neurarrow spec. Several tables of one context
+    /// are also checked against each other (ids, references, space).
+    Validate {
+        /// Arrow IPC files, Parquet files or Hive-partitioned directories.
+        #[arg(required = true, value_name = "FILE_OR_DIR")]
+        paths: Vec<PathBuf>,
+        /// Schema to validate against (skeletons, pointclouds, dotprops,
+        /// connections, net.clbarnes.connectors); default: from the file name,
+        /// then from the columns.
+        #[arg(long)]
+        schema: Option<String>,
+        /// Grade configurable rules (stale derived fields, unknown keys and
+        /// fields, castable types, nullability flags) as errors.
+        #[arg(long)]
+        strict: bool,
+        /// Print one JSON object per table: {"valid", "errors", "warnings", ...}.
+        #[arg(long)]
+        json: bool,
+        /// Report at most this many violations per rule and table.
+        #[arg(long, default_value_t = 20)]
+        max_per_rule: usize,
+    },
+    /// Show a table's schema, metadata, row count and fragments.
+    Info {
+        /// Arrow IPC file, Parquet file or Hive directory.
+        path: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert between Arrow IPC (.arrow/.feather), Parquet (.parquet) and
+    /// Hive-partitioned Parquet (--partition-by), keeping metadata.
+    Convert {
+        /// Input table.
+        input: PathBuf,
+        /// Output path; the extension picks the format.
+        output: PathBuf,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
+    /// Add or recompute derived fields: child_ids, n_children, strahler for
+    /// skeletons; src_fragment_id, tgt_fragment_id for connections.
+    Derive {
+        /// Input table.
+        input: PathBuf,
+        /// Output path.
+        output: PathBuf,
+        /// Schema of the input (default: identified).
+        #[arg(long)]
+        schema: Option<String>,
+        /// Skeleton/point-cloud tables the connections refer to.
+        #[arg(long, value_name = "TABLE")]
+        samples: Vec<PathBuf>,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
+    /// Import SWC files (or directories of them) into a skeletons table using the
+    /// net.clbarnes.swc extension: `from-swc IN.swc... OUT --context ID`.
+    FromSwc {
+        /// SWC files or directories, then the output table.
+        #[arg(required = true, num_args = 2.., value_name = "IN.swc... OUT")]
+        paths: Vec<PathBuf>,
+        /// Context identifier (an IRI or UUID is recommended).
+        #[arg(long)]
+        context: String,
+        /// Unit of the coordinates.
+        #[arg(long, default_value = "micrometer")]
+        unit: String,
+        /// Space identifier.
+        #[arg(long)]
+        space: Option<String>,
+        /// Fragment id of the (first) file; default: the file stem if numeric,
+        /// else the file's position.
+        #[arg(long)]
+        fragment_id: Option<u64>,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
+    /// Export a skeletons table to SWC: OUT.swc for one fragment, else a
+    /// directory of {fragment_id}.swc files.
+    ToSwc {
+        /// Input skeletons table.
+        input: PathBuf,
+        /// Output .swc file or directory.
+        output: PathBuf,
+        /// Export only this fragment.
+        #[arg(long)]
+        fragment: Option<u64>,
+    },
+}
+
+fn fail(e: &TableError) -> ExitCode {
+    eprintln!("neurochunk table: {}", one_line(&e.to_string()));
+    match e {
+        TableError::Data { .. } => ExitCode::from(1),
+        _ => ExitCode::from(2),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.replace('\n', " ")
+}
+
+/// Runs a `table` subcommand; prints its own output and errors.
+pub fn run(cmd: TableCommand) -> ExitCode {
+    match cmd {
+        TableCommand::Validate {
+            paths,
+            schema,
+            strict,
+            json,
+            max_per_rule,
+        } => {
+            let opts = ValidateOptions {
+                strict,
+                schema,
+                max_per_rule,
+                ..ValidateOptions::default()
+            };
+            let reports = match validate_paths(&paths, &opts) {
+                Ok(r) => r,
+                Err(e) => return fail(&e),
+            };
+            let mut code = 0u8;
+            for r in &reports {
+                if r.unreadable {
+                    code = 2;
+                } else if !r.is_valid() && code == 0 {
+                    code = 1;
+                }
+                if json {
+                    println!("{}", r.to_json());
+                    continue;
+                }
+                if r.unreadable {
+                    for l in r.lines() {
+                        eprintln!("{}", one_line(&l));
+                    }
+                    continue;
+                }
+                for l in r.lines() {
+                    println!("{}", one_line(&l));
+                }
+                println!(
+                    "{}: {} ({}, {} rows, {} error(s), {} warning(s))",
+                    r.path.display(),
+                    if r.is_valid() { "valid" } else { "invalid" },
+                    r.schema.as_deref().unwrap_or("unknown schema"),
+                    r.rows,
+                    r.errors.len(),
+                    r.warnings.len()
+                );
+            }
+            ExitCode::from(code)
+        }
+        TableCommand::Info { path, json } => match table_info(&path) {
+            Ok(i) => {
+                if json {
+                    println!("{}", i.to_json());
+                } else {
+                    print!("{i}");
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        },
+        TableCommand::Convert { input, output, out } => match convert(&input, &output, &out) {
+            Ok(rows) => {
+                println!("{}: {rows} rows written", output.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        },
+        TableCommand::Derive {
+            input,
+            output,
+            schema,
+            samples,
+            out,
+        } => {
+            let opts = DeriveOptions {
+                schema,
+                samples,
+                write: out.options(),
+                batch_size: 0,
+            };
+            match derive(&input, &output, &opts) {
+                Ok(s) => {
+                    println!(
+                        "{}: {} rows, {} derived ({})",
+                        output.display(),
+                        s.rows,
+                        s.columns.join(", "),
+                        s.schema
+                    );
+                    if s.unresolved > 0 {
+                        eprintln!(
+                            "neurochunk table: {} connection endpoint(s) refer to samples not found in --samples; their fragment ids are null",
+                            s.unresolved
+                        );
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
+        TableCommand::FromSwc {
+            mut paths,
+            context,
+            unit,
+            space,
+            fragment_id,
+            out,
+        } => {
+            let Some(output) = paths.pop() else {
+                eprintln!("neurochunk table: from-swc needs inputs and an output");
+                return ExitCode::from(2);
+            };
+            let opts = SwcImportOptions {
+                context,
+                unit,
+                space,
+                fragment_id,
+            };
+            match import_swc(&paths, &output, &opts, &out.options()) {
+                Ok(s) => {
+                    for n in &s.notes {
+                        eprintln!("neurochunk table: note: {}", one_line(n));
+                    }
+                    println!(
+                        "{}: {} samples in {} fragment(s)",
+                        output.display(),
+                        s.rows,
+                        s.fragments.len()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
+        TableCommand::ToSwc {
+            input,
+            output,
+            fragment,
+        } => match export_swc(&input, &output, fragment) {
+            Ok(files) => {
+                for f in &files {
+                    println!("{}", f.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        },
+    }
+}
+
+/// Streams `input` into `output` (format from the extension or --partition-by).
+fn convert(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    out: &OutputArgs,
+) -> Result<u64, TableError> {
+    let src = TableSource::open(input)?;
+    let mut opts = out.options();
+    output_format(output, &opts)?;
+    if opts.file_infix.is_none() {
+        let registry = Registry::standard();
+        let name = input
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let from_name = registry.from_file_name(&name).map(|d| d.name.clone());
+        let schema = src.schema();
+        let from_cols = registry
+            .from_columns(schema.fields().iter().map(|f| f.name().as_str()))
+            .map(|d| d.name.clone());
+        opts.file_infix = from_name.or(from_cols);
+    }
+    if src.format() == Format::Hive && opts.partition_by.is_none() && output.is_dir() {
+        return Err(TableError::Usage(format!(
+            "{}: output is a directory; pass --partition-by to write a Hive table",
+            output.display()
+        )));
+    }
+    let mut w = TableWriter::create(output, src.schema(), &opts)?;
+    for b in src.batches(neurochunk_table::io::DEFAULT_BATCH_SIZE)? {
+        w.write(&b?)?;
+    }
+    w.finish()
+}

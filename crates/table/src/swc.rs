@@ -1,0 +1,623 @@
+//! SWC import and export through the `net.clbarnes.swc` extension.
+//!
+//! Import: every SWC file becomes one fragment of a skeletons table. The SWC
+//! sample number becomes `sample_id`, the structure type
+//! `net.clbarnes.swc:type_id`, a negative radius becomes null (as the extension
+//! requires), the header comment block goes to `net.clbarnes.swc:header:{fragment}`
+//! and type names (the NeuroMorpho defaults plus any SWC+ `<customTypes>`) to
+//! `net.clbarnes.swc:type:{code}`. When several files reuse the same sample
+//! numbers, later files are shifted by an offset recorded in
+//! `frag:{fragment}:swc_id_offset`, so export restores the original numbers.
+//! Export writes the fields SWC has back out, a null radius as `-1`.
+
+use crate::error::{Result, TableError};
+use crate::io::{TableSource, TableWriter, WriteOptions, DEFAULT_BATCH_SIZE};
+use crate::schema::{SPEC_VERSION, SWC_EXT, SWC_EXT_VERSION};
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, UInt64Array};
+use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One SWC sample line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwcSample {
+    /// Sample number.
+    pub id: u64,
+    /// Structure type code.
+    pub type_id: i64,
+    /// X.
+    pub x: f64,
+    /// Y.
+    pub y: f64,
+    /// Z.
+    pub z: f64,
+    /// Radius (may be negative = unknown).
+    pub radius: f64,
+    /// Parent sample number, `None` for -1.
+    pub parent: Option<u64>,
+}
+
+/// A parsed SWC file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SwcFile {
+    /// Header text: comment lines before the first sample, `#` and the shared
+    /// indentation stripped, blank lines dropped.
+    pub header: String,
+    /// Samples in file order.
+    pub samples: Vec<SwcSample>,
+    /// SWC+ custom types `(code, name)` found in the header.
+    pub custom_types: Vec<(i64, String)>,
+}
+
+/// The NeuroMorpho structure-type names written for every import.
+pub const DEFAULT_TYPES: [(i64, &str); 5] = [
+    (0, "undefined"),
+    (1, "soma"),
+    (2, "axon"),
+    (3, "basal dendrite"),
+    (4, "apical dendrite"),
+];
+
+fn parse_int(tok: &str) -> Option<i64> {
+    if let Ok(v) = tok.parse::<i64>() {
+        return Some(v);
+    }
+    // Some writers emit integral floats ("3.0").
+    let f: f64 = tok.parse().ok()?;
+    (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
+}
+
+fn strip_header(lines: &[&str]) -> String {
+    let stripped: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim_start().trim_start_matches('#').trim_end())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let indent = stripped
+        .iter()
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    stripped
+        .iter()
+        .map(|l| &l[indent.min(l.len())..])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn xml_attr(tag: &str, name: &str) -> Option<String> {
+    let mut rest = tag;
+    while let Some(pos) = rest.find(name) {
+        let before_ok = pos == 0
+            || rest[..pos]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_whitespace);
+        let after = rest[pos + name.len()..].trim_start();
+        if before_ok {
+            if let Some(after) = after.strip_prefix('=') {
+                let after = after.trim_start();
+                let q = after.chars().next()?;
+                if q == '"' || q == '\'' {
+                    let body = &after[1..];
+                    let end = body.find(q)?;
+                    return Some(body[..end].to_string());
+                }
+            }
+        }
+        rest = &rest[pos + name.len()..];
+    }
+    None
+}
+
+/// SWC+ custom types from an XML header (`<customTypes><tree id=".." name=".."/>`).
+fn swc_plus_types(header: &str) -> Vec<(i64, String)> {
+    let Some(start) = header.find("<customTypes") else {
+        return vec![];
+    };
+    let body = &header[start..];
+    let end = body.find("</customTypes>").unwrap_or(body.len());
+    let body = &body[..end];
+    let mut out = Vec::new();
+    for chunk in body.split('<').skip(2) {
+        let tag = chunk.split('>').next().unwrap_or("");
+        if tag.starts_with('/') {
+            continue;
+        }
+        if let (Some(id), Some(name)) = (xml_attr(tag, "id"), xml_attr(tag, "name")) {
+            if let Ok(id) = id.trim().parse::<i64>() {
+                out.push((id, name));
+            }
+        }
+    }
+    out
+}
+
+/// Parses SWC text; errors name the file and line.
+pub fn parse_swc(text: &str, path: &Path) -> Result<SwcFile> {
+    let mut header_lines: Vec<&str> = Vec::new();
+    let mut in_header = true;
+    let mut samples = Vec::new();
+    for (no, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            if in_header {
+                header_lines.push(raw);
+            }
+            continue;
+        }
+        in_header = false;
+        let data = line.split('#').next().unwrap_or("");
+        let toks: Vec<&str> = data.split_whitespace().collect();
+        let bad =
+            |what: &str| TableError::format(path, format!("line {}: {what}: {line:?}", no + 1));
+        if toks.len() != 7 {
+            return Err(bad(&format!(
+                "expected 7 columns (n T x y z R P), found {}",
+                toks.len()
+            )));
+        }
+        let id = parse_int(toks[0])
+            .filter(|v| *v >= 0)
+            .ok_or_else(|| bad("sample number is not a non-negative integer"))?
+            as u64;
+        let type_id = parse_int(toks[1]).ok_or_else(|| bad("type is not an integer"))?;
+        let num = |i: usize, what: &str| -> Result<f64> {
+            toks[i]
+                .parse::<f64>()
+                .map_err(|_| bad(&format!("{what} is not a number")))
+        };
+        let (x, y, z, radius) = (num(2, "x")?, num(3, "y")?, num(4, "z")?, num(5, "radius")?);
+        let p = parse_int(toks[6]).ok_or_else(|| bad("parent is not an integer"))?;
+        let parent = match p {
+            -1 => None,
+            p if p >= 0 => Some(p as u64),
+            _ => return Err(bad("parent must be -1 (root) or a sample number")),
+        };
+        samples.push(SwcSample {
+            id,
+            type_id,
+            x,
+            y,
+            z,
+            radius,
+            parent,
+        });
+    }
+    let header = strip_header(&header_lines);
+    let custom_types = swc_plus_types(&header);
+    Ok(SwcFile {
+        header,
+        samples,
+        custom_types,
+    })
+}
+
+/// Options for SWC import.
+#[derive(Debug, Clone)]
+pub struct SwcImportOptions {
+    /// Context identifier (required metadata).
+    pub context: String,
+    /// Unit (SWC is conventionally in micrometers).
+    pub unit: String,
+    /// Optional space identifier.
+    pub space: Option<String>,
+    /// Fragment id of the first file (else from the file stem, else its index).
+    pub fragment_id: Option<u64>,
+}
+
+impl Default for SwcImportOptions {
+    fn default() -> Self {
+        SwcImportOptions {
+            context: String::new(),
+            unit: "micrometer".into(),
+            space: None,
+            fragment_id: None,
+        }
+    }
+}
+
+/// Result of an import.
+#[derive(Debug, Clone)]
+pub struct SwcImportSummary {
+    /// Samples written.
+    pub rows: u64,
+    /// `(file, fragment id)` per input.
+    pub fragments: Vec<(PathBuf, u64)>,
+    /// Notes (multiple roots, shifted ids, ...).
+    pub notes: Vec<String>,
+}
+
+/// The schema of an imported SWC table.
+pub fn swc_schema(metadata: BTreeMap<String, String>) -> SchemaRef {
+    Arc::new(Schema::new_with_metadata(
+        vec![
+            Field::new("sample_id", DataType::UInt64, false),
+            Field::new("fragment_id", DataType::UInt64, false),
+            Field::new("x", DataType::Float64, false),
+            Field::new("y", DataType::Float64, false),
+            Field::new("z", DataType::Float64, false),
+            Field::new("parent_id", DataType::UInt64, true),
+            Field::new("radius", DataType::Float64, true),
+            Field::new("net.clbarnes.swc:type_id", DataType::Int64, false),
+        ],
+        metadata,
+    ))
+}
+
+/// Converts parsed SWC files into one skeletons record batch.
+pub fn swc_to_batch(
+    files: &[(PathBuf, SwcFile)],
+    opts: &SwcImportOptions,
+) -> Result<(RecordBatch, SwcImportSummary)> {
+    if opts.context.is_empty() {
+        return Err(TableError::Usage(
+            "a context identifier is required (--context)".into(),
+        ));
+    }
+    let mut md: BTreeMap<String, String> = BTreeMap::new();
+    md.insert("version".into(), SPEC_VERSION.into());
+    md.insert("context".into(), opts.context.clone());
+    md.insert("unit".into(), opts.unit.clone());
+    if let Some(s) = &opts.space {
+        md.insert("space".into(), s.clone());
+    }
+    md.insert(format!("{SWC_EXT}:version"), SWC_EXT_VERSION.into());
+    for (code, name) in DEFAULT_TYPES {
+        md.insert(format!("{SWC_EXT}:type:{code}"), name.into());
+    }
+    let mut summary = SwcImportSummary {
+        rows: 0,
+        fragments: vec![],
+        notes: vec![],
+    };
+    let total: usize = files.iter().map(|(_, f)| f.samples.len()).sum();
+    let mut sid = Vec::with_capacity(total);
+    let mut fid = Vec::with_capacity(total);
+    let (mut xs, mut ys, mut zs) = (
+        Vec::with_capacity(total),
+        Vec::with_capacity(total),
+        Vec::with_capacity(total),
+    );
+    let mut par: Vec<Option<u64>> = Vec::with_capacity(total);
+    let mut rad: Vec<Option<f64>> = Vec::with_capacity(total);
+    let mut ty = Vec::with_capacity(total);
+    let mut used_frags: HashMap<u64, PathBuf> = HashMap::new();
+    let mut max_id: Option<u64> = None;
+    for (k, (path, f)) in files.iter().enumerate() {
+        let frag = match (k, opts.fragment_id) {
+            (0, Some(v)) => v,
+            (_, Some(v)) => v + k as u64,
+            _ => path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .and_then(|s| s.parse::<u64>().ok())
+                .unwrap_or(k as u64),
+        };
+        if let Some(other) = used_frags.insert(frag, path.clone()) {
+            return Err(TableError::Usage(format!(
+                "{} and {} would both become fragment {frag}",
+                other.display(),
+                path.display()
+            )));
+        }
+        let min_here = f.samples.iter().map(|s| s.id).min();
+        let offset = match (max_id, min_here) {
+            (Some(m), Some(lo)) if lo <= m => m + 1,
+            _ => 0,
+        };
+        if offset > 0 {
+            md.insert(format!("frag:{frag}:swc_id_offset"), offset.to_string());
+            summary.notes.push(format!(
+                "{}: sample numbers shifted by {offset} to stay unique in the context",
+                path.display()
+            ));
+        }
+        if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+            md.insert(format!("frag:{frag}:name"), stem.to_string());
+        }
+        if !f.header.is_empty() {
+            md.insert(format!("{SWC_EXT}:header:{frag}"), f.header.clone());
+        }
+        for (code, name) in &f.custom_types {
+            md.insert(format!("{SWC_EXT}:type:{code}"), name.clone());
+        }
+        let roots = f.samples.iter().filter(|s| s.parent.is_none()).count();
+        if roots != 1 {
+            summary.notes.push(format!(
+                "{}: {roots} roots; neurarrow requires exactly one root per fragment",
+                path.display()
+            ));
+        }
+        for s in &f.samples {
+            let id = s
+                .id
+                .checked_add(offset)
+                .ok_or_else(|| TableError::data(path, "sample number overflows after shifting"))?;
+            max_id = Some(max_id.map_or(id, |m| m.max(id)));
+            sid.push(id);
+            fid.push(frag);
+            xs.push(s.x);
+            ys.push(s.y);
+            zs.push(s.z);
+            par.push(s.parent.map(|p| p + offset));
+            rad.push((s.radius >= 0.0).then_some(s.radius));
+            ty.push(s.type_id);
+        }
+        summary.fragments.push((path.clone(), frag));
+    }
+    summary.rows = sid.len() as u64;
+    let schema = swc_schema(md);
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(UInt64Array::from(sid)),
+        Arc::new(UInt64Array::from(fid)),
+        Arc::new(Float64Array::from(xs)),
+        Arc::new(Float64Array::from(ys)),
+        Arc::new(Float64Array::from(zs)),
+        Arc::new(UInt64Array::from(par)),
+        Arc::new(Float64Array::from(rad)),
+        Arc::new(Int64Array::from(ty)),
+    ];
+    let batch = RecordBatch::try_new(schema, cols)
+        .map_err(|e| TableError::Usage(format!("building the SWC table: {e}")))?;
+    Ok((batch, summary))
+}
+
+/// Collects `.swc` files from the inputs (directories are scanned, sorted).
+pub fn collect_swc_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| TableError::io(p, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|q| q.extension().is_some_and(|e| e.eq_ignore_ascii_case("swc")))
+                .collect();
+            v.sort();
+            if v.is_empty() {
+                return Err(TableError::format(p, "directory holds no .swc files"));
+            }
+            out.extend(v);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Imports SWC files (or directories of them) into a skeletons table at `output`.
+pub fn import_swc(
+    inputs: &[PathBuf],
+    output: &Path,
+    opts: &SwcImportOptions,
+    write: &WriteOptions,
+) -> Result<SwcImportSummary> {
+    let paths = collect_swc_inputs(inputs)?;
+    let mut files = Vec::with_capacity(paths.len());
+    for p in paths {
+        let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| TableError::format(&p, "SWC file is not valid UTF-8 text"))?;
+        let f = parse_swc(&text, &p)?;
+        files.push((p, f));
+    }
+    let (batch, summary) = swc_to_batch(&files, opts)?;
+    let mut w = write.clone();
+    if w.file_infix.is_none() {
+        w.file_infix = Some("skeletons".into());
+    }
+    let mut writer = TableWriter::create(output, batch.schema(), &w)?;
+    writer.write(&batch)?;
+    writer.finish()?;
+    Ok(summary)
+}
+
+fn fmt_f64(out: &mut String, v: f64) {
+    // Shortest representation that round-trips.
+    let _ = write!(out, "{v}");
+}
+
+/// Renders one fragment as SWC text.
+pub fn render_swc(header: Option<&str>, rows: &[SwcSample]) -> String {
+    let mut out = String::with_capacity(rows.len() * 48);
+    if let Some(h) = header {
+        for l in h.lines() {
+            if l.is_empty() {
+                out.push_str("#\n");
+            } else {
+                out.push_str("# ");
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    for s in rows {
+        let _ = write!(out, "{} {} ", s.id, s.type_id);
+        fmt_f64(&mut out, s.x);
+        out.push(' ');
+        fmt_f64(&mut out, s.y);
+        out.push(' ');
+        fmt_f64(&mut out, s.z);
+        out.push(' ');
+        fmt_f64(&mut out, s.radius);
+        match s.parent {
+            Some(p) => {
+                let _ = writeln!(out, " {p}");
+            }
+            None => out.push_str(" -1\n"),
+        }
+    }
+    out
+}
+
+/// Exports a skeletons table to SWC. With one fragment (or `fragment` given) and
+/// an output ending in `.swc`, writes that file; otherwise `output` is a
+/// directory receiving `{fragment_id}.swc` per fragment. Returns the files written.
+pub fn export_swc(input: &Path, output: &Path, fragment: Option<u64>) -> Result<Vec<PathBuf>> {
+    let src = TableSource::open(input)?;
+    let schema = src.schema();
+    let md = schema.metadata();
+    let has = |n: &str| schema.field_with_name(n).is_ok();
+    for need in ["sample_id", "fragment_id", "parent_id", "x", "y", "z"] {
+        if !has(need) {
+            return Err(TableError::data(
+                input,
+                format!("not a skeletons table: no {need:?} column"),
+            ));
+        }
+    }
+    let type_col = format!("{SWC_EXT}:type_id");
+    let mut cols: Vec<String> = ["sample_id", "fragment_id", "parent_id", "x", "y", "z"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if has("radius") {
+        cols.push("radius".into());
+    }
+    if has(&type_col) {
+        cols.push(type_col.clone());
+    }
+    let mut by_frag: BTreeMap<u64, Vec<SwcSample>> = BTreeMap::new();
+    for b in src.batches_projected(&cols, DEFAULT_BATCH_SIZE)? {
+        let b = b?;
+        let ids = crate::derive::u64_column(input, &b, "sample_id")?;
+        let frags = crate::derive::u64_column(input, &b, "fragment_id")?;
+        let parents = crate::derive::u64_column(input, &b, "parent_id")?;
+        let f64col = |n: &str| -> Result<Option<Float64Array>> {
+            match b.column_by_name(n) {
+                None => Ok(None),
+                Some(c) => c
+                    .as_primitive_opt::<Float64Type>()
+                    .cloned()
+                    .map(Some)
+                    .ok_or_else(|| TableError::data(input, format!("column {n:?} is not float64"))),
+            }
+        };
+        let (x, y, z) = (
+            f64col("x")?.unwrap_or_else(|| Float64Array::from(Vec::<f64>::new())),
+            f64col("y")?.unwrap_or_else(|| Float64Array::from(Vec::<f64>::new())),
+            f64col("z")?.unwrap_or_else(|| Float64Array::from(Vec::<f64>::new())),
+        );
+        let radius = f64col("radius")?;
+        let types: Option<Int64Array> =
+            match b.column_by_name(&type_col) {
+                None => None,
+                Some(c) => Some(c.as_primitive_opt::<Int64Type>().cloned().ok_or_else(|| {
+                    TableError::data(input, format!("{type_col:?} is not int64"))
+                })?),
+            };
+        for r in 0..b.num_rows() {
+            let fr = frags.value(r);
+            if fragment.is_some_and(|want| want != fr) {
+                continue;
+            }
+            let offset = md
+                .get(&format!("frag:{fr}:swc_id_offset"))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+            let rad = radius
+                .as_ref()
+                .and_then(|a| a.is_valid(r).then(|| a.value(r)))
+                .unwrap_or(-1.0);
+            by_frag.entry(fr).or_default().push(SwcSample {
+                id: ids.value(r).wrapping_sub(offset),
+                type_id: types
+                    .as_ref()
+                    .and_then(|t| t.is_valid(r).then(|| t.value(r)))
+                    .unwrap_or(0),
+                x: x.value(r),
+                y: y.value(r),
+                z: z.value(r),
+                radius: rad,
+                parent: parents
+                    .is_valid(r)
+                    .then(|| parents.value(r).wrapping_sub(offset)),
+            });
+        }
+    }
+    if let Some(f) = fragment {
+        if !by_frag.contains_key(&f) {
+            return Err(TableError::data(
+                input,
+                format!("no fragment {f} in the table"),
+            ));
+        }
+    }
+    let header_for = |fr: u64| -> Option<String> {
+        md.get(&format!("{SWC_EXT}:header:{fr}"))
+            .or_else(|| md.get(&format!("{SWC_EXT}:header")))
+            .cloned()
+    };
+    let single_file = output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("swc"));
+    let mut written = Vec::new();
+    if single_file {
+        if by_frag.len() > 1 {
+            return Err(TableError::Usage(format!(
+                "{} holds {} fragments: give a directory as output, or --fragment ID",
+                input.display(),
+                by_frag.len()
+            )));
+        }
+        let (fr, rows) = by_frag
+            .iter()
+            .next()
+            .ok_or_else(|| TableError::data(input, "the table has no rows"))?;
+        let text = render_swc(header_for(*fr).as_deref(), rows);
+        write_atomic(output, text.as_bytes())?;
+        written.push(output.to_path_buf());
+    } else {
+        std::fs::create_dir_all(output).map_err(|e| TableError::io(output, e))?;
+        for (fr, rows) in &by_frag {
+            let p = output.join(format!("{fr}.swc"));
+            write_atomic(&p, render_swc(header_for(*fr).as_deref(), rows).as_bytes())?;
+            written.push(p);
+        }
+    }
+    Ok(written)
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out.swc".into());
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| TableError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| TableError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_and_swc_plus() {
+        let text = "# created by x\n#\n#   indented\n# <swcPlus>\n#  <customTypes>\n#   <marker id=\"16\" name=\"Spine\"/>\n#  </customTypes>\n# </swcPlus>\n1 1 0 0 0 1 -1\n2 16 1.5 0 0 -1 1 # trailing\n";
+        let f = parse_swc(text, Path::new("a.swc")).unwrap();
+        assert_eq!(
+            f.header,
+            "created by x\n  indented\n<swcPlus>\n <customTypes>\n  <marker id=\"16\" name=\"Spine\"/>\n </customTypes>\n</swcPlus>"
+        );
+        assert_eq!(f.custom_types, vec![(16, "Spine".to_string())]);
+        assert_eq!(f.samples.len(), 2);
+        assert_eq!(f.samples[1].parent, Some(1));
+        assert_eq!(f.samples[1].radius, -1.0);
+    }
+
+    #[test]
+    fn bad_lines_are_errors() {
+        for t in [
+            "1 1 0 0 0 1\n",
+            "1 1 0 0 zero 1 -1\n",
+            "1 1 0 0 0 1 -2\n",
+            "-3 1 0 0 0 1 -1\n",
+        ] {
+            let e = parse_swc(t, Path::new("bad.swc")).unwrap_err().to_string();
+            assert!(e.contains("bad.swc") && e.contains("line 1"), "{e}");
+        }
+    }
+}
