@@ -266,8 +266,15 @@ def parse_region(selection: str) -> tuple:
 
 
 def select(array: np.ndarray, selection: str) -> np.ndarray:
-    """The expected result of `get --region selection` on `array` (already in CLI form)."""
-    return np.asarray(array[parse_region(selection)]).copy(order="C")
+    """`array[selection]` as an array of the same dtype (0-d when every axis is an integer).
+
+    Apply it to the peer's own read-back and then `cli_form`: the width of variable-length text
+    in `get --region` output is the longest string of the region, not of the whole array.
+    """
+    out = array[parse_region(selection)]
+    if not isinstance(out, np.ndarray):
+        out = np.array(out, dtype=array.dtype)
+    return out.copy(order="C")
 
 
 # --------------------------------------------------------------------------------------------

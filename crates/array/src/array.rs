@@ -14,19 +14,11 @@ use crate::metadata::{document_bytes, ArrayMetadata, ZarrFormat, ZARRAY, ZARR_JS
 use crate::selection::{resolve, ResolvedSelection, Selection};
 
 /// Run-time behaviour of an opened array (not stored in its metadata).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct ArrayOptions {
     /// Store chunks whose every element equals the fill value (default: no, such chunks are
     /// deleted, as zarr-python 3 and tensorstore do).
     pub write_empty_chunks: bool,
-}
-
-impl Default for ArrayOptions {
-    fn default() -> Self {
-        ArrayOptions {
-            write_empty_chunks: false,
-        }
-    }
 }
 
 /// An array in a store.
@@ -48,7 +40,16 @@ pub(crate) struct ChunkTask {
 impl Array {
     /// Open the array at `path` (`""` for the store root), whichever format it is in.
     pub fn open(store: Arc<dyn Store>, path: &str) -> ArrayResult<Array> {
-        match crate::hierarchy::read_node_metadata(store.as_ref(), path)? {
+        Self::open_with(store, path, &crate::OpenOptions::default())
+    }
+
+    /// [`Array::open`] with options (the axis order of N5 datasets).
+    pub fn open_with(
+        store: Arc<dyn Store>,
+        path: &str,
+        options: &crate::OpenOptions,
+    ) -> ArrayResult<Array> {
+        match crate::hierarchy::read_node_metadata_with(store.as_ref(), path, options)? {
             crate::NodeMetadata::Array(meta) => Ok(Array::from_metadata(store, path, *meta)),
             crate::NodeMetadata::Group(_) => Err(ArrayError::Unsupported {
                 path: crate::display_path(path),
@@ -126,6 +127,9 @@ impl Array {
                     &document_bytes(&doc, ZarrFormat::V3),
                 )?;
             }
+            ZarrFormat::N5 => {
+                crate::n5::write_dataset(self.store.as_ref(), &self.path, &self.meta)?;
+            }
         }
         Ok(())
     }
@@ -138,24 +142,26 @@ impl Array {
 
     /// The store key of the chunk at grid position `index`.
     pub fn chunk_key(&self, index: &[u64]) -> String {
-        join_key(&self.path, &self.meta.key_encoding.key(index))
+        join_key(&self.path, &self.meta.chunk_key(index))
     }
 
     fn repr(&self) -> ChunkRepr {
         self.meta.chunk_repr()
     }
 
-    /// Decode the stored bytes of one chunk, checking the result's size.
+    /// Decode the stored bytes of the chunk at `index`, checking the result's size.
     pub(crate) fn decode_chunk(
         &self,
+        index: &[u64],
         key: &str,
         bytes: Vec<u8>,
         repr: &ChunkRepr,
     ) -> ArrayResult<ArrayBytes> {
+        let extent = self.meta.chunk_extent(index);
         let decoded = self
             .meta
             .codecs
-            .decode(bytes, repr)
+            .decode_edge(bytes, repr, &extent)
             .map_err(|source| ArrayError::Chunk {
                 path: crate::display_path(&self.path),
                 key: key.to_string(),
@@ -170,7 +176,7 @@ impl Array {
         let key = self.chunk_key(index);
         let repr = self.repr();
         match self.store.get(&key)? {
-            Some(bytes) => self.decode_chunk(&key, bytes, &repr),
+            Some(bytes) => self.decode_chunk(index, &key, bytes, &repr),
             None => Ok(subset::fill_for_repr(&repr)),
         }
     }
@@ -187,10 +193,11 @@ impl Array {
             self.store.delete(&key)?;
             return Ok(());
         }
+        let extent = self.meta.chunk_extent(index);
         let encoded =
             self.meta
                 .codecs
-                .encode(chunk, &repr)
+                .encode_edge(chunk, &repr, &extent)
                 .map_err(|source| ArrayError::Chunk {
                     path: crate::display_path(&self.path),
                     key: key.clone(),
@@ -249,7 +256,7 @@ impl Array {
             let key = self.chunk_key(&task.index);
             match self.store.get(&key)? {
                 Some(bytes) => {
-                    let decoded = self.decode_chunk(&key, bytes, &repr)?;
+                    let decoded = self.decode_chunk(&task.index, &key, bytes, &repr)?;
                     if let ArrayBytes::Fixed(buf) = &decoded {
                         copy_into_shared(buf, &repr.shape, &shared, &extent, &task.pairs, elem);
                     }
@@ -394,7 +401,7 @@ impl Array {
             };
             for key in self.store.list_prefix(&prefix)? {
                 let rel = &key[prefix.len()..];
-                if let Some(index) = self.meta.key_encoding.parse(rel, new_grid.len()) {
+                if let Some(index) = self.meta.parse_chunk_key(rel) {
                     if index.iter().zip(&new_grid).any(|(i, g)| i >= g) {
                         self.store.delete(&key)?;
                     }
@@ -411,13 +418,12 @@ impl Array {
         } else {
             format!("{}/", self.path)
         };
-        let rank = self.meta.shape.len();
         let grid = self.meta.grid_shape();
         Ok(self
             .store
             .list_prefix(&prefix)?
             .iter()
-            .filter_map(|key| self.meta.key_encoding.parse(&key[prefix.len()..], rank))
+            .filter_map(|key| self.meta.parse_chunk_key(&key[prefix.len()..]))
             .filter(|index| index.iter().zip(&grid).all(|(i, g)| i < g))
             .collect())
     }

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use crate::array::Array;
 use crate::error::{ArrayError, ArrayResult};
-use crate::hierarchy::{create_group, list_nodes};
+use crate::hierarchy::{create_group, list_nodes_with};
 use crate::metadata::{ArrayMetadata, ChunkKeyEncoding, NodeMetadata, ZarrFormat};
 use crate::selection::Selection;
 
@@ -37,6 +37,9 @@ pub struct ConvertOptions {
     pub fortran_order: Option<bool>,
     /// Chunk key separator.
     pub separator: Option<char>,
+    /// Axis order in which N5 sources are read and N5 destinations are written (default: as
+    /// `attributes.json` lists them).
+    pub n5_axis_order: neurochunk_codec::N5AxisOrder,
 }
 
 /// The codecs of a chain without sharding: `(array→array, array→bytes, bytes→bytes, inner chunk shape)`.
@@ -48,6 +51,20 @@ type FlatChain = (
 );
 
 fn flatten(chain: &CodecChain) -> FlatChain {
+    if let Some(n5) = chain.n5_block() {
+        // The N5 block framing is re-described by the destination; only the compression stays.
+        // (The array→bytes placeholder is replaced by one that fits the data type.)
+        return (
+            Vec::new(),
+            Arc::new(BytesCodec::new(Some(Endian::Little))),
+            n5.compression()
+                .cloned()
+                .map(neurochunk_codec::n5::zarr_compatible_compression)
+                .into_iter()
+                .collect(),
+            None,
+        );
+    }
     match chain.sharding() {
         Some(sharding) => {
             let inner = sharding.inner_chain();
@@ -87,6 +104,13 @@ pub fn derive_metadata(
         .or(inner_shape)
         .unwrap_or_else(|| src.chunk_shape.clone());
     check_rank("chunk shape", &chunk_shape)?;
+    if src.codecs.n5_block().is_some() {
+        a2b = match src.data_type {
+            neurochunk_dtype::DataType::String => Arc::new(neurochunk_codec::VlenUtf8Codec::new()),
+            neurochunk_dtype::DataType::Bytes => Arc::new(neurochunk_codec::VlenBytesCodec::new()),
+            ref dt => Arc::new(BytesCodec::for_type(dt, Endian::Little)),
+        };
+    }
     if let Some(spec) = &options.compressors {
         b2b =
             neurochunk_codec::parse_compressor_spec(spec, src.data_type.fixed_size().unwrap_or(1))
@@ -107,8 +131,11 @@ pub fn derive_metadata(
             a2b = Arc::new(BytesCodec::new(Some(endian)));
         }
     }
+    if format == ZarrFormat::N5 {
+        return derive_n5(src, options, path, chunk_shape, b2b);
+    }
     let shards = match (&options.shards, format) {
-        (Some(_), ZarrFormat::V2) => {
+        (Some(_), ZarrFormat::V2 | ZarrFormat::N5) => {
             return Err(ArrayError::Unsupported {
                 path: crate::display_path(path),
                 message: "sharding needs Zarr v3 (use --format zarr3)".into(),
@@ -157,6 +184,7 @@ pub fn derive_metadata(
                     '.'
                 }),
         },
+        ZarrFormat::N5 => crate::n5::N5_KEY_ENCODING,
         ZarrFormat::V3 => ChunkKeyEncoding {
             c_prefix: if src.format == ZarrFormat::V3 {
                 src.key_encoding.c_prefix
@@ -174,7 +202,7 @@ pub fn derive_metadata(
     };
     let fill_value = match format {
         ZarrFormat::V2 => src.fill_value.clone(),
-        ZarrFormat::V3 => Some(src.effective_fill()),
+        ZarrFormat::V3 | ZarrFormat::N5 => Some(src.effective_fill()),
     };
     Ok(ArrayMetadata {
         format,
@@ -191,6 +219,55 @@ pub fn derive_metadata(
             None
         },
     })
+}
+
+/// The N5 destination of `src`: one compression (from the options or the source), no
+/// sharding, the data type and attributes of the source.
+fn derive_n5(
+    src: &ArrayMetadata,
+    options: &ConvertOptions,
+    path: &str,
+    chunk_shape: Vec<usize>,
+    b2b: Vec<Arc<dyn BytesToBytesCodec>>,
+) -> ArrayResult<ArrayMetadata> {
+    let unsupported = |message: String| ArrayError::Unsupported {
+        path: crate::display_path(path),
+        message,
+    };
+    if options.shards.is_some() {
+        return Err(unsupported(
+            "sharding needs Zarr v3 (N5 has no shards)".into(),
+        ));
+    }
+    if options.endian.is_some() || options.fortran_order.is_some() || options.separator.is_some()
+    {
+        return Err(unsupported(
+            "N5 blocks are always big-endian and column-major with '/' block paths; byte order, \
+             element order and key separator options do not apply"
+                .into(),
+        ));
+    }
+    let compression = match b2b.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => {
+            return Err(unsupported(format!(
+                "N5 stores one compression and no checksums, the source has {}; choose one with --codec",
+                many.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+            )))
+        }
+    };
+    let mut meta = crate::n5::n5_array_metadata(
+        src.shape.clone(),
+        chunk_shape,
+        src.data_type.clone(),
+        compression,
+        options.n5_axis_order,
+        src.attributes.clone(),
+        path,
+    )?;
+    meta.dimension_names = src.dimension_names.clone();
+    Ok(meta)
 }
 
 /// Copy every element of `src` into `dst` (same shape), one destination chunk per task,
@@ -275,7 +352,10 @@ pub fn convert_hierarchy(
     options: &ConvertOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> ArrayResult<usize> {
-    let nodes = list_nodes(src_store.as_ref(), src_path)?;
+    let open = crate::OpenOptions {
+        n5_axis_order: options.n5_axis_order,
+    };
+    let nodes = list_nodes_with(src_store.as_ref(), src_path, &open)?;
     let src_root = src_path.trim_matches('/');
     for node in &nodes {
         let rel = node.path[src_root.len()..].trim_start_matches('/');

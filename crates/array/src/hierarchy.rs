@@ -1,10 +1,11 @@
-//! Groups and hierarchies: opening any node, creating groups, walking a tree (from
-//! consolidated metadata when the root has it), and writing consolidated metadata.
+//! Groups and hierarchies: opening any node (Zarr v2, Zarr v3 or N5), creating groups, walking
+//! a tree (from consolidated metadata when the root has it), and writing consolidated metadata.
 
 use neurochunk_store::{join_key, Store};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ArrayError, ArrayResult};
+use crate::n5::{OpenOptions, ATTRIBUTES_JSON};
 use crate::metadata::{
     document_bytes, parse_document, parse_v2_consolidated, ArrayMetadata, GroupMetadata,
     NodeMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA,
@@ -33,8 +34,13 @@ fn read_doc(store: &dyn Store, path: &str, file: &str) -> ArrayResult<Option<Val
     }
 }
 
-/// Read the metadata of the node at `path`, whichever format it is in.
-pub(crate) fn read_node_metadata(store: &dyn Store, path: &str) -> ArrayResult<NodeMetadata> {
+/// Read the metadata of the node at `path`, whichever format it is in (`options` choose
+/// the axis order of N5 datasets).
+pub(crate) fn read_node_metadata_with(
+    store: &dyn Store,
+    path: &str,
+    options: &OpenOptions,
+) -> ArrayResult<NodeMetadata> {
     let path = path.trim_matches('/');
     if let Some(doc) = read_doc(store, path, ZARR_JSON)? {
         return match doc.get("node_type").and_then(Value::as_str) {
@@ -83,14 +89,29 @@ pub(crate) fn read_node_metadata(store: &dyn Store, path: &str) -> ArrayResult<N
             consolidated,
         }));
     }
+    if let Some(doc) = read_doc(store, path, ATTRIBUTES_JSON)? {
+        return crate::n5::parse_node(&doc, path, options.n5_axis_order);
+    }
+    if crate::n5::implicit_group(store, path)? {
+        return Ok(NodeMetadata::Group(GroupMetadata {
+            format: ZarrFormat::N5,
+            attributes: Map::new(),
+            consolidated: None,
+        }));
+    }
     Err(ArrayError::NotFound(crate::display_path(path)))
 }
 
 /// Open the node at `path`.
 pub fn open_node(store: &dyn Store, path: &str) -> ArrayResult<Node> {
+    open_node_with(store, path, &OpenOptions::default())
+}
+
+/// [`open_node`] with options (the axis order of N5 datasets).
+pub fn open_node_with(store: &dyn Store, path: &str, options: &OpenOptions) -> ArrayResult<Node> {
     Ok(Node {
         path: path.trim_matches('/').to_string(),
-        metadata: read_node_metadata(store, path)?,
+        metadata: read_node_metadata_with(store, path, options)?,
     })
 }
 
@@ -142,6 +163,7 @@ pub(crate) fn write_group(
                 &document_bytes(&group.to_v3_document(), format),
             )?;
         }
+        ZarrFormat::N5 => crate::n5::write_group(store, path, attributes)?,
     }
     Ok(())
 }
@@ -161,6 +183,7 @@ pub(crate) fn ensure_parent_groups(
                     || store.exists(&join_key(&parent, ZARRAY))?
             }
             ZarrFormat::V3 => store.exists(&join_key(&parent, ZARR_JSON))?,
+            ZarrFormat::N5 => store.exists(&join_key(&parent, ATTRIBUTES_JSON))?,
         };
         if !has_node {
             write_group(store, &parent, format, &Map::new())?;
@@ -172,7 +195,16 @@ pub(crate) fn ensure_parent_groups(
 /// Every node at and below `path`, sorted by path. When the start is a group with
 /// consolidated metadata, it is used instead of listing the store.
 pub fn list_nodes(store: &dyn Store, path: &str) -> ArrayResult<Vec<Node>> {
-    let root = open_node(store, path)?;
+    list_nodes_with(store, path, &OpenOptions::default())
+}
+
+/// [`list_nodes`] with options (the axis order of N5 datasets).
+pub fn list_nodes_with(
+    store: &dyn Store,
+    path: &str,
+    options: &OpenOptions,
+) -> ArrayResult<Vec<Node>> {
+    let root = open_node_with(store, path, options)?;
     if let NodeMetadata::Group(group) = &root.metadata {
         if let Some(entries) = &group.consolidated {
             let mut nodes = vec![root.clone()];
@@ -189,18 +221,18 @@ pub fn list_nodes(store: &dyn Store, path: &str) -> ArrayResult<Vec<Node>> {
             return Ok(nodes);
         }
     }
-    walk(store, root)
+    walk(store, root, options)
 }
 
 /// Walk the store below `root` by listing (ignores consolidated metadata).
-fn walk(store: &dyn Store, root: Node) -> ArrayResult<Vec<Node>> {
+fn walk(store: &dyn Store, root: Node, options: &OpenOptions) -> ArrayResult<Vec<Node>> {
     let mut nodes = Vec::new();
     let mut pending = vec![root.path.clone()];
     nodes.push(root);
     while let Some(dir) = pending.pop() {
         for name in store.list_dir(&dir)?.prefixes {
             let child = child_path(&dir, &name);
-            match read_node_metadata(store, &child) {
+            match read_node_metadata_with(store, &child, options) {
                 Ok(meta) => {
                     let is_group = matches!(meta, NodeMetadata::Group(_));
                     nodes.push(Node {
@@ -232,7 +264,13 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
             message: "consolidated metadata is written for groups, not arrays".into(),
         });
     };
-    let nodes = walk(store, root.clone())?;
+    if group.format == ZarrFormat::N5 {
+        return Err(ArrayError::Unsupported {
+            path: crate::display_path(path),
+            message: "N5 has no consolidated metadata".into(),
+        });
+    }
+    let nodes = walk(store, root.clone(), &OpenOptions::default())?;
     let relative = |p: &str| p[path.len()..].trim_start_matches('/').to_string();
     match group.format {
         ZarrFormat::V2 => {
@@ -288,6 +326,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
                 &document_bytes(&Value::Object(doc), ZarrFormat::V3),
             )?;
         }
+        ZarrFormat::N5 => {}
     }
     Ok(nodes.len())
 }

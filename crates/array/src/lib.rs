@@ -1,9 +1,10 @@
 //! Chunked N-dimensional arrays and their hierarchies, over any [`Store`].
 //!
-//! This is the format layer: it parses Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`)
-//! and Zarr v3 (`zarr.json`) documents into one format-neutral [`ArrayMetadata`] with a codec
-//! chain, and lets one region reader/writer ([`Array`]) serve every format. Groups, walking a
-//! hierarchy, consolidated metadata and streaming conversion live here too.
+//! This is the format layer: it parses Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`),
+//! Zarr v3 (`zarr.json`) and N5 (`attributes.json`, see [`n5`]) documents into one
+//! format-neutral [`ArrayMetadata`] with a codec chain, and lets one region reader/writer
+//! ([`Array`]) serve every format. Groups, walking a hierarchy, consolidated metadata and
+//! streaming conversion live here too.
 //!
 //! Data flow on read: store → chunk bytes → codec chain → decoded chunk → copied into the
 //! caller's region. Chunks are decoded in parallel (rayon) straight into the output buffer, so
@@ -14,6 +15,7 @@ mod copy;
 mod error;
 mod hierarchy;
 mod metadata;
+pub mod n5;
 mod selection;
 mod sharded;
 
@@ -21,11 +23,15 @@ pub mod convert;
 
 pub use array::{Array, ArrayOptions};
 pub use error::{ArrayError, ArrayResult};
-pub use hierarchy::{consolidate, create_group, list_nodes, open_node, Node, NodeInfo};
+pub use hierarchy::{
+    consolidate, create_group, list_nodes, list_nodes_with, open_node, open_node_with, Node,
+    NodeInfo,
+};
 pub use metadata::{ArrayMetadata, ChunkKeyEncoding, GroupMetadata, NodeMetadata, ZarrFormat};
 pub use selection::{parse_selection, AxisSelection, Selection};
 
-pub use neurochunk_codec::{ArrayBytes, CodecChain};
+pub use n5::OpenOptions;
+pub use neurochunk_codec::{ArrayBytes, CodecChain, N5AxisOrder};
 pub use neurochunk_dtype::DataType;
 pub use neurochunk_store::{FsStore, MemoryStore, Store};
 

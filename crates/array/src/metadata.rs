@@ -1,5 +1,5 @@
-//! Metadata documents: Zarr v2 `.zarray`/`.zgroup`/`.zattrs` and Zarr v3 `zarr.json`, parsed
-//! into one format-neutral description and written back in the form the reference writers
+//! Metadata documents: Zarr v2 `.zarray`/`.zgroup`/`.zattrs` and Zarr v3 `zarr.json` (N5's
+//! `attributes.json` lives in [`crate::n5`]), parsed into one format-neutral description and written back in the form the reference writers
 //! (zarr-python 2 and 3) produce.
 
 use std::sync::Arc;
@@ -11,18 +11,33 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ArrayError, ArrayResult};
 
-/// Which on-disk format a node uses.
+/// Which on-disk format a node uses: Zarr v2, Zarr v3 or N5 (the name predates N5 support).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ZarrFormat {
+    /// Zarr v2: `.zarray` / `.zgroup` / `.zattrs`.
     V2,
+    /// Zarr v3: `zarr.json`.
     V3,
+    /// N5 (filesystem spec 4.0.0): `attributes.json`, see [`crate::n5`].
+    N5,
 }
 
 impl ZarrFormat {
+    /// The Zarr format number (2 or 3); 0 for N5, which has none.
     pub fn number(self) -> u8 {
         match self {
             ZarrFormat::V2 => 2,
             ZarrFormat::V3 => 3,
+            ZarrFormat::N5 => 0,
+        }
+    }
+
+    /// A short name for messages and listings: `zarr v2`, `zarr v3` or `n5`.
+    pub fn label(self) -> &'static str {
+        match self {
+            ZarrFormat::V2 => "zarr v2",
+            ZarrFormat::V3 => "zarr v3",
+            ZarrFormat::N5 => "n5",
         }
     }
 }
@@ -708,6 +723,7 @@ pub(crate) fn document_bytes(doc: &Value, format: ZarrFormat) -> Vec<u8> {
     let style = match format {
         ZarrFormat::V2 => PyJsonStyle::ZARR_PYTHON2,
         ZarrFormat::V3 => PyJsonStyle::ZARR_PYTHON3,
+        ZarrFormat::N5 => return crate::n5::document_bytes(doc),
     };
     to_python_json(doc, style).into_bytes()
 }

@@ -39,6 +39,7 @@ fn meta(format: ZarrFormat, shape: &[u64], chunks: &[usize], compressor: &str) -
         key_encoding: match format {
             ZarrFormat::V2 => ChunkKeyEncoding::V2_DOT,
             ZarrFormat::V3 => ChunkKeyEncoding::V3_DEFAULT,
+            ZarrFormat::N5 => neurochunk_array::n5::N5_KEY_ENCODING,
         },
         codecs: Arc::new(CodecChain::new(
             Vec::new(),

@@ -9,8 +9,9 @@ use neurochunk_array::convert::{
     chunk_count, convert_array, convert_hierarchy, derive_metadata, ConvertOptions,
 };
 use neurochunk_array::{
-    consolidate as consolidate_group, open_node, parse_selection, Array, ArrayBytes, ArrayMetadata,
-    ChunkKeyEncoding, CodecChain, DataType, FsStore, NodeMetadata, Store, ZarrFormat,
+    consolidate as consolidate_group, open_node_with, parse_selection, Array, ArrayBytes,
+    ArrayMetadata, ChunkKeyEncoding, CodecChain, DataType, FsStore, N5AxisOrder, NodeMetadata,
+    OpenOptions, Store, ZarrFormat,
 };
 use neurochunk_codec::{parse_compressor_spec, BytesCodec, VlenBytesCodec, VlenUtf8Codec};
 use neurochunk_dtype::npy;
@@ -26,6 +27,8 @@ pub(crate) enum FormatArg {
     Zarr2,
     /// Zarr v3 (`zarr.json`, optional sharding).
     Zarr3,
+    /// N5 (`attributes.json`, big-endian blocks at `i/j/k`).
+    N5,
 }
 
 impl From<FormatArg> for ZarrFormat {
@@ -33,6 +36,43 @@ impl From<FormatArg> for ZarrFormat {
         match f {
             FormatArg::Zarr2 => ZarrFormat::V2,
             FormatArg::Zarr3 => ZarrFormat::V3,
+            FormatArg::N5 => ZarrFormat::N5,
+        }
+    }
+}
+
+/// The axis order N5 datasets are presented in.
+#[derive(Clone, Copy, Debug, Default, ValueEnum)]
+pub(crate) enum AxisOrderArg {
+    /// As `attributes.json` lists them (N5 Java API, tensorstore).
+    #[default]
+    Listed,
+    /// Reversed (zarr-python 2's N5Store, z5).
+    Reversed,
+}
+
+impl From<AxisOrderArg> for N5AxisOrder {
+    fn from(a: AxisOrderArg) -> Self {
+        match a {
+            AxisOrderArg::Listed => N5AxisOrder::Listed,
+            AxisOrderArg::Reversed => N5AxisOrder::Reversed,
+        }
+    }
+}
+
+/// The `--n5-axis-order` option of every command that reads or writes arrays.
+#[derive(Args, Debug, Clone, Copy)]
+pub(crate) struct AxisOrderOpt {
+    /// Axis order of N5 datasets: `listed` (as attributes.json lists them, like the N5 Java
+    /// API and tensorstore) or `reversed` (like zarr-python 2's N5Store and z5).
+    #[arg(long, value_enum, default_value = "listed")]
+    pub(crate) n5_axis_order: AxisOrderArg,
+}
+
+impl AxisOrderOpt {
+    pub(crate) fn open_options(self) -> OpenOptions {
+        OpenOptions {
+            n5_axis_order: self.n5_axis_order.into(),
         }
     }
 }
@@ -83,6 +123,8 @@ pub(crate) struct LayoutArgs {
     /// Chunk key separator: `.` (`0.1`) or `/` (`0/1`).
     #[arg(long, value_name = "SEP")]
     dimension_separator: Option<char>,
+    #[command(flatten)]
+    axis_order: AxisOrderOpt,
 }
 
 fn parse_shape(text: &str, what: &str) -> Result<Vec<usize>, Failure> {
@@ -126,6 +168,7 @@ impl LayoutArgs {
             endian: self.endian.map(Endian::from),
             fortran_order: self.order.map(|o| matches!(o, OrderArg::F)),
             separator: self.dimension_separator,
+            n5_axis_order: self.axis_order.n5_axis_order.into(),
         })
     }
 }
@@ -140,6 +183,8 @@ pub(crate) struct GetArgs {
     /// The .npy file to write.
     #[arg(short, long, value_name = "OUT.npy")]
     output: PathBuf,
+    #[command(flatten)]
+    axis_order: AxisOrderOpt,
 }
 
 #[derive(Args, Debug)]
@@ -198,8 +243,8 @@ pub(crate) fn open_store(path: &std::path::Path) -> Result<Arc<dyn Store>, Failu
 
 pub(crate) fn get(args: GetArgs) -> CmdResult {
     let store = open_store(&args.path)?;
-    let array =
-        Array::open(store, "").map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let array = Array::open_with(store, "", &args.axis_order.open_options())
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let selection = parse_selection(args.region.as_deref().unwrap_or(""))
         .map_err(|e| Failure(format!("--region: {e}")))?;
     let (shape, data) = array
@@ -320,6 +365,16 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
                 ZarrFormat::V3 => {
                     neurochunk_dtype::v3::fill_value_from_v3_json(&json, &data_type).map(Some)
                 }
+                ZarrFormat::N5 => {
+                    let fill = neurochunk_dtype::v3::fill_value_from_v3_json(&json, &data_type)
+                        .map_err(|e| Failure(format!("--fill-value: {e}")))?;
+                    if fill.iter().any(|&b| b != 0) {
+                        return Err(Failure(
+                            "--fill-value: N5 has no fill value (missing blocks read as 0)".into(),
+                        ));
+                    }
+                    Ok(Some(fill))
+                }
             }
             .map_err(|e| Failure(format!("--fill-value: {e}")))?
         }
@@ -342,7 +397,14 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         DataType::Bytes => Arc::new(VlenBytesCodec::new()),
         _ => Arc::new(BytesCodec::new(Some(Endian::Little))),
     };
-    let default_compressor = parse_compressor_spec("zstd:3", data_type.fixed_size().unwrap_or(1))?;
+    // N5's default is gzip, which every N5 reader (the Java reference included) has built in.
+    let default_spec = if format == ZarrFormat::N5 {
+        "gzip:6"
+    } else {
+        "zstd:3"
+    };
+    let default_compressor =
+        parse_compressor_spec(default_spec, data_type.fixed_size().unwrap_or(1))?;
     // Describe a plain array first, then let the conversion rules apply the layout options.
     let plain = ArrayMetadata {
         format,
@@ -353,6 +415,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         key_encoding: match format {
             ZarrFormat::V2 => ChunkKeyEncoding::V2_DOT,
             ZarrFormat::V3 => ChunkKeyEncoding::V3_DEFAULT,
+            ZarrFormat::N5 => neurochunk_array::n5::N5_KEY_ENCODING,
         },
         codecs: Arc::new(CodecChain::new(Vec::new(), a2b, default_compressor)),
         attributes,
@@ -379,7 +442,8 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
 
 pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let src_store = open_store(&args.src)?;
-    let node = open_node(src_store.as_ref(), "")
+    let open = args.layout.axis_order.open_options();
+    let node = open_node_with(src_store.as_ref(), "", &open)
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
     let dst_store: Arc<dyn Store> = Arc::new(FsStore::new(&args.dst));
     let format = args.format.map(ZarrFormat::from);
@@ -398,7 +462,7 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
         }
         NodeMetadata::Group(_) => {
             let mut total = 0;
-            for n in neurochunk_array::list_nodes(src_store.as_ref(), "").map_err(fail)? {
+            for n in neurochunk_array::list_nodes_with(src_store.as_ref(), "", &open).map_err(fail)? {
                 if let NodeMetadata::Array(meta) = &n.metadata {
                     total += chunk_count(&derive_metadata(meta, &options, &n.path).map_err(fail)?);
                 }

@@ -108,6 +108,7 @@ fn plain_metadata(
         key_encoding: match format {
             ZarrFormat::V2 => ChunkKeyEncoding::V2_DOT,
             ZarrFormat::V3 => ChunkKeyEncoding::V3_DEFAULT,
+            ZarrFormat::N5 => neurochunk_array::n5::N5_KEY_ENCODING,
         },
         codecs: Arc::new(CodecChain::new(Vec::new(), a2b, compressors)),
         attributes: Map::new(),

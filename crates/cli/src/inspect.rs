@@ -4,11 +4,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 use neurochunk_array::{
-    display_path, list_nodes, open_node, ArrayMetadata, Node, NodeMetadata, Store,
+    display_path, list_nodes_with, open_node_with, ArrayMetadata, Node, NodeMetadata, Store,
+    ZarrFormat,
 };
 use serde_json::{json, Map, Value};
 
-use crate::arrays::open_store;
+use crate::arrays::{open_store, AxisOrderOpt};
 use crate::{CmdResult, Failure};
 
 #[derive(Args, Debug)]
@@ -18,6 +19,8 @@ pub(crate) struct TreeArgs {
     /// Print `{"nodes": [...]}` as JSON instead of a tree.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    axis_order: AxisOrderOpt,
 }
 
 #[derive(Args, Debug)]
@@ -27,13 +30,26 @@ pub(crate) struct InfoArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    axis_order: AxisOrderOpt,
 }
 
-fn format_number(node: &NodeMetadata) -> u8 {
+fn node_format(node: &NodeMetadata) -> ZarrFormat {
     match node {
-        NodeMetadata::Array(a) => a.format.number(),
-        NodeMetadata::Group(g) => g.format.number(),
+        NodeMetadata::Array(a) => a.format,
+        NodeMetadata::Group(g) => g.format,
     }
+}
+
+/// `zarr_format` for JSON output (null for N5) plus `format` (`zarr2`, `zarr3` or `n5`).
+fn format_json(format: ZarrFormat, out: &mut Map<String, Value>) {
+    let (number, name) = match format {
+        ZarrFormat::V2 => (json!(2), "zarr2"),
+        ZarrFormat::V3 => (json!(3), "zarr3"),
+        ZarrFormat::N5 => (Value::Null, "n5"),
+    };
+    out.insert("zarr_format".into(), number);
+    out.insert("format".into(), json!(name));
 }
 
 /// The array facts shared by `tree --json` and `info --json`.
@@ -47,6 +63,10 @@ fn array_summary(meta: &ArrayMetadata, out: &mut Map<String, Value>) {
             .unwrap_or_else(|_| json!(format!("{:?}", meta.data_type))),
     );
     out.insert("codecs".into(), Value::Array(meta.codecs.to_v3_json()));
+    if let Some(n5) = meta.codecs.n5_block() {
+        out.insert("n5_axis_order".into(), json!(n5.axis_order().name()));
+        out.insert("compression".into(), n5.compression_json().clone());
+    }
 }
 
 fn node_json(node: &Node) -> Value {
@@ -55,18 +75,26 @@ fn node_json(node: &Node) -> Value {
     match &node.metadata {
         NodeMetadata::Array(meta) => {
             out.insert("node_type".into(), json!("array"));
-            out.insert("zarr_format".into(), json!(meta.format.number()));
+            format_json(meta.format, &mut out);
             array_summary(meta, &mut out);
         }
         NodeMetadata::Group(group) => {
             out.insert("node_type".into(), json!("group"));
-            out.insert("zarr_format".into(), json!(group.format.number()));
+            format_json(group.format, &mut out);
         }
     }
     Value::Object(out)
 }
 
 fn codec_names(meta: &ArrayMetadata) -> String {
+    if let Some(n5) = meta.codecs.n5_block() {
+        let kind = n5
+            .compression_json()
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        return format!("n5 block → {kind}");
+    }
     meta.codecs
         .to_v3_json()
         .iter()
@@ -82,7 +110,7 @@ fn codec_names(meta: &ArrayMetadata) -> String {
 
 pub(crate) fn tree(args: TreeArgs) -> CmdResult {
     let store = open_store(&args.path)?;
-    let nodes = list_nodes(store.as_ref(), "")
+    let nodes = list_nodes_with(store.as_ref(), "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if args.json {
         let list: Vec<Value> = nodes.iter().map(node_json).collect();
@@ -109,24 +137,25 @@ pub(crate) fn print_tree(nodes: &[Node]) {
         let indent = "  ".repeat(depth);
         match &node.metadata {
             NodeMetadata::Group(g) => {
-                println!("{indent}{name}  (group, zarr v{})", g.format.number())
+                println!("{indent}{name}  (group, {})", g.format.label())
             }
             NodeMetadata::Array(a) => println!(
-                "{indent}{name}  {:?} {}  chunks {:?}  [{}]  (zarr v{})",
+                "{indent}{name}  {:?} {}  chunks {:?}  [{}]  ({})",
                 a.shape,
                 a.data_type_name(),
                 a.chunk_shape,
                 codec_names(a),
-                a.format.number()
+                a.format.label()
             ),
         }
     }
 }
 
 fn raw_document(store: &dyn Store, node: &Node) -> Value {
-    let files: &[&str] = match &node.metadata {
-        NodeMetadata::Array(a) if a.format.number() == 2 => &[".zarray"],
-        NodeMetadata::Group(g) if g.format.number() == 2 => &[".zgroup"],
+    let files: &[&str] = match (&node.metadata, node_format(&node.metadata)) {
+        (_, ZarrFormat::N5) => &[neurochunk_array::n5::ATTRIBUTES_JSON],
+        (NodeMetadata::Array(_), ZarrFormat::V2) => &[".zarray"],
+        (NodeMetadata::Group(_), ZarrFormat::V2) => &[".zgroup"],
         _ => &["zarr.json"],
     };
     files
@@ -144,7 +173,7 @@ fn raw_document(store: &dyn Store, node: &Node) -> Value {
 
 pub(crate) fn info(args: InfoArgs) -> CmdResult {
     let store = open_store(&args.path)?;
-    let node = open_node(store.as_ref(), "")
+    let node = open_node_with(store.as_ref(), "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let attributes = match &node.metadata {
         NodeMetadata::Array(a) => a.attributes.clone(),
@@ -167,7 +196,10 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
         return Ok(());
     }
     println!("path:        {}", args.path.display());
-    println!("zarr format: {}", format_number(&node.metadata));
+    match node_format(&node.metadata) {
+        ZarrFormat::N5 => println!("format:      n5"),
+        f => println!("zarr format: {}", f.number()),
+    }
     match &node.metadata {
         NodeMetadata::Array(a) => {
             println!("node type:   array");

@@ -79,6 +79,31 @@ pub trait ArrayToBytesCodec: Send + Sync + Debug {
     fn as_sharding(&self) -> Option<&crate::ShardingCodec> {
         None
     }
+    /// Encode a chunk of which only the leading `extent` elements per axis lie inside the
+    /// array (an edge chunk; `extent == repr.shape` inside the array). Formats that store
+    /// edge chunks truncated (N5) override this; the default stores the whole chunk.
+    fn encode_extent(
+        &self,
+        data: ArrayBytes,
+        repr: &ChunkRepr,
+        _extent: &[usize],
+    ) -> CodecResult<Vec<u8>> {
+        self.encode(data, repr)
+    }
+    /// Decode a chunk stored by [`ArrayToBytesCodec::encode_extent`] (or a full-size one);
+    /// the result always has the full chunk shape.
+    fn decode_extent(
+        &self,
+        bytes: Vec<u8>,
+        repr: &ChunkRepr,
+        _extent: &[usize],
+    ) -> CodecResult<ArrayBytes> {
+        self.decode(bytes, repr)
+    }
+    /// Downcast hook for the N5 block codec (conversion unwraps its compression).
+    fn as_n5(&self) -> Option<&crate::N5BlockCodec> {
+        None
+    }
 }
 
 /// A codec from bytes to bytes (compressors, checksums, shuffles).

@@ -433,8 +433,39 @@ impl CodecChain {
         Some(size)
     }
 
+    /// The N5 block codec, if the chain is exactly one.
+    pub fn n5_block(&self) -> Option<&crate::N5BlockCodec> {
+        if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
+            self.array_to_bytes.as_n5()
+        } else {
+            None
+        }
+    }
+
     /// Encode a chunk; `repr` is its decoded representation (full chunk shape).
     pub fn encode(&self, data: ArrayBytes, repr: &ChunkRepr) -> CodecResult<Vec<u8>> {
+        self.encode_impl(data, repr, None)
+    }
+
+    /// Encode a chunk of which only the leading `extent` elements per axis lie inside the
+    /// array (see [`ArrayToBytesCodec::encode_extent`]); identical to [`CodecChain::encode`]
+    /// unless the array→bytes codec stores edge chunks truncated and no array→array codec
+    /// precedes it.
+    pub fn encode_edge(
+        &self,
+        data: ArrayBytes,
+        repr: &ChunkRepr,
+        extent: &[usize],
+    ) -> CodecResult<Vec<u8>> {
+        self.encode_impl(data, repr, Some(extent))
+    }
+
+    fn encode_impl(
+        &self,
+        data: ArrayBytes,
+        repr: &ChunkRepr,
+        extent: Option<&[usize]>,
+    ) -> CodecResult<Vec<u8>> {
         let mut data = data;
         let mut cur: Cow<ChunkRepr> = Cow::Borrowed(repr);
         for c in &self.array_to_array {
@@ -442,7 +473,12 @@ impl CodecChain {
             data = c.encode(data, &cur)?;
             cur = Cow::Owned(next);
         }
-        let bytes = self.array_to_bytes.encode(data, &cur)?;
+        let bytes = match extent {
+            Some(extent) if self.array_to_array.is_empty() => {
+                self.array_to_bytes.encode_extent(data, &cur, extent)?
+            }
+            _ => self.array_to_bytes.encode(data, &cur)?,
+        };
         if self.bytes_to_bytes.is_empty() {
             return Ok(bytes);
         }
@@ -468,16 +504,32 @@ impl CodecChain {
 
     /// Decode a chunk; `repr` is its decoded representation (full chunk shape).
     pub fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
-        self.decode_impl(Input::Owned(bytes), repr)
+        self.decode_impl(Input::Owned(bytes), repr, None)
+    }
+
+    /// Decode a chunk stored by [`CodecChain::encode_edge`] with the same `extent` (full-size
+    /// chunks are accepted too); the result has the full chunk shape.
+    pub fn decode_edge(
+        &self,
+        bytes: Vec<u8>,
+        repr: &ChunkRepr,
+        extent: &[usize],
+    ) -> CodecResult<ArrayBytes> {
+        self.decode_impl(Input::Owned(bytes), repr, Some(extent))
     }
 
     /// [`CodecChain::decode`] from borrowed bytes (no copy when bytes→bytes codecs run
     /// first, as for a compressed inner chunk of a shard).
     pub fn decode_from_slice(&self, bytes: &[u8], repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
-        self.decode_impl(Input::Borrowed(bytes), repr)
+        self.decode_impl(Input::Borrowed(bytes), repr, None)
     }
 
-    fn decode_impl(&self, input: Input<'_>, repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
+    fn decode_impl(
+        &self,
+        input: Input<'_>,
+        repr: &ChunkRepr,
+        extent: Option<&[usize]>,
+    ) -> CodecResult<ArrayBytes> {
         // No allocation for the common chain without array→array codecs.
         let reprs = if self.array_to_array.is_empty() {
             Vec::new()
@@ -529,7 +581,12 @@ impl CodecChain {
             }
             owned.unwrap_or_default()
         };
-        let mut data = self.array_to_bytes.decode(bytes, last)?;
+        let mut data = match extent {
+            Some(extent) if self.array_to_array.is_empty() => {
+                self.array_to_bytes.decode_extent(bytes, last, extent)?
+            }
+            _ => self.array_to_bytes.decode(bytes, last)?,
+        };
         for (i, c) in self.array_to_array.iter().enumerate().rev() {
             data = c.decode(data, &reprs[i])?;
         }

@@ -12,10 +12,13 @@
 //! * [`ShardingCodec`] — `sharding_indexed`, with the index helpers partial reads need.
 //! * [`CodecRegistry`] — codec names and ids → constructors; extensible at run time.
 //! * [`codecs`] — the built-in codecs; [`subset`] — N-d block copies and fill helpers.
+//! * [`n5`] — the N5 block codec (header, big-endian column-major payload, compression) and
+//!   N5 `compression` JSON.
 
 mod api;
 mod chain;
 pub mod codecs;
+pub mod n5;
 mod numeric;
 mod registry;
 mod sharding;
@@ -33,6 +36,7 @@ pub use codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
 pub use codecs::json2::Json2Codec;
 pub use codecs::lz4::Lz4Codec;
 pub use codecs::n5_lz4::N5Lz4Codec;
+pub use n5::{N5AxisOrder, N5BlockCodec};
 pub use codecs::shuffle::ShuffleCodec;
 pub use codecs::transpose::TransposeCodec;
 pub use codecs::vlen::{VlenBytesCodec, VlenCodec, VlenUtf8Codec};

@@ -266,6 +266,12 @@ pub fn derive(input: &Path, output: &Path, opts: &DeriveOptions) -> Result<Deriv
         for b in src.batches_projected(&keep, bs)? {
             let b = b?;
             let n = b.num_rows();
+            if offset + n > tree.len() {
+                return Err(TableError::data(
+                    input,
+                    "the table changed while it was being read",
+                ));
+            }
             let mut cols: Vec<ArrayRef> = b.columns().to_vec();
             cols.extend(skeleton_derived_arrays(&ids, &tree, offset, n));
             let batch = RecordBatch::try_new(out_schema.clone(), cols)

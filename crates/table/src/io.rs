@@ -265,7 +265,6 @@ fn is_data_file_name(name: &str) -> bool {
 }
 
 fn walk(
-    root: &Path,
     dir: &Path,
     segs: &mut Vec<(String, String)>,
     out: &mut Vec<(PathBuf, Vec<(String, String)>)>,
@@ -290,7 +289,7 @@ fn walk(
                 ));
             };
             segs.push((percent_decode(k), percent_decode(v)));
-            walk(root, &p, segs, out)?;
+            walk(&p, segs, out)?;
             segs.pop();
         } else if is_data_file_name(&name) {
             out.push((p, segs.clone()));
@@ -391,7 +390,7 @@ impl TableSource {
 
     fn open_hive(root: &Path, mut notes: Vec<SourceNote>) -> Result<Self> {
         let mut found = Vec::new();
-        walk(root, root, &mut Vec::new(), &mut found)?;
+        walk(root, &mut Vec::new(), &mut found)?;
         let common_path = root.join("_common_metadata");
         if found.is_empty() && common_path.is_file() {
             // A zero-row table written by us: only the common metadata exists.

@@ -124,6 +124,20 @@ mod tests {
         }
         assert_eq!(rule("skeleton-cycle").unwrap().check, 24);
         assert!(rule("nope").is_none());
+        // docs/neurarrow.md documents every rule.
+        let docs = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/neurarrow.md"
+        ));
+        if let Ok(docs) = docs {
+            for r in RULES {
+                assert!(
+                    docs.contains(&format!("`{}`", r.id)),
+                    "docs/neurarrow.md lacks rule {}",
+                    r.id
+                );
+            }
+        }
         // Every checklist item 1..=46 except 36 (merged into context-id-unique) has a rule.
         for c in 1..=46u8 {
             if c == 36 {

@@ -454,6 +454,7 @@ fn meta_with_origin(mut meta: Vec<MetaSpec>, origin: &str) -> Vec<MetaSpec> {
     meta
 }
 
+#[allow(clippy::too_many_arguments)]
 fn def(
     name: &str,
     parents: &[&str],
@@ -684,7 +685,7 @@ impl Registry {
         let lower = name.to_ascii_lowercase();
         self.schemas
             .iter()
-            .find(|s| s.name == lower || s.infixes.iter().any(|i| *i == lower))
+            .find(|s| s.name == lower || s.infixes.contains(&lower))
     }
 
     /// The effective schema of `name`, inheritance computed.
@@ -791,7 +792,7 @@ impl Registry {
                 )
             })
             .collect();
-        candidates.sort_by(|a, b| b.0.cmp(&a.0));
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
         candidates
             .into_iter()
             .map(|(_, s)| s)

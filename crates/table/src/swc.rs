@@ -75,9 +75,10 @@ fn strip_header(lines: &[&str]) -> String {
         .map(|l| l.trim_start().trim_start_matches('#').trim_end())
         .filter(|l| !l.trim().is_empty())
         .collect();
+    // Shared indentation, counted in ASCII blanks so slicing stays on char boundaries.
     let indent = stripped
         .iter()
-        .map(|l| l.len() - l.trim_start().len())
+        .map(|l| l.bytes().take_while(|b| *b == b' ' || *b == b'\t').count())
         .min()
         .unwrap_or(0);
     stripped
@@ -606,6 +607,13 @@ mod tests {
         assert_eq!(f.samples.len(), 2);
         assert_eq!(f.samples[1].parent, Some(1));
         assert_eq!(f.samples[1].radius, -1.0);
+        // Non-ASCII leading whitespace never splits a character.
+        let f = parse_swc(
+            "#\u{3000}wide\n# narrow\n1 1 0 0 0 1 -1\n",
+            Path::new("w.swc"),
+        )
+        .unwrap();
+        assert_eq!(f.header, "\u{3000}wide\n narrow");
     }
 
     #[test]

@@ -1185,7 +1185,7 @@ impl<'a> TableRun<'a> {
                 for r in 0..n {
                     let (a, b, c) = (x.values()[r], y.values()[r], z.values()[r]);
                     let len = (a * a + b * b + c * c).sqrt();
-                    if !((len - 1.0).abs() <= 1e-6)
+                    if ((len - 1.0).abs() > 1e-6 || len.is_nan())
                         && x.is_valid(r)
                         && y.is_valid(r)
                         && z.is_valid(r)
@@ -1388,6 +1388,12 @@ impl<'a> TableRun<'a> {
     fn post(&mut self) -> Result<(), TableError> {
         let traits = self.schema.traits;
         let n = self.col.rows as usize;
+        if n >= (u32::MAX - 1) as usize {
+            return Err(TableError::data(
+                self.src.path(),
+                "tables of 4 billion rows or more are not supported",
+            ));
+        }
         if traits.samples && self.has_usable("sample_id") && self.col.sample_ids.len() == n {
             let ids = std::mem::take(&mut self.col.sample_ids);
             let (index, dups) = IdIndex::build(&ids);
@@ -1592,6 +1598,12 @@ impl<'a> TableRun<'a> {
         for batch in self.src.batches_projected(&cols, self.opts.batch_size)? {
             let batch = batch?;
             let rows = batch.num_rows();
+            if offset + rows > tree.len() {
+                return Err(TableError::data(
+                    self.src.path(),
+                    "the table changed while it was being read",
+                ));
+            }
             if let Some(Some(a)) = plan_idx[0].map(|i| self.prepared(&batch, i)) {
                 if let Some(l) = a.as_list_opt::<i32>() {
                     if let Some(vals) = l.values().as_primitive_opt::<UInt64Type>() {

@@ -1,32 +1,25 @@
 """Fixtures for the neurarrow table interop tests.
 
-The CLI binary comes from the environment variable NEUROCHUNK_BIN; tables are
-written by pyarrow at test time (no binary fixtures).
+The binary is the shared `neurochunk_binary` fixture ($NEUROCHUNK_BIN, default
+target/release/neurochunk; a missing binary fails the tests). Tables are written
+by pyarrow at test time (no binary fixtures).
 """
 
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 
-@pytest.fixture(scope="session")
-def nc_bin() -> str:
-    path = os.environ.get("NEUROCHUNK_BIN")
-    if not path or not Path(path).exists():
-        pytest.skip("NEUROCHUNK_BIN is not set to the neurochunk binary")
-    return path
+class TableCli:
+    """Runs `neurochunk` and checks that it never panics."""
 
-
-class Runner:
-    def __init__(self, binary: str):
-        self.binary = binary
+    def __init__(self, binary):
+        self.binary = str(binary)
 
     def __call__(self, *args, check=None):
         proc = subprocess.run(
-            [self.binary, *map(str, args)], capture_output=True, text=True, timeout=300
+            [self.binary, *map(str, args)], capture_output=True, text=True, timeout=600
         )
         assert "panicked" not in proc.stderr, proc.stderr
         assert "RUST_BACKTRACE" not in proc.stderr, proc.stderr
@@ -42,5 +35,5 @@ class Runner:
 
 
 @pytest.fixture(scope="session")
-def nc(nc_bin) -> Runner:
-    return Runner(nc_bin)
+def cli(neurochunk_binary) -> TableCli:
+    return TableCli(neurochunk_binary)

@@ -14,7 +14,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
 
-from tables import (
+from na_tables import (
     CTX,
     F64,
     U32,
@@ -274,9 +274,9 @@ def hive_bad_value(d):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_conformance(nc, tmp_path, case):
+def test_conformance(cli, tmp_path, case):
     paths = case.build(tmp_path)
-    code, reports = nc.validate(*paths, flags=case.flags)
+    code, reports = cli.validate(*paths, flags=case.flags)
     errors = {e["rule"] for r in reports for e in r["errors"]}
     warnings = {w["rule"] for r in reports for w in r["warnings"]}
     detail = [(e["rule"], e["location"], e["message"]) for r in reports for e in r["errors"] + r["warnings"]]
@@ -293,9 +293,9 @@ def test_conformance(nc, tmp_path, case):
             assert v["rule"] and v["location"] and v["message"]
 
 
-def test_human_output_names_rule_and_location(nc, tmp_path):
+def test_human_output_names_rule_and_location(cli, tmp_path):
     paths = one(skeleton(parents=[None, 1, 2, 99, None, 10]))(tmp_path)
-    proc = nc("table", "validate", *paths)
+    proc = cli("table", "validate", *paths)
     assert proc.returncode == 1
     lines = [l for l in proc.stdout.splitlines() if "error[" in l]
     assert len(lines) == 1

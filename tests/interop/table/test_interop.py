@@ -10,7 +10,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
 
-from tables import CTX, F64, U64, connections, derived_cols, md, skeleton, skeleton_cols, table
+from na_tables import CTX, F64, U64, connections, derived_cols, md, skeleton, skeleton_cols, table
 
 BIG = [18446744073709551615, 9223372036854775808, 9223372036854775809, 18446744073709551614, 5, 6]
 NEURO_KEYS = {b"version", b"context", b"unit"}
@@ -29,7 +29,7 @@ def read_any(path):
 
 @pytest.mark.parametrize("out", ["o.skeletons.parquet", "o.skeletons.arrow"])
 @pytest.mark.parametrize("src_kind", ["parquet", "arrow"])
-def test_convert_roundtrip_preserves_schema_metadata_and_big_ids(nc, tmp_path, out, src_kind):
+def test_convert_roundtrip_preserves_schema_metadata_and_big_ids(cli, tmp_path, out, src_kind):
     t = big_skeleton()
     src = tmp_path / f"in.skeletons.{src_kind}"
     if src_kind == "parquet":
@@ -37,7 +37,7 @@ def test_convert_roundtrip_preserves_schema_metadata_and_big_ids(nc, tmp_path, o
     else:
         feather.write_feather(t, src)
     dst = tmp_path / out
-    nc("table", "convert", src, dst, check=0)
+    cli("table", "convert", src, dst, check=0)
     back = read_any(dst)
     assert back.schema.equals(t.schema, check_metadata=True), (back.schema, t.schema)
     assert back.column("sample_id").to_pylist() == BIG
@@ -55,12 +55,12 @@ def test_convert_roundtrip_preserves_schema_metadata_and_big_ids(nc, tmp_path, o
 
 
 @pytest.mark.parametrize("out", ["c.connections.parquet", "c.connections.arrow"])
-def test_dictionary_type_preserved(nc, tmp_path, out):
+def test_dictionary_type_preserved(cli, tmp_path, out):
     t = connections(src_frag=[7, 7], tgt_frag=[9, 9])
     src = tmp_path / "in.connections.parquet"
     pq.write_table(t, src)
     dst = tmp_path / out
-    nc("table", "convert", src, dst, check=0)
+    cli("table", "convert", src, dst, check=0)
     back = read_any(dst)
     assert back.schema.field("type").type == pa.dictionary(pa.uint16(), pa.string())
     assert back.column("type").to_pylist() == ["synapse", "gap_junction"]
@@ -68,12 +68,12 @@ def test_dictionary_type_preserved(nc, tmp_path, out):
     assert back.schema.metadata == t.schema.metadata
 
 
-def test_hive_written_by_neurochunk_read_by_pyarrow_dataset(nc, tmp_path):
+def test_hive_written_by_neurochunk_read_by_pyarrow_dataset(cli, tmp_path):
     t = big_skeleton()
     src = tmp_path / "in.skeletons.parquet"
     pq.write_table(t, src)
     out = tmp_path / "hive.skeletons"
-    nc("table", "convert", src, out, "--partition-by", "fragment_id", check=0)
+    cli("table", "convert", src, out, "--partition-by", "fragment_id", check=0)
     parts = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.parquet"))
     assert parts == ["fragment_id=7/part-0.skeletons.parquet", "fragment_id=9/part-0.skeletons.parquet"]
     part_schema = pa.schema([pa.field("fragment_id", pa.uint64())])
@@ -91,20 +91,20 @@ def test_hive_written_by_neurochunk_read_by_pyarrow_dataset(nc, tmp_path):
     common = pq.read_schema(out / "_common_metadata")
     assert common.field("fragment_id").type == pa.uint64() and not common.field("fragment_id").nullable
     # And neurochunk reads it back as one valid logical table with fragment_id restored.
-    code, reports = nc.validate(out)
+    code, reports = cli.validate(out)
     assert code == 0 and reports[0]["rows"] == 6, reports
-    info = json.loads(nc("table", "info", "--json", out, check=0).stdout)
+    info = json.loads(cli("table", "info", "--json", out, check=0).stdout)
     assert info["partitions"] == ["fragment_id"]
     assert {"name": "fragment_id", "type": "UInt64", "nullable": False} in info["fields"]
     assert info["fragments"]["rows"] == [[7, 4], [9, 2]]
 
 
-def test_hive_from_pyarrow_converted_to_single_file(nc, tmp_path):
+def test_hive_from_pyarrow_converted_to_single_file(cli, tmp_path):
     t = skeleton()
     root = tmp_path / "py.skeletons"
     ds.write_dataset(t, root, format="parquet", partitioning=["fragment_id"], partitioning_flavor="hive")
     dst = tmp_path / "flat.skeletons.arrow"
-    nc("table", "convert", root, dst, check=0)
+    cli("table", "convert", root, dst, check=0)
     back = read_any(dst)
     assert back.schema.field("fragment_id").type == pa.uint64()
     assert not back.schema.field("fragment_id").nullable
@@ -114,12 +114,12 @@ def test_hive_from_pyarrow_converted_to_single_file(nc, tmp_path):
     )
 
 
-def test_derive_skeleton_values_read_by_pyarrow(nc, tmp_path):
+def test_derive_skeleton_values_read_by_pyarrow(cli, tmp_path):
     src = tmp_path / "in.skeletons.parquet"
     # Stale derived columns are replaced.
     pq.write_table(table(skeleton_cols() + derived_cols(n_children=[9] * 6), md()), src)
     dst = tmp_path / "out.skeletons.parquet"
-    nc("table", "derive", src, dst, check=0)
+    cli("table", "derive", src, dst, check=0)
     back = pq.read_table(dst)
     assert back.column("child_ids").to_pylist() == [[2], [3, 4], [], [], [11], []]
     assert back.column("n_children").to_pylist() == [1, 2, 0, 0, 1, 0]
@@ -127,17 +127,17 @@ def test_derive_skeleton_values_read_by_pyarrow(nc, tmp_path):
     assert back.schema.field("child_ids").type == pa.list_(pa.uint64())
     assert back.schema.field("n_children").type == pa.uint32()
     assert back.schema.metadata == pq.read_schema(src).metadata
-    code, reports = nc.validate(dst, flags=("--strict",))
+    code, reports = cli.validate(dst, flags=("--strict",))
     assert code == 0 and not reports[0]["warnings"], reports
 
 
-def test_derive_connections_fragments(nc, tmp_path):
+def test_derive_connections_fragments(cli, tmp_path):
     sk = tmp_path / "a.skeletons.parquet"
     pq.write_table(skeleton(), sk)
     src = tmp_path / "in.connections.arrow"
     feather.write_feather(connections(src=(3, 4), tgt=(11, 555)), src)
     dst = tmp_path / "out.connections.arrow"
-    proc = nc("table", "derive", src, dst, "--samples", sk, check=0)
+    proc = cli("table", "derive", src, dst, "--samples", sk, check=0)
     assert "1 connection endpoint" in proc.stderr
     back = read_any(dst)
     assert back.column("src_fragment_id").to_pylist() == [7, 7]
@@ -145,10 +145,10 @@ def test_derive_connections_fragments(nc, tmp_path):
     assert back.schema.field("type").type == pa.dictionary(pa.uint16(), pa.string())
 
 
-def test_derive_refuses_invalid_tree(nc, tmp_path):
+def test_derive_refuses_invalid_tree(cli, tmp_path):
     src = tmp_path / "bad.skeletons.parquet"
     pq.write_table(skeleton(parents=[2, 1, 2, 2, None, 10]), src)
-    proc = nc("table", "derive", src, tmp_path / "o.skeletons.parquet", check=1)
+    proc = cli("table", "derive", src, tmp_path / "o.skeletons.parquet", check=1)
     assert "bad.skeletons.parquet" in proc.stderr and "cycle" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o.skeletons.parquet").exists()
@@ -168,11 +168,11 @@ SWC = """# ORIGINAL_SOURCE test
 """
 
 
-def test_swc_import_export(nc, tmp_path):
+def test_swc_import_export(cli, tmp_path):
     swc = tmp_path / "42.swc"
     swc.write_text(SWC)
     out = tmp_path / "n.skeletons.parquet"
-    nc("table", "from-swc", swc, out, "--context", CTX, check=0)
+    cli("table", "from-swc", swc, out, "--context", CTX, check=0)
     t = pq.read_table(out)
     m = t.schema.metadata
     assert m[b"unit"] == b"micrometer" and m[b"net.clbarnes.swc:version"] == b"0.1"
@@ -186,9 +186,9 @@ def test_swc_import_export(nc, tmp_path):
     assert t.column("net.clbarnes.swc:type_id").to_pylist() == [1, 3, 3, 16]
     assert t.schema.field("net.clbarnes.swc:type_id").type == pa.int64()
     assert not t.schema.field("net.clbarnes.swc:type_id").nullable
-    assert nc.validate(out)[0] == 0
+    assert cli.validate(out)[0] == 0
     back = tmp_path / "back.swc"
-    nc("table", "to-swc", out, back, check=0)
+    cli("table", "to-swc", out, back, check=0)
     data = [l.split() for l in back.read_text().splitlines() if l and not l.startswith("#")]
     orig = [l.split() for l in SWC.splitlines() if l and not l.startswith("#")]
     assert [[float(v) for v in r] for r in data] == [[float(v) for v in r] for r in orig]
@@ -196,26 +196,26 @@ def test_swc_import_export(nc, tmp_path):
     assert header[0] == "# ORIGINAL_SOURCE test" and header[1] == "#   indented line"
 
 
-def test_swc_many_files_shift_colliding_ids(nc, tmp_path):
+def test_swc_many_files_shift_colliding_ids(cli, tmp_path):
     d = tmp_path / "swcs"
     d.mkdir()
     (d / "1.swc").write_text("1 1 0 0 0 1 -1\n2 3 1 0 0 1 1\n")
     (d / "2.swc").write_text("1 1 5 0 0 1 -1\n2 3 6 0 0 1 1\n3 3 7 0 0 1 2\n")
     out = tmp_path / "all.skeletons.arrow"
-    nc("table", "from-swc", d, out, "--context", CTX, "--unit", "nanometer", check=0)
+    cli("table", "from-swc", d, out, "--context", CTX, "--unit", "nanometer", check=0)
     t = read_any(out)
     ids = t.column("sample_id").to_pylist()
     assert len(set(ids)) == 5
-    assert nc.validate(out)[0] == 0
+    assert cli.validate(out)[0] == 0
     outdir = tmp_path / "exported"
-    nc("table", "to-swc", out, outdir, check=0)
+    cli("table", "to-swc", out, outdir, check=0)
     assert (outdir / "2.swc").read_text().split("\n")[0].split()[0] == "1"
     assert [l.split()[6] for l in (outdir / "2.swc").read_text().splitlines()] == ["-1", "1", "2"]
 
 
-def test_demo_tables_readable_by_pyarrow(nc, tmp_path):
+def test_demo_tables_readable_by_pyarrow(cli, tmp_path):
     """`neurochunk demo DIR` writes skeleton and connection tables and validates them."""
-    r = nc("demo", tmp_path)
+    r = cli("demo", tmp_path)
     if r.returncode != 0 and ("unrecognized" in r.stderr or "unexpected" in r.stderr):
         pytest.skip("this neurochunk binary has no `demo DIR` subcommand")
     assert r.returncode == 0, r.stderr
@@ -226,5 +226,5 @@ def test_demo_tables_readable_by_pyarrow(nc, tmp_path):
     c = pq.read_table(cn)
     assert c.schema.field("type").type == pa.dictionary(pa.uint16(), pa.string())
     assert pq.read_metadata(cn).metadata[b"context"] == pq.read_metadata(sk).metadata[b"context"]
-    code, reports = nc.validate(sk, cn, flags=("--strict",))
+    code, reports = cli.validate(sk, cn, flags=("--strict",))
     assert code == 0 and all(r["valid"] and not r["warnings"] for r in reports), reports

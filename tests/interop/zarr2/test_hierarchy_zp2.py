@@ -147,8 +147,9 @@ def test_convert_hierarchy_to_zarr3_consolidated(tmp_path, nc):
     check_inline_consolidated(dst)
     expected_nodes = {p: dict(v, zarr_format=3) for p, v in EXPECTED_NODES.items()}
     check_tree(nc.tree(dst), expected_nodes)
-    assert json_equal(load_json(dst / "zarr.json").get("attributes"), ATTRS_ROOT)
-    assert json_equal(load_json(dst / "raw" / "zarr.json").get("attributes"), ATTRS_ARRAY)
+    for node, attrs in [("", ATTRS_ROOT), ("raw", ATTRS_ARRAY), ("sub", ATTRS_SUB)]:
+        stored = load_json(dst / node / "zarr.json").get("attributes")
+        assert json_equal(stored, attrs), f"/{node}: attributes {stored!r} != {attrs!r}"
     for name in ["raw", "sub/x", "sub/deeper/nest/strings", "sub/deeper/nest/when"]:
         assert_same_array(nc.get(dst / name), cli_form(group[name][...]), name)
     for name in ["raw", "sub/x"]:

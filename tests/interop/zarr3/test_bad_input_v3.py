@@ -38,6 +38,7 @@ def make_victim(tmp_path: Path, data=None, chunks=CHUNKS, **kwargs) -> Path:
 def sharded(index_codecs=None, codecs=None, index_location="end") -> dict:
     return dict(
         chunks=SHAPE,
+        compressors=None,  # zarr-python would otherwise zstd-compress the whole shard
         serializer=ShardingCodec(
             chunk_shape=CHUNKS,
             codecs=codecs or [BytesCodec()],
