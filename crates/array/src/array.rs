@@ -194,15 +194,15 @@ impl Array {
             return Ok(());
         }
         let extent = self.meta.chunk_extent(index);
-        let encoded =
-            self.meta
-                .codecs
-                .encode_edge(chunk, &repr, &extent)
-                .map_err(|source| ArrayError::Chunk {
-                    path: crate::display_path(&self.path),
-                    key: key.clone(),
-                    source,
-                })?;
+        let encoded = self
+            .meta
+            .codecs
+            .encode_edge(chunk, &repr, &extent)
+            .map_err(|source| ArrayError::Chunk {
+                path: crate::display_path(&self.path),
+                key: key.clone(),
+                source,
+            })?;
         self.store.set(&key, &encoded)?;
         Ok(())
     }

@@ -239,8 +239,7 @@ fn derive_n5(
             "sharding needs Zarr v3 (N5 has no shards)".into(),
         ));
     }
-    if options.endian.is_some() || options.fortran_order.is_some() || options.separator.is_some()
-    {
+    if options.endian.is_some() || options.fortran_order.is_some() || options.separator.is_some() {
         return Err(unsupported(
             "N5 blocks are always big-endian and column-major with '/' block paths; byte order, \
              element order and key separator options do not apply"

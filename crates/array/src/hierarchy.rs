@@ -5,11 +5,11 @@ use neurochunk_store::{join_key, Store};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ArrayError, ArrayResult};
-use crate::n5::{OpenOptions, ATTRIBUTES_JSON};
 use crate::metadata::{
     document_bytes, parse_document, parse_v2_consolidated, ArrayMetadata, GroupMetadata,
     NodeMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA,
 };
+use crate::n5::{OpenOptions, ATTRIBUTES_JSON};
 
 /// A node of a hierarchy.
 #[derive(Clone, Debug)]

@@ -105,7 +105,11 @@ fn meta_err(path: &str, message: impl Into<String>) -> ArrayError {
 /// missing or older version (tensorstore writes none, zarr-python 2 "2.0.0") is fine.
 fn check_version(doc: &Map<String, Value>, path: &str) -> ArrayResult<()> {
     if let Some(Value::String(v)) = doc.get(VERSION_KEY) {
-        if let Some(major) = v.split('.').next().and_then(|m| m.trim().parse::<u64>().ok()) {
+        if let Some(major) = v
+            .split('.')
+            .next()
+            .and_then(|m| m.trim().parse::<u64>().ok())
+        {
             if major > MAX_MAJOR {
                 return Err(meta_err(
                     path,
@@ -150,7 +154,9 @@ pub(crate) fn parse_node(doc: &Value, path: &str, order: N5AxisOrder) -> ArrayRe
         .ok_or_else(|| meta_err(path, format!("must be a JSON object, found {doc}")))?;
     check_version(map, path)?;
     if map.contains_key("dimensions") {
-        return Ok(NodeMetadata::Array(Box::new(parse_dataset(map, path, order)?)));
+        return Ok(NodeMetadata::Array(Box::new(parse_dataset(
+            map, path, order,
+        )?)));
     }
     Ok(NodeMetadata::Group(GroupMetadata {
         format: ZarrFormat::N5,
@@ -166,7 +172,10 @@ fn parse_dataset(
 ) -> ArrayResult<ArrayMetadata> {
     let dims = int_list(doc, "dimensions", path)?.unwrap_or_default();
     if dims.is_empty() {
-        return Err(meta_err(path, "'dimensions' must list at least one dimension"));
+        return Err(meta_err(
+            path,
+            "'dimensions' must list at least one dimension",
+        ));
     }
     // n5 3.x defaulted a missing blockSize to the dimensions.
     let block = int_list(doc, "blockSize", path)?
@@ -195,7 +204,12 @@ fn parse_dataset(
                 format!("'dataType' must be a string, found {other}"),
             ))
         }
-        None => return Err(meta_err(path, "dataset is missing the required key 'dataType'")),
+        None => {
+            return Err(meta_err(
+                path,
+                "dataset is missing the required key 'dataType'",
+            ))
+        }
     };
     let data_type = n5_data_type(type_name).ok_or_else(|| {
         meta_err(
@@ -276,7 +290,9 @@ pub fn n5_array_metadata(
         )));
     }
     if shape.is_empty() {
-        return Err(unsupported("N5 datasets need at least one dimension".into()));
+        return Err(unsupported(
+            "N5 datasets need at least one dimension".into(),
+        ));
     }
     if let Some(key) = attributes
         .keys()
@@ -286,10 +302,11 @@ pub fn n5_array_metadata(
             "attribute '{key}' is reserved by N5 and cannot be stored as a user attribute"
         )));
     }
-    let codec = N5BlockCodec::new(axis_order, compression).map_err(|source| ArrayError::Codecs {
-        path: crate::display_path(path),
-        source,
-    })?;
+    let codec =
+        N5BlockCodec::new(axis_order, compression).map_err(|source| ArrayError::Codecs {
+            path: crate::display_path(path),
+            source,
+        })?;
     Ok(ArrayMetadata {
         format: ZarrFormat::N5,
         shape,
@@ -318,7 +335,10 @@ fn read_existing(store: &dyn Store, path: &str) -> ArrayResult<Map<String, Value
         None => Ok(Map::new()),
         Some(bytes) => match parse_document(&bytes, path, ATTRIBUTES_JSON)? {
             Value::Object(map) => Ok(map),
-            other => Err(meta_err(path, format!("must be a JSON object, found {other}"))),
+            other => Err(meta_err(
+                path,
+                format!("must be a JSON object, found {other}"),
+            )),
         },
     }
 }
@@ -352,11 +372,18 @@ fn add_user_attributes(
 }
 
 /// Write a dataset's `attributes.json` (keeping a stored `"n5"` version key).
-pub(crate) fn write_dataset(store: &dyn Store, path: &str, meta: &ArrayMetadata) -> ArrayResult<()> {
-    let n5 = meta.codecs.n5_block().ok_or_else(|| ArrayError::Unsupported {
-        path: crate::display_path(path),
-        message: "an N5 dataset needs the N5 block codec as its only codec".into(),
-    })?;
+pub(crate) fn write_dataset(
+    store: &dyn Store,
+    path: &str,
+    meta: &ArrayMetadata,
+) -> ArrayResult<()> {
+    let n5 = meta
+        .codecs
+        .n5_block()
+        .ok_or_else(|| ArrayError::Unsupported {
+            path: crate::display_path(path),
+            message: "an N5 dataset needs the N5 block codec as its only codec".into(),
+        })?;
     let order = n5.axis_order();
     let type_name = n5_data_type_name(&meta.data_type).ok_or_else(|| ArrayError::Unsupported {
         path: crate::display_path(path),
@@ -455,7 +482,9 @@ impl ArrayMetadata {
     /// order; N5 block paths are in the listed order).
     pub fn chunk_key(&self, index: &[u64]) -> String {
         match self.n5_axis_order() {
-            Some(N5AxisOrder::Reversed) => self.key_encoding.key(&N5AxisOrder::Reversed.apply(index)),
+            Some(N5AxisOrder::Reversed) => {
+                self.key_encoding.key(&N5AxisOrder::Reversed.apply(index))
+            }
             _ => self.key_encoding.key(index),
         }
     }

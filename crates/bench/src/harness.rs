@@ -258,7 +258,7 @@ fn run_parent(
             .collect();
         match (syncing.is_empty(), not.is_empty()) {
             (false, false) => format!(
-                "writes as each library does them: {} fsync every file, {} do not (see --fsync)",
+                "writes as each library does them: fsync of every file by {}, none by {} (see --fsync)",
                 syncing.join(", "),
                 not.join(", ")
             ),
@@ -280,7 +280,9 @@ fn run_parent(
         );
     }
     eprintln!("{header}");
-    eprintln!("volume generated in {generate_seconds:.2} s, checksum {expect:016x}");
+    if !options.rows.is_empty() {
+        eprintln!("volume generated in {generate_seconds:.2} s, checksum {expect:016x}");
+    }
 
     let mut cells: BTreeMap<Key, Cell> = BTreeMap::new();
     let mut stored: BTreeMap<(&'static str, &'static str), u64> = BTreeMap::new();
@@ -525,13 +527,16 @@ fn render_table(
             out.push('\n');
         }
     }
+    let ratio_note = match names.as_slice() {
+        [ours, peer] => {
+            format!(" Ratio = {ours} throughput / {peer} throughput; goal >= {RATIO_GOAL}.")
+        }
+        _ => String::new(),
+    };
     out.push_str(&format!(
         "\nGB/s = 10^9 bytes of decoded data / best wall time of the operation alone (no process start-up, input \
-         already in memory for writes). Ratio = {0} throughput / {1} throughput; goal >= {RATIO_GOAL}. Peak RSS = max \
-         VmHWM over repetitions, each in its own process (writes include the {2} MiB input buffer). Every read was \
-         checked against the volume's checksum.\n",
-        names.first().copied().unwrap_or("?"),
-        names.get(1).copied().unwrap_or("?"),
+         already in memory for writes).{ratio_note} Peak RSS = max VmHWM over repetitions, each in its own process \
+         (writes include the {} MiB input buffer). Every read was checked against the volume's checksum.\n",
         mib(Some((options.size as u64).pow(3) * 2)),
     ));
     out

@@ -53,7 +53,7 @@ fn run(context: &ExtraContext) -> BenchResult<Value> {
             .map(|n| format!("  ({n})"))
             .unwrap_or_default();
         text.push_str(&format!(
-            "{label:<55}  {library:<10}  {speed:>16}  {peak:>9}{note}\n"
+            "{label:<62}  {library:<10}  {speed:>16}  {peak:>9}{note}\n"
         ));
     }
     println!("{text}");

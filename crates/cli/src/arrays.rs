@@ -462,7 +462,9 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
         }
         NodeMetadata::Group(_) => {
             let mut total = 0;
-            for n in neurochunk_array::list_nodes_with(src_store.as_ref(), "", &open).map_err(fail)? {
+            for n in
+                neurochunk_array::list_nodes_with(src_store.as_ref(), "", &open).map_err(fail)?
+            {
                 if let NodeMetadata::Array(meta) = &n.metadata {
                     total += chunk_count(&derive_metadata(meta, &options, &n.path).map_err(fail)?);
                 }

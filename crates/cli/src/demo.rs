@@ -218,13 +218,26 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
                 "",
             )?,
         ),
+        (
+            "volume.n5.gzip",
+            derive_metadata(
+                &base(ZarrFormat::V3)?,
+                &ConvertOptions {
+                    format: Some(ZarrFormat::N5),
+                    compressors: Some("gzip:6".into()),
+                    ..Default::default()
+                },
+                "",
+            )?,
+        ),
     ];
     for (label, meta) in layouts {
         volume_round_trip(dir, label, meta, &volume)?;
     }
 
     println!(
-        "\n2. A small annotated recording session (Zarr v3), converted to Zarr v2, consolidated:"
+        "\n2. A small annotated recording session (Zarr v3), converted to Zarr v2 (consolidated) \
+         and to N5:"
     );
     let session_path = dir.join("session.zarr3");
     let store: Arc<dyn Store> = Arc::new(FsStore::new(&session_path));
@@ -287,13 +300,26 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     };
     convert_hierarchy(store.clone(), "", v2_store.clone(), "", &options, &|_| {})?;
     consolidate(v2_store.as_ref(), "")?;
-    for (label, s) in [("session.zarr3", &store), ("session.zarr2", &v2_store)] {
+    let n5_store: Arc<dyn Store> = Arc::new(FsStore::new(dir.join("session.n5")));
+    let options = ConvertOptions {
+        format: Some(ZarrFormat::N5),
+        compressors: Some("gzip:6".into()),
+        ..Default::default()
+    };
+    convert_hierarchy(store.clone(), "", n5_store.clone(), "", &options, &|_| {})?;
+    for (label, s) in [
+        ("session.zarr3", &store),
+        ("session.zarr2", &v2_store),
+        ("session.n5", &n5_store),
+    ] {
         println!("  {label}:");
         print_tree(&list_nodes(s.as_ref(), "")?);
-        let (_, back) = Array::open(s.clone(), "regions")?.read_all()?;
-        let (_, original) = Array::open(store.clone(), "regions")?.read_all()?;
-        if back != original {
-            return Err(Failure(format!("{label}: the regions read back differ")));
+        for name in ["regions", "imaging/raw"] {
+            let (_, back) = Array::open(s.clone(), name)?.read_all()?;
+            let (_, original) = Array::open(store.clone(), name)?.read_all()?;
+            if back != original {
+                return Err(Failure(format!("{label}: {name} read back differs")));
+            }
         }
     }
     let root = neurochunk_array::open_node(v2_store.as_ref(), "")?;

@@ -14,10 +14,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 /// Read, write, inspect and convert chunked neuroscience data: Zarr v2, Zarr v3 (with
-/// sharding and consolidated metadata) and neurarrow tables.
+/// sharding and consolidated metadata), N5 and neurarrow tables.
 ///
 /// PATH arguments are directories: the array or group to work on. Formats are detected from
-/// the metadata documents found there (`.zarray`/`.zgroup` for Zarr v2, `zarr.json` for v3).
+/// the metadata documents found there (`.zarray`/`.zgroup` for Zarr v2, `zarr.json` for v3,
+/// `attributes.json` for N5).
 #[derive(Parser)]
 #[command(name = "neurochunk", version, about, long_about = None, propagate_version = true)]
 struct Cli {

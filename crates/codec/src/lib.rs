@@ -36,12 +36,12 @@ pub use codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
 pub use codecs::json2::Json2Codec;
 pub use codecs::lz4::Lz4Codec;
 pub use codecs::n5_lz4::N5Lz4Codec;
-pub use n5::{N5AxisOrder, N5BlockCodec};
 pub use codecs::shuffle::ShuffleCodec;
 pub use codecs::transpose::TransposeCodec;
 pub use codecs::vlen::{VlenBytesCodec, VlenCodec, VlenUtf8Codec};
 pub use codecs::xz::{LzmaCodec, LzmaFormat};
 pub use codecs::zstd::ZstdCodec;
+pub use n5::{N5AxisOrder, N5BlockCodec};
 pub use registry::{
     register_v2_codec, register_v3_codec, AnyCodec, CodecConstructor, CodecRegistry,
 };

@@ -140,7 +140,8 @@ pub fn parse_block_header(bytes: &[u8]) -> CodecResult<N5BlockHeader> {
             let size: Vec<u32> = (0..ndim)
                 .map(|d| be_u32(bytes, 4 + 4 * d).unwrap_or(0))
                 .collect();
-            let num_elements = (mode == MODE_VARLENGTH).then(|| be_u32(bytes, 4 + 4 * ndim).unwrap_or(0));
+            let num_elements =
+                (mode == MODE_VARLENGTH).then(|| be_u32(bytes, 4 + 4 * ndim).unwrap_or(0));
             Ok(N5BlockHeader {
                 mode,
                 size,
@@ -224,7 +225,7 @@ pub fn compression_from_n5_json(
             c.i64_in("blockSize", 1, 9)?.unwrap_or(9) as u32
         )),
         "xz" => Arc::new(LzmaCodec::xz(Some(
-            c.i64_in("preset", 0, 9)?.unwrap_or(6) as u32,
+            c.i64_in("preset", 0, 9)?.unwrap_or(6) as u32
         ))),
         "lz4" => {
             // zarr-python 2's N5Store writes numcodecs' framing under `type: lz4`, recognisable
@@ -237,14 +238,11 @@ pub fn compression_from_n5_json(
         }
         "blosc" => {
             let cname_s = c.str("cname")?.unwrap_or("blosclz");
-            let cname = BloscCompressor::parse(cname_s).ok_or_else(|| {
-                config_err("blosc", format!("unknown cname \"{cname_s}\""))
-            })?;
-            let shuffle = match c.i64("shuffle")?.unwrap_or(0) {
-                i => BloscShuffle::from_int(i).ok_or_else(|| {
-                    config_err("blosc", format!("unknown shuffle {i} (0, 1, 2)"))
-                })?,
-            };
+            let cname = BloscCompressor::parse(cname_s)
+                .ok_or_else(|| config_err("blosc", format!("unknown cname \"{cname_s}\"")))?;
+            let i = c.i64("shuffle")?.unwrap_or(0);
+            let shuffle = BloscShuffle::from_int(i)
+                .ok_or_else(|| config_err("blosc", format!("unknown shuffle {i} (0, 1, 2)")))?;
             Arc::new(BloscCodec::new(
                 cname,
                 c.i64_in("clevel", 0, 9)?.unwrap_or(6) as u8,
@@ -284,7 +282,9 @@ pub fn n5_compatible_compression(
 
 /// The codec to use when writing Zarr for an N5 compression: the Java `LZ4Block` stream has no
 /// Zarr form and becomes numcodecs `lz4`; everything else is kept.
-pub fn zarr_compatible_compression(codec: Arc<dyn BytesToBytesCodec>) -> Arc<dyn BytesToBytesCodec> {
+pub fn zarr_compatible_compression(
+    codec: Arc<dyn BytesToBytesCodec>,
+) -> Arc<dyn BytesToBytesCodec> {
     if codec.name() == "n5-lz4" {
         Arc::new(Lz4Codec::new(1))
     } else {
@@ -342,7 +342,11 @@ pub fn compression_to_n5_json(codec: Option<&dyn BytesToBytesCodec>) -> CodecRes
             let preset = member(&v2, "preset");
             out.insert(
                 "preset".into(),
-                if preset.is_null() { json!(6) } else { preset.clone() },
+                if preset.is_null() {
+                    json!(6)
+                } else {
+                    preset.clone()
+                },
             );
         }
         "blosc" => {
@@ -399,7 +403,11 @@ impl N5BlockCodec {
 
     /// The codec of a dataset whose `compression` object is `json`; `typesize` is the
     /// element size.
-    pub fn from_n5_json(axis_order: N5AxisOrder, json: &Value, typesize: usize) -> CodecResult<Self> {
+    pub fn from_n5_json(
+        axis_order: N5AxisOrder,
+        json: &Value,
+        typesize: usize,
+    ) -> CodecResult<Self> {
         Ok(N5BlockCodec {
             axis_order,
             compression: compression_from_n5_json(json, typesize)?,
@@ -438,9 +446,8 @@ impl N5BlockCodec {
             None => body.to_vec(),
             Some(c) => {
                 let mut out = Vec::new();
-                c.decode(body, &mut out, Some(expected)).map_err(|e| {
-                    corrupt(NAME, format!("payload of {what}: {e}"))
-                })?;
+                c.decode(body, &mut out, Some(expected))
+                    .map_err(|e| corrupt(NAME, format!("payload of {what}: {e}")))?;
                 out
             }
         };
@@ -463,7 +470,11 @@ impl N5BlockCodec {
         extent: &[usize],
     ) -> CodecResult<Vec<u8>> {
         let rank = repr.shape.len();
-        if extent.len() != rank || extent.iter().zip(&repr.shape).any(|(e, s)| e > s || *e == 0)
+        if extent.len() != rank
+            || extent
+                .iter()
+                .zip(&repr.shape)
+                .any(|(e, s)| e > s || *e == 0)
         {
             return Err(unsupported(
                 NAME,
@@ -583,7 +594,10 @@ impl N5BlockCodec {
         if !ok {
             return Err(unsupported(
                 NAME,
-                format!("chunk buffer does not match the block shape {:?}", repr.shape),
+                format!(
+                    "chunk buffer does not match the block shape {:?}",
+                    repr.shape
+                ),
             ));
         }
         let sub = if extent == repr.shape.as_slice() {
@@ -618,8 +632,7 @@ impl N5BlockCodec {
                 ));
             }
             let n = header.num_elements.unwrap_or(0) as usize;
-            let payload =
-                self.decompress(body, n, &format!("an object block of {n} bytes"))?;
+            let payload = self.decompress(body, n, &format!("an object block of {n} bytes"))?;
             let count = repr.num_elements();
             let mut offsets = vec![0usize; count + 1];
             for o in offsets.iter_mut().skip(1) {
@@ -667,21 +680,23 @@ impl N5BlockCodec {
                 if header.mode != MODE_VARLENGTH {
                     return Err(corrupt(
                         NAME,
-                        format!("string block has mode {}, expected 1 (varlength)", header.mode),
+                        format!(
+                            "string block has mode {}, expected 1 (varlength)",
+                            header.mode
+                        ),
                     ));
                 }
                 let n = header.num_elements.unwrap_or(0) as usize;
-                let payload = self.decompress(
-                    body,
-                    n,
-                    &format!("a string block of {n} bytes"),
-                )?;
+                let payload = self.decompress(body, n, &format!("a string block of {n} bytes"))?;
                 split_strings(payload, count)?
             }
             DataType::Bytes => {
                 return Err(corrupt(
                     NAME,
-                    format!("block of an 'object' dataset has mode {}, expected 2", header.mode),
+                    format!(
+                        "block of an 'object' dataset has mode {}, expected 2",
+                        header.mode
+                    ),
                 ))
             }
             dt => {
@@ -890,7 +905,9 @@ mod tests {
         let truncated = hex("0000 0002 00000001 00000002 0003 0006");
         // The edge block (zarr chunk (0,1)) has extent [2, 1].
         assert_eq!(
-            codec.encode_extent(le(&[3, 0, 6, 0]), &repr, &[2, 1]).unwrap(),
+            codec
+                .encode_extent(le(&[3, 0, 6, 0]), &repr, &[2, 1])
+                .unwrap(),
             truncated
         );
         for stored in [padded, truncated] {
@@ -913,10 +930,7 @@ mod tests {
             encoded,
             hex("0000 0002 00000002 00000002 0001 0003 0002 0004")
         );
-        assert_eq!(
-            codec.decode_extent(encoded, &repr, &[2, 2]).unwrap(),
-            chunk
-        );
+        assert_eq!(codec.decode_extent(encoded, &repr, &[2, 2]).unwrap(), chunk);
     }
 
     #[test]
@@ -1024,7 +1038,10 @@ mod tests {
             // And our own encoding of each decodes back.
             let repr = u16_repr(&[3, 2, 1]);
             let encoded = codec.encode(expected.clone(), &repr).unwrap();
-            assert_eq!(&encoded[..16], &hex("0000 0003 00000001 00000002 00000003")[..]);
+            assert_eq!(
+                &encoded[..16],
+                &hex("0000 0003 00000001 00000002 00000003")[..]
+            );
             assert_eq!(codec.decode(encoded, &repr).unwrap(), expected, "{json}");
         }
     }
@@ -1085,7 +1102,10 @@ mod tests {
         };
         let stored = hex("0002 00000003 aabbcc");
         let header = parse_block_header(&stored).unwrap();
-        assert_eq!((header.mode, header.num_elements, header.len), (2, Some(3), 6));
+        assert_eq!(
+            (header.mode, header.num_elements, header.len),
+            (2, Some(3), 6)
+        );
         let object = ArrayBytes::Variable {
             data: vec![0xaa, 0xbb, 0xcc],
             offsets: vec![0, 3],
@@ -1093,7 +1113,10 @@ mod tests {
         assert_eq!(codec.decode(stored.clone(), &repr).unwrap(), object);
         assert_eq!(codec.encode(object, &repr).unwrap(), stored);
         // A mode 2 block in a numeric dataset is an error.
-        let err = codec.decode(stored, &u16_repr(&[1])).unwrap_err().to_string();
+        let err = codec
+            .decode(stored, &u16_repr(&[1]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("object block"), "{err}");
     }
 
