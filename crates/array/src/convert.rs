@@ -65,7 +65,9 @@ fn flatten(chain: &CodecChain) -> FlatChain {
             None,
         );
     }
-    match chain.sharding() {
+    // A sharding codec, even one followed by more codecs, is unwrapped to its inner chain: the
+    // data are re-encoded anyway, and the inner chunks are the natural unsharded chunking.
+    match chain.array_to_bytes().as_sharding() {
         Some(sharding) => {
             let inner = sharding.inner_chain();
             let (a2a, a2b, b2b, _) = flatten(inner);

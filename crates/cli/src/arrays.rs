@@ -79,7 +79,9 @@ impl AxisOrderOpt {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(crate) enum OrderArg {
+    #[value(name = "C", alias = "c")]
     C,
+    #[value(name = "F", alias = "f")]
     F,
 }
 
@@ -246,7 +248,7 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
     let array = Array::open_with(store, "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let selection = parse_selection(args.region.as_deref().unwrap_or(""))
-        .map_err(|e| Failure(format!("--region: {e}")))?;
+        .map_err(|e| Failure(format!("{}: --region: {e}", args.path.display())))?;
     let (shape, data) = array
         .read(&selection)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
@@ -259,7 +261,8 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
 /// Convert variable-length elements to the fixed width NumPy needs (`<U{max}` / `|S{max}`).
 pub(crate) fn to_npy_layout(data_type: &DataType, data: ArrayBytes) -> (DataType, Vec<u8>) {
     match data {
-        ArrayBytes::Fixed(bytes) => (data_type.clone(), bytes),
+        // In memory every field is little-endian, whatever its byte order on disk.
+        ArrayBytes::Fixed(bytes) => (in_memory_layout(data_type), bytes),
         ArrayBytes::Variable { data, offsets } => {
             let elements: Vec<&[u8]> = offsets
                 .windows(2)
@@ -293,6 +296,23 @@ pub(crate) fn to_npy_layout(data_type: &DataType, data: ArrayBytes) -> (DataType
                 (DataType::FixedBytes { len }, out)
             }
         }
+    }
+}
+
+/// The data type as laid out in memory: structured fields lose their on-disk byte order.
+fn in_memory_layout(data_type: &DataType) -> DataType {
+    match data_type {
+        DataType::Structured(fields) => DataType::Structured(
+            fields
+                .iter()
+                .map(|f| neurochunk_dtype::StructField {
+                    data_type: in_memory_layout(&f.data_type),
+                    endian: None,
+                    ..f.clone()
+                })
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -447,7 +467,7 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
     let dst_store: Arc<dyn Store> = Arc::new(FsStore::new(&args.dst));
     let format = args.format.map(ZarrFormat::from);
-    let name = args.dst.display().to_string();
+    let name = format!("{} -> {}", args.src.display(), args.dst.display());
     let options = args.layout.options(format)?;
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
     match node.metadata {

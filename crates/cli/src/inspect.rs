@@ -7,6 +7,7 @@ use neurochunk_array::{
     display_path, list_nodes_with, open_node_with, ArrayMetadata, Node, NodeMetadata, Store,
     ZarrFormat,
 };
+use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use serde_json::{json, Map, Value};
 
 use crate::arrays::{open_store, AxisOrderOpt};
@@ -86,6 +87,12 @@ fn node_json(node: &Node) -> Value {
     Value::Object(out)
 }
 
+/// Print JSON the way Python writes it: non-finite numbers stay bare `NaN`/`Infinity`, which
+/// Python's `json` module reads back as floats.
+fn print_json(value: &Value) {
+    println!("{}", to_python_json(value, PyJsonStyle::ZARR_PYTHON3));
+}
+
 fn codec_names(meta: &ArrayMetadata) -> String {
     if let Some(n5) = meta.codecs.n5_block() {
         let kind = n5
@@ -114,10 +121,7 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if args.json {
         let list: Vec<Value> = nodes.iter().map(node_json).collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({ "nodes": list }))?
-        );
+        print_json(&json!({ "nodes": list }));
         return Ok(());
     }
     print_tree(&nodes);
@@ -192,7 +196,7 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
                 ),
             );
         }
-        println!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
+        print_json(&Value::Object(out));
         return Ok(());
     }
     println!("path:        {}", args.path.display());
@@ -219,7 +223,7 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
     }
     println!(
         "attributes:  {}",
-        serde_json::to_string_pretty(&Value::Object(attributes))?
+        to_python_json(&Value::Object(attributes), PyJsonStyle::ZARR_PYTHON3)
     );
     Ok(())
 }

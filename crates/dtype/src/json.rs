@@ -11,9 +11,34 @@ use crate::DtypeError;
 /// `-Infinity` comes first so that it is not split into `-` and `Infinity`.
 const NON_FINITE_TOKENS: [&[u8]; 3] = [b"-Infinity", b"Infinity", b"NaN"];
 
+/// Marks a string that stands for a bare non-finite token (`NaN`, `Infinity`, `-Infinity`):
+/// [`parse_lenient`] produces `"\u{0}NaN"` for a bare `NaN`, and [`to_python_json`] writes such
+/// strings back as the bare token, so attributes like `{"offset": NaN}` survive a round trip
+/// unchanged (a real string `"NaN"` stays a string). Fill-value readers accept both forms.
+pub const NON_FINITE_MARKER: char = '\0';
+
+/// The value standing for a non-finite float in attributes: written as a bare token.
+pub fn non_finite_value(x: f64) -> Value {
+    let token = if x.is_nan() {
+        "NaN"
+    } else if x > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    };
+    Value::String(format!("{NON_FINITE_MARKER}{token}"))
+}
+
+/// The bare token a marked string stands for, if it is one.
+pub fn non_finite_token(s: &str) -> Option<&str> {
+    let token = s.strip_prefix(NON_FINITE_MARKER)?;
+    NON_FINITE_TOKENS.iter().any(|t| t == &token.as_bytes()).then_some(token)
+}
+
 /// Parse JSON that may contain bare `NaN`, `Infinity` and `-Infinity` outside strings; they
-/// come back as the JSON strings `"NaN"`, `"Infinity"` and `"-Infinity"` (the spelling the
-/// Zarr fill-value readers accept). Text inside strings is never changed.
+/// come back as marked strings (see [`NON_FINITE_MARKER`]), which the Zarr fill-value readers
+/// accept like `"NaN"` and the writer turns back into bare tokens. Text inside strings is never
+/// changed.
 ///
 /// Errors give the line and column (1-based, in bytes) of the problem in `bytes`.
 pub fn parse_lenient(bytes: &[u8]) -> Result<Value, DtypeError> {
@@ -41,8 +66,11 @@ fn quote_non_finite_tokens(input: &[u8]) -> (Vec<u8>, Vec<usize>) {
         } else if byte == b'"' {
             in_string = true;
         } else if let Some(token) = NON_FINITE_TOKENS.iter().find(|t| rest.starts_with(t)) {
-            inserted.push(out.len());
-            out.push(b'"');
+            // `"\u0000` + token + `"`: every inserted byte is recorded for error positions.
+            for &b in b"\"\\u0000" {
+                inserted.push(out.len());
+                out.push(b);
+            }
             out.extend_from_slice(token);
             inserted.push(out.len());
             out.push(b'"');
@@ -191,7 +219,10 @@ fn write_value(out: &mut String, value: &Value, style: PyJsonStyle, level: usize
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_python_string(out, s, style.ensure_ascii),
+        Value::String(s) => match non_finite_token(s) {
+            Some(token) => out.push_str(token),
+            None => write_python_string(out, s, style.ensure_ascii),
+        },
         Value::Array(items) => {
             if items.is_empty() {
                 out.push_str("[]");

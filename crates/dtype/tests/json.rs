@@ -120,11 +120,20 @@ fn bar_with_umlaut_is_escaped_like_python() {
 fn lenient_parse_quotes_bare_non_finite_tokens() {
     let text = br#"{"fill_value": NaN, "a": [Infinity, -Infinity, 1.5], "s": "NaN Infinity -Infinity", "t": "x\"NaN"}"#;
     let value = parse_lenient(text).unwrap();
-    assert_eq!(value["fill_value"], json!("NaN"));
-    assert_eq!(value["a"], json!(["Infinity", "-Infinity", 1.5]));
+    assert_eq!(value["fill_value"], json!("\u{0}NaN"));
+    assert_eq!(value["a"], json!(["\u{0}Infinity", "\u{0}-Infinity", 1.5]));
     // Inside strings (even after an escaped quote) nothing changes.
     assert_eq!(value["s"], json!("NaN Infinity -Infinity"));
     assert_eq!(value["t"], json!("x\"NaN"));
+    // Written back, bare tokens stay bare and real strings stay strings.
+    assert_eq!(
+        to_python_json(&value, PyJsonStyle::COMPACT),
+        r#"{"fill_value":NaN,"a":[Infinity,-Infinity,1.5],"s":"NaN Infinity -Infinity","t":"x\"NaN"}"#
+    );
+    assert_eq!(
+        to_python_json(&neurochunk_dtype::json::non_finite_value(f64::NEG_INFINITY), PyJsonStyle::COMPACT),
+        "-Infinity"
+    );
 }
 
 #[test]

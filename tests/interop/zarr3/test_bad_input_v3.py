@@ -13,7 +13,6 @@ import struct
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import pytest
 import zarr
 import zarr.codecs.numcodecs as znc

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 import zarr
 from zarr.codecs import BytesCodec, ShardingCodec, ZstdCodec
