@@ -426,7 +426,10 @@ fn lenient_metadata_with_bare_nan_is_read() {
     assert!(bytes
         .chunks_exact(4)
         .all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_nan()));
-    assert_eq!(a.metadata().attributes["offset"], neurochunk_dtype::json::non_finite_value(f64::NEG_INFINITY));
+    assert_eq!(
+        a.metadata().attributes["offset"],
+        neurochunk_dtype::json::non_finite_value(f64::NEG_INFINITY)
+    );
     // Rewriting the metadata keeps the bare token, as zarr-python writes it.
     let mut attrs = a.metadata().attributes.clone();
     attrs.insert("gain".into(), json!(2.5));

@@ -19,10 +19,6 @@
 //! Caveats as for the `arrays` bench (warm page cache; neurochunk writes without `fsync`,
 //! tensorstore's file kvstore does not `fsync` either by default).
 //!
-//! Needs `[[bench]] name = "n5" harness = false` in the crate manifest to run under
-//! `cargo bench`; under the default test harness it is a smoke test (64³, or the options in
-//! `$NEUROCHUNK_N5_BENCH_ARGS`, e.g. `cargo test --release -p neurochunk-bench --bench n5 --
-//! --nocapture` with `NEUROCHUNK_N5_BENCH_ARGS="--bench"`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -274,7 +270,6 @@ fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-#[cfg(not(test))]
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().collect();
     match run(&args) {
@@ -283,26 +278,5 @@ fn main() -> std::process::ExitCode {
             eprintln!("n5 bench: {e}");
             std::process::ExitCode::FAILURE
         }
-    }
-}
-
-#[cfg(test)]
-mod smoke {
-    /// A 64³ run; `NEUROCHUNK_N5_BENCH_ARGS` (e.g. `--bench --size 512`) gives other options.
-    #[test]
-    fn n5_rows_smoke() {
-        let dir = std::env::temp_dir().join(format!("neurochunk-n5-bench-{}", std::process::id()));
-        let extra = std::env::var("NEUROCHUNK_N5_BENCH_ARGS")
-            .unwrap_or_else(|_| "--size 64 --reps 1".into());
-        let args: Vec<String> = [
-            "n5".to_string(),
-            "--dir".to_string(),
-            dir.display().to_string(),
-        ]
-        .into_iter()
-        .chain(extra.split_whitespace().map(str::to_string))
-        .collect();
-        super::run(&args).unwrap();
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

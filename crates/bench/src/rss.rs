@@ -26,8 +26,9 @@ mod tests {
     #[test]
     fn reads_own_status() {
         if std::path::Path::new("/proc/self/status").exists() {
-            let peak = super::peak_bytes().expect("VmHWM in /proc/self/status");
+            // Current first: other tests run in this process, and the peak only grows.
             let now = super::current_bytes().expect("VmRSS in /proc/self/status");
+            let peak = super::peak_bytes().expect("VmHWM in /proc/self/status");
             assert!(peak >= now && now > 0);
         }
     }

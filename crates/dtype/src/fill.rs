@@ -346,7 +346,8 @@ fn float_from_json(json: &Value, width: FloatWidth) -> Result<Vec<u8>, String> {
     let bits = match json {
         Value::Number(n) => width.bits_of(n.as_f64().unwrap_or(f64::NAN)),
         Value::String(s) => {
-            let s = s.trim_matches(|c: char| c.is_whitespace() || c == crate::json::NON_FINITE_MARKER);
+            let s =
+                s.trim_matches(|c: char| c.is_whitespace() || c == crate::json::NON_FINITE_MARKER);
             if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
                 let digits = 2 * width.size();
                 if hex.len() != digits {

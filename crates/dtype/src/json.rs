@@ -32,7 +32,10 @@ pub fn non_finite_value(x: f64) -> Value {
 /// The bare token a marked string stands for, if it is one.
 pub fn non_finite_token(s: &str) -> Option<&str> {
     let token = s.strip_prefix(NON_FINITE_MARKER)?;
-    NON_FINITE_TOKENS.iter().any(|t| t == &token.as_bytes()).then_some(token)
+    NON_FINITE_TOKENS
+        .iter()
+        .any(|t| t == &token.as_bytes())
+        .then_some(token)
 }
 
 /// Parse JSON that may contain bare `NaN`, `Infinity` and `-Infinity` outside strings; they

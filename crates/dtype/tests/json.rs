@@ -131,7 +131,10 @@ fn lenient_parse_quotes_bare_non_finite_tokens() {
         r#"{"fill_value":NaN,"a":[Infinity,-Infinity,1.5],"s":"NaN Infinity -Infinity","t":"x\"NaN"}"#
     );
     assert_eq!(
-        to_python_json(&neurochunk_dtype::json::non_finite_value(f64::NEG_INFINITY), PyJsonStyle::COMPACT),
+        to_python_json(
+            &neurochunk_dtype::json::non_finite_value(f64::NEG_INFINITY),
+            PyJsonStyle::COMPACT
+        ),
         "-Infinity"
     );
 }

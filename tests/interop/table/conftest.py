@@ -1,4 +1,4 @@
-"""Fixtures for the neurarrow table interop tests.
+"""Fixtures for the neurarrow table interop tests (run in the `.peers/py312` environment).
 
 The binary is the shared `neurochunk_binary` fixture ($NEUROCHUNK_BIN, default
 target/release/neurochunk; a missing binary fails the tests). Tables are written
