@@ -160,11 +160,13 @@ pub(crate) trait Num: Copy + Send + Sync + 'static {
     fn wadd(self, o: Self) -> Self;
 }
 
-macro_rules! int_num {
-    ($t:ty, $u64:expr) => {
+/// `Num` for a primitive: `$float` says whether it is a float, `$u64` whether it is `u64`, and
+/// `$sub`/`$add` are its (wrapping, for integers) subtraction and addition.
+macro_rules! num_impl {
+    ($t:ty, $float:expr, $u64:expr, $sub:expr, $add:expr) => {
         impl Num for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
-            const FLOAT: bool = false;
+            const FLOAT: bool = $float;
             const UNSIGNED64: bool = $u64;
             #[inline(always)]
             fn read(b: &[u8]) -> Self {
@@ -194,13 +196,21 @@ macro_rules! int_num {
             }
             #[inline(always)]
             fn wsub(self, o: Self) -> Self {
-                self.wrapping_sub(o)
+                let sub: fn($t, $t) -> $t = $sub;
+                sub(self, o)
             }
             #[inline(always)]
             fn wadd(self, o: Self) -> Self {
-                self.wrapping_add(o)
+                let add: fn($t, $t) -> $t = $add;
+                add(self, o)
             }
         }
+    };
+}
+
+macro_rules! int_num {
+    ($t:ty, $u64:expr) => {
+        num_impl!($t, false, $u64, <$t>::wrapping_sub, <$t>::wrapping_add);
     };
 }
 
@@ -212,52 +222,8 @@ int_num!(u8, false);
 int_num!(u16, false);
 int_num!(u32, false);
 int_num!(u64, true);
-
-macro_rules! float_num {
-    ($t:ty) => {
-        impl Num for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            const FLOAT: bool = true;
-            #[inline(always)]
-            fn read(b: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(&b[..std::mem::size_of::<$t>()]);
-                <$t>::from_le_bytes(a)
-            }
-            #[inline(always)]
-            fn write(self, b: &mut [u8]) {
-                b[..std::mem::size_of::<$t>()].copy_from_slice(&self.to_le_bytes());
-            }
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn from_f64(v: f64) -> Self {
-                v as $t
-            }
-            #[inline(always)]
-            fn to_i128(self) -> i128 {
-                self as i128
-            }
-            #[inline(always)]
-            fn from_i128(v: i128) -> Self {
-                v as $t
-            }
-            #[inline(always)]
-            fn wsub(self, o: Self) -> Self {
-                self - o
-            }
-            #[inline(always)]
-            fn wadd(self, o: Self) -> Self {
-                self + o
-            }
-        }
-    };
-}
-
-float_num!(f32);
-float_num!(f64);
+num_impl!(f32, true, false, |a, b| a - b, |a, b| a + b);
+num_impl!(f64, true, false, |a, b| a - b, |a, b| a + b);
 
 impl Num for f16 {
     const SIZE: usize = 2;
