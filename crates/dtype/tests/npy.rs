@@ -1,5 +1,7 @@
 //! `.npy` reading and writing against headers NumPy produced.
 
+mod common;
+
 use std::io::{Cursor, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -155,21 +157,8 @@ fn round_trip(data_type: &DataType, shape: &[usize], data: &[u8]) {
 
 #[test]
 fn every_fixed_type_round_trips_through_a_file() {
-    let types = [
-        DataType::Bool,
-        DataType::Int8,
-        DataType::Int16,
-        DataType::Int32,
-        DataType::Int64,
-        DataType::UInt8,
-        DataType::UInt16,
-        DataType::UInt32,
-        DataType::UInt64,
-        DataType::Float16,
-        DataType::Float32,
-        DataType::Float64,
-        DataType::Complex64,
-        DataType::Complex128,
+    let mut types = common::numeric_types();
+    types.extend([
         DataType::RawBits { bytes: 3 },
         DataType::FixedBytes { len: 4 },
         DataType::FixedUtf32 { chars: 2 },
@@ -195,7 +184,7 @@ fn every_fixed_type_round_trips_through_a_file() {
                 endian: Some(Endian::Little),
             },
         ]),
-    ];
+    ]);
     for data_type in types {
         let size = data_type.fixed_size().unwrap();
         for shape in [vec![2, 3], vec![], vec![0, 4]] {

@@ -1,5 +1,7 @@
 //! Zarr v2 `dtype` and `fill_value` handling, including the byte-level cases of formats.md §6.
 
+mod common;
+
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::v2::{
     dtype_from_json, dtype_to_json, fill_value_from_v2_json, fill_value_to_v2_json, parse_typestr,
@@ -324,21 +326,8 @@ fn single_byte_types_accept_any_order_char_and_write_a_bar() {
 }
 
 fn every_type() -> Vec<DataType> {
-    vec![
-        DataType::Bool,
-        DataType::Int8,
-        DataType::Int16,
-        DataType::Int32,
-        DataType::Int64,
-        DataType::UInt8,
-        DataType::UInt16,
-        DataType::UInt32,
-        DataType::UInt64,
-        DataType::Float16,
-        DataType::Float32,
-        DataType::Float64,
-        DataType::Complex64,
-        DataType::Complex128,
+    let mut types = common::numeric_types();
+    types.extend([
         DataType::RawBits { bytes: 6 },
         DataType::FixedBytes { len: 5 },
         DataType::FixedUtf32 { chars: 3 },
@@ -368,7 +357,8 @@ fn every_type() -> Vec<DataType> {
                 None,
             ),
         ]),
-    ]
+    ]);
+    types
 }
 
 #[test]

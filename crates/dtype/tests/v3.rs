@@ -1,5 +1,7 @@
 //! Zarr v3 `data_type` and `fill_value` handling, including the byte-level cases of formats.md §6.
 
+mod common;
+
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::v3::{fill_value_from_v3_json, fill_value_to_v3_json};
 use neurochunk_dtype::{DataType, DataTypeRegistry, Endian, StructField, TimeUnit};
@@ -318,21 +320,8 @@ fn zarr_python3_spellings_are_written() {
 }
 
 fn v3_types() -> Vec<DataType> {
-    vec![
-        DataType::Bool,
-        DataType::Int8,
-        DataType::Int16,
-        DataType::Int32,
-        DataType::Int64,
-        DataType::UInt8,
-        DataType::UInt16,
-        DataType::UInt32,
-        DataType::UInt64,
-        DataType::Float16,
-        DataType::Float32,
-        DataType::Float64,
-        DataType::Complex64,
-        DataType::Complex128,
+    let mut types = common::numeric_types();
+    types.extend([
         DataType::RawBits { bytes: 3 },
         DataType::FixedBytes { len: 4 },
         DataType::FixedUtf32 { chars: 2 },
@@ -357,7 +346,8 @@ fn v3_types() -> Vec<DataType> {
             ),
             field("e", DataType::Bool),
         ]),
-    ]
+    ]);
+    types
 }
 
 fn sample_fill(data_type: &DataType) -> Vec<u8> {
