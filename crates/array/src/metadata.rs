@@ -499,10 +499,11 @@ impl ArrayMetadata {
         .map_err(|e| ArrayError::metadata(path, format!("data type has no Zarr v2 form: {e}")))?;
         let mut filters = v2.filters.unwrap_or_default();
         if let Some(id) = object_codec {
-            if !filters
-                .iter()
-                .any(|f| f.get("id").and_then(Value::as_str) == Some(id))
-            {
+            if !filters.iter().any(|f| {
+                f.get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|f| f == id || neurochunk_dtype::v2::is_object_codec_id(f))
+            }) {
                 filters.insert(0, json!({ "id": id }));
             }
         }

@@ -6,6 +6,7 @@
 mod arrays;
 mod demo;
 mod inspect;
+mod nwb_cmd;
 mod progress;
 mod table_cmd;
 
@@ -49,6 +50,12 @@ enum Command {
         #[command(subcommand)]
         command: table_cmd::TableCommand,
     },
+    /// NWB files on Zarr (both hdmf-zarr conventions): inspect, check, read, dereference,
+    /// write a demo, convert between conventions.
+    Nwb {
+        #[command(subcommand)]
+        command: nwb_cmd::NwbCommand,
+    },
 }
 
 /// A failed command: its one-line message.
@@ -73,6 +80,7 @@ fn main() -> ExitCode {
         Command::Consolidate(args) => arrays::consolidate(args),
         Command::Demo(args) => demo::run(args),
         Command::Table { command } => return table_cmd::run(command),
+        Command::Nwb { command } => nwb_cmd::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,11 +2,16 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// A bar counting `total` units of `what`.
+/// A bar counting `total` chunks of `what`.
 pub(crate) fn bar(total: u64, what: &str) -> ProgressBar {
+    bar_of(total, what, "chunks")
+}
+
+/// A bar counting `total` `unit`s of `what`.
+pub(crate) fn bar_of(total: u64, what: &str, unit: &str) -> ProgressBar {
     let bar = ProgressBar::new(total);
     let template = format!(
-        "{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} chunks ({{elapsed}}, eta {{eta}})"
+        "{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} {unit} ({{elapsed}}, eta {{eta}})"
     );
     if let Ok(style) = ProgressStyle::with_template(&template) {
         bar.set_style(style.progress_chars("=> "));

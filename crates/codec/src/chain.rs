@@ -316,7 +316,7 @@ impl CodecChain {
         if repr.data_type.is_variable_length() {
             return Err(config_err(
                 PIPELINE,
-                "object (|O) arrays need an object codec (vlen-utf8, vlen-bytes or json2) in 'filters'",
+                "object (|O) arrays need an object codec (vlen-utf8, vlen-bytes, json2 or pickle) in 'filters'",
             ));
         }
         Ok(Arc::new(BytesCodec::for_type(

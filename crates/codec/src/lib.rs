@@ -14,12 +14,15 @@
 //! * [`codecs`] — the built-in codecs; [`subset`] — N-d block copies and fill helpers.
 //! * [`n5`] — the N5 block codec (header, big-endian column-major payload, compression) and
 //!   N5 `compression` JSON.
+//! * [`pickle`] — a restricted pickle reader (no code is run) and a small writer, behind the
+//!   numcodecs `pickle` object codec.
 
 mod api;
 mod chain;
 pub mod codecs;
 pub mod n5;
 mod numeric;
+pub mod pickle;
 mod registry;
 mod sharding;
 pub mod subset;
@@ -36,6 +39,7 @@ pub use codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
 pub use codecs::json2::Json2Codec;
 pub use codecs::lz4::Lz4Codec;
 pub use codecs::n5_lz4::N5Lz4Codec;
+pub use codecs::pickle::PickleCodec;
 pub use codecs::shuffle::ShuffleCodec;
 pub use codecs::transpose::TransposeCodec;
 pub use codecs::vlen::{VlenBytesCodec, VlenCodec, VlenUtf8Codec};

@@ -16,6 +16,7 @@ use crate::codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
 use crate::codecs::json2::Json2Codec;
 use crate::codecs::lz4::Lz4Codec;
 use crate::codecs::n5_lz4::N5Lz4Codec;
+use crate::codecs::pickle::PickleCodec;
 use crate::codecs::shuffle::ShuffleCodec;
 use crate::codecs::transpose::TransposeCodec;
 use crate::codecs::vlen::VlenCodec;
@@ -171,6 +172,10 @@ fn numcodecs_builtins() -> Vec<(&'static str, CodecConstructor)> {
         (
             "json2",
             ctor(|c: &Value, _: &ChunkRepr| Ok(a2b(Json2Codec::from_config(c)?))),
+        ),
+        (
+            "pickle",
+            ctor(|c: &Value, r: &ChunkRepr| Ok(a2b(PickleCodec::for_repr(c, r)?))),
         ),
     ]
 }

@@ -2,6 +2,10 @@
 //! `|S12`, `<M8[ns]`, `|O`, or a structured field list), the object codec that gives `|O` its
 //! meaning, and the `fill_value` spellings of each kind. The same typestr grammar serves the
 //! `descr` of `.npy` files.
+//!
+//! With the `pickle` object codec (hdmf-zarr / NWB), `|O` and structured dtypes with `|O`
+//! fields are read as [`DataType::String`]: the codec turns each element into text (a `str`
+//! as itself, anything else as compact JSON).
 
 use serde_json::Value;
 
@@ -18,6 +22,15 @@ pub const VLEN_UTF8: &str = "vlen-utf8";
 pub const VLEN_BYTES: &str = "vlen-bytes";
 /// Object codec id for `|O` arrays of JSON values (read here as text).
 pub const JSON2: &str = "json2";
+/// Object codec id for pickled `|O` arrays and structured arrays with `|O` fields, as
+/// hdmf-zarr writes them (read here as text: strings as themselves, other values as JSON).
+pub const PICKLE: &str = "pickle";
+
+/// True for the ids of the object codecs this crate knows (`vlen-utf8`, `vlen-bytes`,
+/// `json2`, `pickle`): the codec in `filters` that gives `|O` its meaning.
+pub fn is_object_codec_id(id: &str) -> bool {
+    matches!(id, VLEN_UTF8 | VLEN_BYTES | JSON2 | PICKLE)
+}
 
 /// What a `DataType` looks like in `.zarray`.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,7 +44,7 @@ pub struct V2Dtype {
 /// Parse a `.zarray` `dtype` into a data type and its on-disk byte order (`None` for types
 /// without one: single bytes, `|S`, `|V`, `|O`, and structured types, whose fields carry
 /// their own [`StructField::endian`]). `object_codec_id` is the `id` of `filters[0]`; it is
-/// needed only for `|O`.
+/// needed only for `|O` and for structured dtypes with `|O` fields (which need `pickle`).
 pub fn dtype_from_json(
     json: &Value,
     object_codec_id: Option<&str>,
@@ -63,7 +76,13 @@ pub(crate) fn parse_descr(
                     });
                 }
             }
-            let fields = parse_fields(entries, format, 0)?;
+            let allow_objects = object_codec_id == Some(PICKLE);
+            let mut saw_object = false;
+            let fields = parse_fields(entries, format, 0, allow_objects, &mut saw_object)?;
+            if saw_object {
+                // The pickle codec hands over each element as one JSON object text.
+                return Ok((DataType::String, None));
+            }
             Ok((DataType::Structured(fields), None))
         }
         _ => Err(DtypeError::InvalidDataType {
@@ -81,14 +100,14 @@ fn object_type(
     format: &'static str,
 ) -> Result<DataType, DtypeError> {
     match object_codec_id {
-        Some(VLEN_UTF8) | Some(JSON2) => Ok(DataType::String),
+        Some(VLEN_UTF8) | Some(JSON2) | Some(PICKLE) => Ok(DataType::String),
         Some(VLEN_BYTES) => Ok(DataType::Bytes),
         Some(other) => Err(DtypeError::Unsupported {
             format,
             found: "\"|O\"".into(),
             reason: format!(
                 "object codec {other:?} is not supported; expected one of {VLEN_UTF8:?}, \
-                 {VLEN_BYTES:?} or {JSON2:?}"
+                 {VLEN_BYTES:?}, {JSON2:?} or {PICKLE:?}"
             ),
         }),
         None => Err(DtypeError::InvalidDataType {
@@ -96,7 +115,8 @@ fn object_type(
             found: "\"|O\"".into(),
             reason: format!(
                 "an object dtype needs an object codec as filters[0] ({VLEN_UTF8:?}, \
-                 {VLEN_BYTES:?} or {JSON2:?}) to say what the objects are; none was given"
+                 {VLEN_BYTES:?}, {JSON2:?} or {PICKLE:?}) to say what the objects are; none \
+                 was given"
             ),
         }),
     }
@@ -105,10 +125,15 @@ fn object_type(
 /// Nested structured types deeper than this are refused (hostile input).
 const MAX_NESTING: usize = 32;
 
+/// Parse a structured dtype's field list. With `allow_objects` (the `pickle` object codec),
+/// `|O` fields are accepted and reported through `saw_object` (they get an 8-byte placeholder
+/// type: the caller reads such a dtype as text).
 fn parse_fields(
     entries: &[Value],
     format: &'static str,
     depth: usize,
+    allow_objects: bool,
+    saw_object: &mut bool,
 ) -> Result<Vec<StructField>, DtypeError> {
     let invalid = |found: &Value, reason: String| DtypeError::InvalidDataType {
         format,
@@ -149,6 +174,19 @@ fn parse_fields(
         let (data_type, endian) = match type_json {
             Value::String(typestr) => match parse_leaf(typestr, format)? {
                 Leaf::Type(data_type, endian) => (data_type, endian),
+                Leaf::Object if allow_objects => {
+                    *saw_object = true;
+                    (DataType::UInt64, None)
+                }
+                Leaf::Object if format == FORMAT => {
+                    return Err(invalid(
+                        entry,
+                        format!(
+                            "object (`|O`) fields of a structured dtype need the {PICKLE:?} \
+                             object codec in filters[0] (as hdmf-zarr writes them)"
+                        ),
+                    ))
+                }
                 Leaf::Object => {
                     return Err(invalid(
                         entry,
@@ -157,7 +195,13 @@ fn parse_fields(
                 }
             },
             Value::Array(nested) => (
-                DataType::Structured(parse_fields(nested, format, depth + 1)?),
+                DataType::Structured(parse_fields(
+                    nested,
+                    format,
+                    depth + 1,
+                    allow_objects,
+                    saw_object,
+                )?),
                 None,
             ),
             _ => {

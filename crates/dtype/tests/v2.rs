@@ -4,7 +4,8 @@ mod common;
 
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::v2::{
-    dtype_from_json, dtype_to_json, fill_value_from_v2_json, fill_value_to_v2_json, parse_typestr,
+    dtype_from_json, dtype_to_json, fill_value_from_v2_json, fill_value_to_v2_json,
+    is_object_codec_id, parse_typestr,
 };
 use neurochunk_dtype::{DataType, Endian, StructField, TimeUnit};
 use serde_json::{json, Value};
@@ -246,13 +247,23 @@ fn object_dtype_needs_its_codec() {
         "{missing}"
     );
     assert!(missing.contains("vlen-utf8"), "{missing}");
-    let pickle = dtype_from_json(&dtype, Some("pickle"))
+    assert!(missing.contains("pickle"), "{missing}");
+    assert_eq!(
+        dtype_from_json(&dtype, Some("pickle")).unwrap(),
+        (DataType::String, None)
+    );
+    let unknown = dtype_from_json(&dtype, Some("msgpack2"))
         .unwrap_err()
         .to_string();
     assert!(
-        pickle.contains("object codec \"pickle\" is not supported"),
-        "{pickle}"
+        unknown.contains("object codec \"msgpack2\" is not supported"),
+        "{unknown}"
     );
+    assert!(unknown.contains("\"pickle\""), "{unknown}");
+    for id in ["vlen-utf8", "vlen-bytes", "json2", "pickle"] {
+        assert!(is_object_codec_id(id), "{id}");
+    }
+    assert!(!is_object_codec_id("zstd"));
 
     let written = dtype_to_json(&DataType::String, Endian::Little).unwrap();
     assert_eq!(written.dtype, json!("|O"));
@@ -503,4 +514,65 @@ fn custom_types_have_no_v2_dtype() {
         message.contains("custom data types have no Zarr v2 dtype"),
         "{message}"
     );
+}
+
+#[test]
+fn structured_dtype_with_object_fields_needs_pickle() {
+    // hdmf-zarr's compound dataset of references (e.g. an NWB TimeSeriesReferenceVectorData).
+    let dtype = json!([["idx_start", "<i4"], ["count", "<i4"], ["timeseries", "|O"]]);
+    assert_eq!(
+        dtype_from_json(&dtype, Some("pickle")).unwrap(),
+        (DataType::String, None)
+    );
+    // Nested structured fields with an object inside count too.
+    let nested = json!([["a", "<i4"], ["b", [["c", "|O"], ["d", "<f8"]]]]);
+    assert_eq!(
+        dtype_from_json(&nested, Some("pickle")).unwrap().0,
+        DataType::String
+    );
+    // Without the pickle codec the object field is refused, naming the codec it needs.
+    for codec in [None, Some("vlen-utf8"), Some("json2")] {
+        let message = dtype_from_json(&dtype, codec).unwrap_err().to_string();
+        assert!(
+            message.contains("need the \"pickle\" object codec"),
+            "{codec:?}: {message}"
+        );
+    }
+    // A structured dtype without object fields stays structured even with pickle.
+    let plain = json!([["a", "<i4"], ["b", ">f8"]]);
+    assert!(matches!(
+        dtype_from_json(&plain, Some("pickle")).unwrap().0,
+        DataType::Structured(_)
+    ));
+    // Other problems in the field list are still reported.
+    let twice = json!([["a", "|O"], ["a", "<i4"]]);
+    let message = dtype_from_json(&twice, Some("pickle"))
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("appears twice"), "{message}");
+}
+
+#[test]
+fn pickle_fill_values_are_accepted() {
+    // hdmf-zarr writes 0 for |O arrays and a base64 pickle for structured ones with |O fields.
+    let (data_type, _) = dtype_from_json(&json!("|O"), Some("pickle")).unwrap();
+    assert_eq!(
+        fill_value_from_v2_json(&json!(0), &data_type).unwrap(),
+        Some(Vec::new())
+    );
+    assert_eq!(
+        fill_value_from_v2_json(&Value::Null, &data_type).unwrap(),
+        None
+    );
+    let (data_type, _) = dtype_from_json(
+        &json!([["idx_start", "<i4"], ["timeseries", "|O"]]),
+        Some("pickle"),
+    )
+    .unwrap();
+    // Kept as its text, so that writing the metadata back gives the same fill_value.
+    let fill = fill_value_from_v2_json(&json!("gAVLAC4="), &data_type)
+        .unwrap()
+        .unwrap();
+    assert_eq!(fill, b"gAVLAC4=");
+    assert_eq!(fill_value_to_v2_json(&fill, &data_type), json!("gAVLAC4="));
 }

@@ -9,6 +9,7 @@ pub mod filters;
 pub mod json2;
 pub mod lz4;
 pub mod n5_lz4;
+pub mod pickle;
 pub mod shuffle;
 pub mod transpose;
 pub mod vlen;

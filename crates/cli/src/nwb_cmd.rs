@@ -1,0 +1,468 @@
+//! `neurochunk nwb …`: inspect, check, read, dereference, demo-write and convert NWB files
+//! stored as Zarr, in either hdmf-zarr convention.
+//!
+//! Exit codes: 0 success, 1 a failure (unreadable file, bad input, or for `check`: at least
+//! one link or reference that does not resolve). Errors are one line on stderr naming the
+//! file and the object.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand, ValueEnum};
+use neurochunk_array::parse_selection;
+use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
+use neurochunk_dtype::npy;
+use neurochunk_hdmf::demo::{write_demo, DemoOptions};
+use neurochunk_hdmf::{
+    check, convert_file, load_namespace_file, to_npy, AttributeValue, Convention, Dataset,
+    DatasetValue, FieldValue, Inventory, NodeKind, NwbFile, ReadOptions, Reference, WriteOptions,
+};
+use serde_json::{json, Value};
+
+use crate::{CmdResult, Failure};
+
+/// The convention to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ConventionArg {
+    /// Legacy Zarr v2 convention (hdmf-zarr <= 0.13).
+    Zarr2,
+    /// Zarr v3 convention (hdmf-zarr 0.14).
+    Zarr3,
+}
+
+impl From<ConventionArg> for Convention {
+    fn from(c: ConventionArg) -> Self {
+        match c {
+            ConventionArg::Zarr2 => Convention::Legacy,
+            ConventionArg::Zarr3 => Convention::V3,
+        }
+    }
+}
+
+/// Where links and references may lead outside the file.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ExternalArgs {
+    /// Also follow external links and references into this directory tree (repeatable; by
+    /// default only the directory holding the file).
+    #[arg(long, value_name = "DIR")]
+    allow_external: Vec<PathBuf>,
+    /// Follow external links and references anywhere.
+    #[arg(long)]
+    allow_any_external: bool,
+    /// Ignore consolidated metadata and list the store.
+    #[arg(long)]
+    no_consolidated: bool,
+}
+
+impl ExternalArgs {
+    fn open(&self, path: &Path) -> Result<NwbFile, Failure> {
+        let options = ReadOptions {
+            use_consolidated: !self.no_consolidated,
+            allowed_external_roots: self.allow_external.clone(),
+            allow_any_external: self.allow_any_external,
+        };
+        Ok(NwbFile::open_with(path, options)?)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum NwbCommand {
+    /// List typed objects, links and references (`--json`: the machine-readable inventory).
+    Inspect {
+        /// The NWB file (a .nwb.zarr directory).
+        path: PathBuf,
+        /// Print the inventory as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        external: ExternalArgs,
+    },
+    /// Resolve every link and reference; report each one that does not resolve (exit 1).
+    Check {
+        path: PathBuf,
+        #[command(flatten)]
+        external: ExternalArgs,
+    },
+    /// List the cached specifications (namespace, version, documents).
+    Specs {
+        path: PathBuf,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Print one cached document, given as NAMESPACE/VERSION/DOCUMENT.
+        #[arg(long, value_name = "NS/VERSION/DOC")]
+        show: Option<String>,
+    },
+    /// Find typed objects by type or object id; prints their paths.
+    Find {
+        path: PathBuf,
+        /// The neurodata_type to look for.
+        #[arg(long = "type", value_name = "TYPE")]
+        neurodata_type: Option<String>,
+        /// The object id to look for.
+        #[arg(long, value_name = "UUID")]
+        object_id: Option<String>,
+    },
+    /// Read a dataset by its path in the file (links followed) into a .npy file: scalars as
+    /// 0-d arrays, text as <U, references as <U target paths, compounds as structured arrays.
+    Get {
+        path: PathBuf,
+        /// The dataset, e.g. /acquisition/ElectricalSeries/data.
+        object: String,
+        /// Region to read, per axis an index or start:stop[:step].
+        #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
+        region: Option<String>,
+        #[arg(short, long, value_name = "OUT.npy")]
+        output: PathBuf,
+        #[command(flatten)]
+        external: ExternalArgs,
+    },
+    /// Follow a reference stored in an attribute or a dataset element: print its target as
+    /// JSON and, with -o, write the data it selects (the region for region references).
+    Deref {
+        path: PathBuf,
+        /// The object holding the reference.
+        object: String,
+        /// The attribute holding the reference.
+        #[arg(long, conflicts_with = "index")]
+        attribute: Option<String>,
+        /// The element (flat index) of a reference dataset.
+        #[arg(long)]
+        index: Option<usize>,
+        /// The compound field holding the reference.
+        #[arg(long, requires = "index")]
+        field: Option<String>,
+        #[arg(short, long, value_name = "OUT.npy")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        external: ExternalArgs,
+    },
+    /// Write a realistic extracellular-electrophysiology NWB file.
+    Demo {
+        /// The file to write (replaced if it exists).
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t = ConventionArg::Zarr2)]
+        convention: ConventionArg,
+        /// Add this many extra typed TimeSeries (large-file testing).
+        #[arg(long, default_value_t = 0)]
+        scale: usize,
+        /// Cache this namespace YAML and its schema sources (repeatable).
+        #[arg(long, value_name = "NAMESPACE.yaml")]
+        namespace: Vec<PathBuf>,
+        /// Compressors of numeric datasets, e.g. zstd:3 or blosc:lz4:5.
+        #[arg(long, value_name = "SPEC")]
+        compressors: Option<String>,
+    },
+    /// Convert a file to the other convention (or re-compress it in the same one).
+    Convert {
+        src: PathBuf,
+        dst: PathBuf,
+        #[arg(long, value_enum)]
+        convention: ConventionArg,
+        /// Compressors of numeric datasets, e.g. zstd:3 or blosc:lz4:5 (default: kept).
+        #[arg(long, value_name = "SPEC")]
+        compressors: Option<String>,
+        #[command(flatten)]
+        external: ExternalArgs,
+    },
+}
+
+pub(crate) fn run(command: NwbCommand) -> CmdResult {
+    match command {
+        NwbCommand::Inspect {
+            path,
+            json,
+            external,
+        } => {
+            let file = external.open(&path)?;
+            let inventory = Inventory::of(&file)?;
+            if json {
+                println!(
+                    "{}",
+                    to_python_json(&inventory.to_json(), PyJsonStyle::ZARR_PYTHON3)
+                );
+            } else {
+                print!("{}", inventory.to_text(&file));
+            }
+            Ok(())
+        }
+        NwbCommand::Check { path, external } => {
+            let file = external.open(&path)?;
+            let problems = check(&file);
+            for p in &problems {
+                eprintln!(
+                    "neurochunk: problem: {}: '{}': {}",
+                    path.display(),
+                    p.path,
+                    p.message
+                );
+            }
+            if problems.is_empty() {
+                println!("{}: every link and reference resolves", path.display());
+                Ok(())
+            } else {
+                Err(Failure(format!(
+                    "{}: {} link(s) or reference(s) do not resolve",
+                    path.display(),
+                    problems.len()
+                )))
+            }
+        }
+        NwbCommand::Specs { path, json, show } => specs(path, json, show),
+        NwbCommand::Find {
+            path,
+            neurodata_type,
+            object_id,
+        } => {
+            let file = NwbFile::open(&path)?;
+            let found: Vec<_> = file
+                .typed_objects()
+                .into_iter()
+                .filter(|o| {
+                    neurodata_type
+                        .as_deref()
+                        .is_none_or(|t| o.neurodata_type == t)
+                })
+                .filter(|o| {
+                    object_id
+                        .as_deref()
+                        .is_none_or(|id| o.object_id.as_deref() == Some(id))
+                })
+                .collect();
+            for o in &found {
+                println!(
+                    "{}\t{}\t{}",
+                    o.path,
+                    o.neurodata_type,
+                    o.object_id.as_deref().unwrap_or("")
+                );
+            }
+            if found.is_empty() {
+                return Err(Failure(format!(
+                    "{}: no typed object matches",
+                    path.display()
+                )));
+            }
+            Ok(())
+        }
+        NwbCommand::Get {
+            path,
+            object,
+            region,
+            output,
+            external,
+        } => {
+            let file = external.open(&path)?;
+            let selection = match region.as_deref() {
+                None => None,
+                Some(text) => {
+                    Some(parse_selection(text).map_err(|e| Failure(format!("--region: {e}")))?)
+                }
+            };
+            let dataset = file.read_dataset(&object, selection.as_ref())?;
+            write_dataset(&output, &dataset, &path, &object)
+        }
+        NwbCommand::Deref {
+            path,
+            object,
+            attribute,
+            index,
+            field,
+            output,
+            external,
+        } => {
+            let file = external.open(&path)?;
+            let reference = find_reference(
+                &file,
+                &object,
+                attribute.as_deref(),
+                index,
+                field.as_deref(),
+            )?;
+            let target = file.dereference(&reference)?;
+            let kind = match target.kind {
+                NodeKind::Group => "group",
+                NodeKind::Dataset => "dataset",
+            };
+            let target_file = file.file_of(&target);
+            let mut info = json!({"source": reference.source, "path": target.path, "kind": kind, "file": target_file.path().display().to_string()});
+            if let Some(region) = &reference.region {
+                info["region"] = region.to_json();
+            }
+            println!("{}", to_python_json(&info, PyJsonStyle::COMPACT));
+            if let Some(out) = output {
+                let dataset = file.read_reference(&reference)?;
+                write_dataset(&out, &dataset, &path, &reference.path)?;
+            }
+            Ok(())
+        }
+        NwbCommand::Demo {
+            out,
+            convention,
+            scale,
+            namespace,
+            compressors,
+        } => {
+            let mut namespaces = Vec::new();
+            for ns in &namespace {
+                namespaces.extend(load_namespace_file(ns)?);
+            }
+            let options = DemoOptions {
+                convention: convention.into(),
+                scale,
+                namespaces,
+                write: WriteOptions { compressors },
+            };
+            let summary = write_demo(&out, &options)?;
+            let file = NwbFile::open(&summary.path)?;
+            println!(
+                "wrote {} ({}): {} typed objects, {} electrodes x {} samples, {} units, {} trials, {} cached namespaces",
+                summary.path.display(),
+                file.convention(),
+                file.typed_objects().len(),
+                summary.electrodes,
+                summary.samples,
+                summary.units,
+                summary.trials,
+                file.specifications()?.len()
+            );
+            Ok(())
+        }
+        NwbCommand::Convert {
+            src,
+            dst,
+            convention,
+            compressors,
+            external,
+        } => {
+            let file = external.open(&src)?;
+            let total = file.nodes().count() as u64;
+            let bar = crate::progress::bar_of(total, "converting", "objects");
+            let progress = |n: u64| bar.inc(n);
+            let (path, summary) = convert_file(
+                &file,
+                &dst,
+                convention.into(),
+                WriteOptions { compressors },
+                &progress,
+            )?;
+            bar.finish_and_clear();
+            println!(
+                "converted {} -> {} ({}): {} groups, {} datasets ({} streamed chunk by chunk), {} links, {} cached namespaces",
+                src.display(),
+                path.display(),
+                Convention::from(convention),
+                summary.groups,
+                summary.datasets,
+                summary.streamed,
+                summary.links,
+                summary.namespaces
+            );
+            Ok(())
+        }
+    }
+}
+
+fn specs(path: PathBuf, json: bool, show: Option<String>) -> CmdResult {
+    let file = NwbFile::open(&path)?;
+    if let Some(which) = show {
+        let parts: Vec<&str> = which.split('/').collect();
+        let [ns, version, doc] = parts.as_slice() else {
+            return Err(Failure(format!(
+                "--show expects NAMESPACE/VERSION/DOCUMENT, got {which:?}"
+            )));
+        };
+        let value = file.specification(ns, version, doc)?;
+        println!("{}", to_python_json(&value, PyJsonStyle::PYTHON_DEFAULT));
+        return Ok(());
+    }
+    let namespaces = file.specifications()?;
+    if json {
+        let list: Vec<Value> = namespaces
+            .iter()
+            .map(|n| json!({"namespace": n.name, "version": n.version, "sources": n.sources}))
+            .collect();
+        println!(
+            "{}",
+            to_python_json(&Value::Array(list), PyJsonStyle::ZARR_PYTHON3)
+        );
+    } else if namespaces.is_empty() {
+        println!("{}: no cached specifications", path.display());
+    } else {
+        for n in namespaces {
+            println!("{} {}: {}", n.name, n.version, n.sources.join(", "));
+        }
+    }
+    Ok(())
+}
+
+fn find_reference(
+    file: &NwbFile,
+    object: &str,
+    attribute: Option<&str>,
+    index: Option<usize>,
+    field: Option<&str>,
+) -> Result<Reference, Failure> {
+    let where_ = || format!("{}: '{object}'", file.path().display());
+    if let Some(name) = attribute {
+        return match file.attribute(object, name)? {
+            Some(AttributeValue::Reference(r)) => Ok(r),
+            Some(AttributeValue::Value(_)) => Err(Failure(format!(
+                "{}: attribute '{name}' is not a reference",
+                where_()
+            ))),
+            None => Err(Failure(format!("{}: no attribute '{name}'", where_()))),
+        };
+    }
+    let Some(index) = index else {
+        return Err(Failure(
+            "say which reference: --attribute NAME or --index N [--field F]".into(),
+        ));
+    };
+    let dataset = file.read_dataset(object, None)?;
+    let reference = match (&dataset.value, field) {
+        (DatasetValue::References(refs), None) => refs.get(index).cloned().ok_or_else(|| {
+            Failure(format!(
+                "{}: index {index} is out of range ({} elements)",
+                where_(),
+                refs.len()
+            ))
+        })?,
+        (DatasetValue::Compound { fields, rows }, Some(name)) => {
+            let pos = fields
+                .iter()
+                .position(|f| f.name == name)
+                .ok_or_else(|| Failure(format!("{}: no field '{name}'", where_())))?;
+            let row = rows.get(index).ok_or_else(|| {
+                Failure(format!(
+                    "{}: index {index} is out of range ({} rows)",
+                    where_(),
+                    rows.len()
+                ))
+            })?;
+            match row.get(pos) {
+                Some(FieldValue::Reference(r)) => r.clone(),
+                _ => {
+                    return Err(Failure(format!(
+                        "{}: field '{name}' does not hold references",
+                        where_()
+                    )))
+                }
+            }
+        }
+        (DatasetValue::Compound { .. }, None) => {
+            return Err(Failure(format!(
+                "{}: a compound dataset needs --field",
+                where_()
+            )))
+        }
+        _ => return Err(Failure(format!("{}: not a reference dataset", where_()))),
+    };
+    reference.ok_or_else(|| Failure(format!("{}: element {index} holds no reference", where_())))
+}
+
+fn write_dataset(output: &Path, dataset: &Dataset, file: &Path, object: &str) -> CmdResult {
+    let (data_type, bytes) = to_npy(&dataset.value)
+        .map_err(|m| Failure(format!("{}: '{object}': {m}", file.display())))?;
+    npy::write_npy(output, &data_type, &dataset.shape, &bytes)?;
+    Ok(())
+}

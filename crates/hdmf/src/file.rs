@@ -1,0 +1,1083 @@
+//! Reading an NWB file in either convention: typed objects, attributes, links (internal and
+//! external, followed through chains with cycle detection), object and region references,
+//! dataset contents, and cached specifications.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use neurochunk_array::{Array, ArrayMetadata, AxisSelection, DataType, Selection};
+use neurochunk_store::{FsStore, Store};
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+use crate::convention::{
+    is_reserved_attribute, is_text_type_name, numeric_type_from_name, Convention, LEGACY_DTYPE,
+    LEGACY_LINKS, SPECLOC, V3_DTYPE, V3_LINKS, V3_REFERENCE_FIELDS, V3_SCALAR,
+};
+use crate::error::{HdmfError, HdmfResult};
+use crate::index::{child, detect, split_parent, store_key, NodeDoc, NodeIndex, NodeKind};
+use crate::reference::{attribute_reference, Reference, Region};
+use crate::values::{
+    fixed_text_elements, structured_rows, text_elements, CompoundField, Dataset, DatasetValue,
+    FieldKind, FieldValue,
+};
+
+/// How a file is opened.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// Use consolidated metadata when present (one read for the whole tree).
+    pub use_consolidated: bool,
+    /// Directories external links and references may lead into. Empty: the directory that
+    /// holds the file.
+    pub allowed_external_roots: Vec<PathBuf>,
+    /// Follow external links and references anywhere.
+    pub allow_any_external: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            use_consolidated: true,
+            allowed_external_roots: Vec::new(),
+            allow_any_external: false,
+        }
+    }
+}
+
+/// An open NWB (or plain HDMF) file stored as Zarr.
+#[derive(Debug)]
+pub struct NwbFile {
+    file: PathBuf,
+    store: Arc<dyn Store>,
+    convention: Convention,
+    index: NodeIndex,
+    options: ReadOptions,
+    externals: Mutex<HashMap<PathBuf, Arc<NwbFile>>>,
+}
+
+/// A group or dataset carrying a data type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypedObject {
+    /// Absolute path (`/` for the root).
+    pub path: String,
+    pub kind: NodeKind,
+    /// `neurodata_type` (NWB) or `data_type` (plain HDMF).
+    pub neurodata_type: String,
+    pub namespace: Option<String>,
+    pub object_id: Option<String>,
+}
+
+/// A soft link stored on a group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// `<parent>/<name>`: where the link appears.
+    pub path: String,
+    /// The group holding the link.
+    pub parent: String,
+    pub name: String,
+    /// Absolute path of the target inside `source`.
+    pub target: String,
+    /// The file holding the target, relative to this file's root (`"."`: this file).
+    pub source: String,
+}
+
+/// A reference stored in an attribute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttributeRef {
+    pub path: String,
+    pub attribute: String,
+    pub reference: Reference,
+}
+
+/// A reference stored in a dataset element (or a compound field of one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatasetRef {
+    pub path: String,
+    /// Flat (C-order) element index.
+    pub index: usize,
+    pub field: Option<String>,
+    pub reference: Reference,
+}
+
+/// An attribute value: plain JSON or a reference.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttributeValue {
+    Value(Value),
+    Reference(Reference),
+}
+
+/// Where a path or reference leads: the file (`None` for the one asked) and the node.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub file: Option<Arc<NwbFile>>,
+    pub path: String,
+    pub kind: NodeKind,
+}
+
+/// A namespace cached in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CachedNamespace {
+    pub name: String,
+    pub version: String,
+    /// The cached documents (`namespace` and one per schema source), sorted.
+    pub sources: Vec<String>,
+}
+
+/// How many link hops a resolution may take before it is called a cycle.
+const MAX_LINK_HOPS: usize = 64;
+
+impl NwbFile {
+    /// Open the file at `path` with default options.
+    pub fn open(path: impl AsRef<Path>) -> HdmfResult<Self> {
+        Self::open_with(path, ReadOptions::default())
+    }
+
+    /// Open the file at `path`.
+    pub fn open_with(path: impl AsRef<Path>, options: ReadOptions) -> HdmfResult<Self> {
+        let file = path.as_ref().to_path_buf();
+        if !file.is_dir() {
+            return Err(HdmfError::NotNwb {
+                file,
+                message: "not a directory (a Zarr NWB file is a directory tree)".into(),
+            });
+        }
+        let store: Arc<dyn Store> = Arc::new(FsStore::read_only(&file));
+        let convention = detect(&file, store.as_ref())?;
+        let index = NodeIndex::build(&file, store.as_ref(), convention, options.use_consolidated)?;
+        Ok(NwbFile {
+            file,
+            store,
+            convention,
+            index,
+            options,
+            externals: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The file's directory.
+    pub fn path(&self) -> &Path {
+        &self.file
+    }
+
+    /// The convention the file follows.
+    pub fn convention(&self) -> Convention {
+        self.convention
+    }
+
+    /// Whether the node table came from consolidated metadata.
+    pub fn used_consolidated_metadata(&self) -> bool {
+        self.index.consolidated
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The root's `nwb_version` attribute.
+    pub fn nwb_version(&self) -> Option<&str> {
+        self.root_attributes()
+            .get("nwb_version")
+            .and_then(Value::as_str)
+    }
+
+    /// All attributes of the root, reserved ones included.
+    pub fn root_attributes(&self) -> &Map<String, Value> {
+        static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        self.index
+            .nodes
+            .get("/")
+            .map(|n| &n.attributes)
+            .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+    }
+
+    /// The path of the cached specifications (`.specloc`), if any.
+    pub fn specloc(&self) -> Option<String> {
+        match self.root_attributes().get(SPECLOC)? {
+            Value::String(s) => Some(crate::reference::absolute(s)),
+            other => attribute_reference(other)?.ok().map(|r| r.path),
+        }
+    }
+
+    /// Every node path with its kind, sorted.
+    pub fn nodes(&self) -> impl Iterator<Item = (&str, NodeKind)> {
+        self.index.nodes.iter().map(|(p, n)| (p.as_str(), n.kind))
+    }
+
+    pub(crate) fn node(&self, path: &str) -> HdmfResult<Option<Cow<'_, NodeDoc>>> {
+        let path = crate::reference::absolute(path);
+        if let Some(n) = self.index.nodes.get(&path) {
+            return Ok(Some(Cow::Borrowed(n)));
+        }
+        // Consolidated metadata can be stale or incomplete (older writers left out the cached
+        // specifications): look at the store itself before giving up.
+        if self.index.consolidated {
+            return Ok(NodeIndex::read_node(
+                &self.file,
+                self.store.as_ref(),
+                self.convention,
+                &path,
+            )?
+            .map(Cow::Owned));
+        }
+        Ok(None)
+    }
+
+    /// The kind of the node at `path` (links not followed), if it exists.
+    pub fn node_kind(&self, path: &str) -> HdmfResult<Option<NodeKind>> {
+        Ok(self.node(path)?.map(|n| n.kind))
+    }
+
+    /// Every group or dataset with a data type, sorted by path.
+    pub fn typed_objects(&self) -> Vec<TypedObject> {
+        self.index
+            .nodes
+            .iter()
+            .filter_map(|(path, node)| typed(path, node))
+            .collect()
+    }
+
+    /// The typed objects whose type is `neurodata_type`.
+    pub fn find_by_type(&self, neurodata_type: &str) -> Vec<TypedObject> {
+        self.typed_objects()
+            .into_iter()
+            .filter(|o| o.neurodata_type == neurodata_type)
+            .collect()
+    }
+
+    /// The typed object with this object id.
+    pub fn find_by_object_id(&self, object_id: &str) -> Option<TypedObject> {
+        self.typed_objects()
+            .into_iter()
+            .find(|o| o.object_id.as_deref() == Some(object_id))
+    }
+
+    /// The attributes of the node at `path` (links followed), reserved ones hidden and
+    /// references decoded.
+    pub fn attributes(&self, path: &str) -> HdmfResult<Vec<(String, AttributeValue)>> {
+        let target = self.resolve(path)?;
+        let file = self.file_of(&target);
+        let node = file
+            .node(&target.path)?
+            .ok_or_else(|| HdmfError::not_found(&file.file, &target.path))?;
+        node.attributes
+            .iter()
+            .filter(|(k, _)| !is_reserved_attribute(k))
+            .map(|(k, v)| {
+                let value = match attribute_reference(v) {
+                    None => AttributeValue::Value(v.clone()),
+                    Some(Ok(r)) => AttributeValue::Reference(r),
+                    Some(Err(message)) => {
+                        return Err(HdmfError::malformed(
+                            &file.file,
+                            &target.path,
+                            format!("attribute '{k}': {message}"),
+                        ))
+                    }
+                };
+                Ok((k.clone(), value))
+            })
+            .collect()
+    }
+
+    /// One attribute of the node at `path`.
+    pub fn attribute(&self, path: &str, name: &str) -> HdmfResult<Option<AttributeValue>> {
+        Ok(self
+            .attributes(path)?
+            .into_iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v))
+    }
+
+    /// The links stored on the group at `path` (an error if the link list is malformed).
+    pub fn links_of(&self, path: &str) -> HdmfResult<Vec<Link>> {
+        match self.node(path)? {
+            Some(node) => parse_links(&self.file, &crate::reference::absolute(path), &node),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Every link in the file, sorted by path.
+    pub fn links(&self) -> HdmfResult<Vec<Link>> {
+        let mut out = Vec::new();
+        for (path, node) in &self.index.nodes {
+            out.extend(parse_links(&self.file, path, node)?);
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    /// Every reference stored in an attribute, sorted by (path, attribute).
+    pub fn attribute_references(&self) -> HdmfResult<Vec<AttributeRef>> {
+        let mut out = Vec::new();
+        for (path, node) in &self.index.nodes {
+            for (name, value) in &node.attributes {
+                if is_reserved_attribute(name) {
+                    continue;
+                }
+                match attribute_reference(value) {
+                    None => {}
+                    Some(Ok(reference)) => out.push(AttributeRef {
+                        path: path.clone(),
+                        attribute: name.clone(),
+                        reference,
+                    }),
+                    Some(Err(message)) => {
+                        return Err(HdmfError::malformed(
+                            &self.file,
+                            path,
+                            format!("attribute '{name}': {message}"),
+                        ))
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| (&a.path, &a.attribute).cmp(&(&b.path, &b.attribute)));
+        Ok(out)
+    }
+
+    /// The datasets whose markers say they hold references.
+    pub fn reference_datasets(&self) -> Vec<String> {
+        self.index
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.kind == NodeKind::Dataset && holds_references(&n.attributes))
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// Every reference stored in a dataset, sorted by (path, index, field). Reads each
+    /// reference dataset (in parallel).
+    pub fn dataset_references(&self) -> HdmfResult<Vec<DatasetRef>> {
+        let paths = self.reference_datasets();
+        let per_dataset: Vec<HdmfResult<Vec<DatasetRef>>> = paths
+            .par_iter()
+            .map(|path| {
+                let dataset = self.read_node_dataset(path, None)?;
+                Ok(dataset
+                    .value
+                    .references()
+                    .into_iter()
+                    .map(|(index, field, r)| DatasetRef {
+                        path: path.clone(),
+                        index,
+                        field: field.map(str::to_string),
+                        reference: r.clone(),
+                    })
+                    .collect())
+            })
+            .collect();
+        let mut out = Vec::new();
+        for r in per_dataset {
+            out.extend(r?);
+        }
+        out.sort_by(|a, b| (&a.path, a.index, &a.field).cmp(&(&b.path, b.index, &b.field)));
+        Ok(out)
+    }
+
+    /// The file a target lives in.
+    pub fn file_of<'a>(&'a self, target: &'a Target) -> &'a NwbFile {
+        target.file.as_deref().unwrap_or(self)
+    }
+
+    /// Follow `path` to the node it names, through links (also links to links and links into
+    /// other files) on any of its components.
+    pub fn resolve(&self, path: &str) -> HdmfResult<Target> {
+        self.resolve_from(None, &crate::reference::absolute(path))
+    }
+
+    fn resolve_from(&self, start: Option<Arc<NwbFile>>, path: &str) -> HdmfResult<Target> {
+        let mut file_handle = start;
+        let mut path = path.to_string();
+        let mut visited: HashSet<(PathBuf, String)> = HashSet::new();
+        let mut chain: Vec<String> = Vec::new();
+        'outer: loop {
+            let file = file_handle.as_deref().unwrap_or(self);
+            let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+            let mut current = "/".to_string();
+            let mut kind = match file.node("/")? {
+                Some(n) => n.kind,
+                None => return Err(HdmfError::not_found(&file.file, "/")),
+            };
+            for (i, segment) in segments.iter().enumerate() {
+                let next = child(&current, segment);
+                if let Some(node) = file.node(&next)? {
+                    current = next;
+                    kind = node.kind;
+                    continue;
+                }
+                let link = file
+                    .links_of(&current)?
+                    .into_iter()
+                    .find(|l| l.name == *segment)
+                    .ok_or_else(|| HdmfError::not_found(&file.file, &next))?;
+                chain.push(format!("{}:{}", file.file.display(), link.path));
+                if !visited.insert((file.file.clone(), link.path.clone()))
+                    || visited.len() > MAX_LINK_HOPS
+                {
+                    return Err(HdmfError::LinkCycle {
+                        file: file.file.clone(),
+                        chain,
+                    });
+                }
+                let rest = segments[i + 1..].join("/");
+                let mut new_path = link.target.trim_end_matches('/').to_string();
+                if !rest.is_empty() {
+                    new_path = format!("{new_path}/{rest}");
+                }
+                let next_handle = file
+                    .open_source(&link.source, &link.path)?
+                    .or(file_handle.clone());
+                let next_file = next_handle.as_deref().unwrap_or(self);
+                let new_path = crate::reference::absolute(&new_path);
+                // Say which link is broken when its target does not exist.
+                let target_root = crate::reference::absolute(&link.target);
+                if next_file.node(&target_root)?.is_none() && !next_file.is_link(&target_root)? {
+                    return Err(HdmfError::invalid(
+                        &file.file,
+                        &link.path,
+                        format!(
+                            "link to '{}' in '{}' does not resolve: no object at that path",
+                            link.target, link.source
+                        ),
+                    ));
+                }
+                file_handle = next_handle;
+                path = new_path;
+                continue 'outer;
+            }
+            return Ok(Target {
+                file: file_handle,
+                path: current,
+                kind,
+            });
+        }
+    }
+
+    /// The file named by a link or reference `source` (`None`: this file).
+    fn open_source(&self, source: &str, referrer: &str) -> HdmfResult<Option<Arc<NwbFile>>> {
+        if source.is_empty() || source == "." {
+            return Ok(None);
+        }
+        let here = canonical(&self.file);
+        let candidates: Vec<PathBuf> = if Path::new(source).is_absolute() {
+            // hdmf-zarr 0.1 wrote absolute paths.
+            vec![PathBuf::from(source)]
+        } else {
+            // Relative to this file's root; hdmf-zarr 0.10 wrote them relative to its parent.
+            let mut c = vec![normalize(&here.join(source))];
+            if let Some(parent) = here.parent() {
+                c.push(normalize(&parent.join(source)));
+            }
+            c
+        };
+        let found = candidates.iter().find(|c| c.is_dir()).cloned();
+        let Some(target) = found else {
+            return Err(HdmfError::malformed(
+                &self.file,
+                referrer,
+                format!("external file '{source}' does not exist"),
+            ));
+        };
+        let target = canonical(&target);
+        if target == here {
+            return Ok(None);
+        }
+        if !self.options.allow_any_external {
+            let roots: Vec<PathBuf> = if self.options.allowed_external_roots.is_empty() {
+                here.parent().map(Path::to_path_buf).into_iter().collect()
+            } else {
+                self.options
+                    .allowed_external_roots
+                    .iter()
+                    .map(|r| canonical(r))
+                    .collect()
+            };
+            if !roots.iter().any(|r| target.starts_with(r)) {
+                return Err(HdmfError::ExternalRefused {
+                    file: self.file.clone(),
+                    path: referrer.to_string(),
+                    source_path: source.to_string(),
+                    allowed: roots
+                        .iter()
+                        .map(|r| format!("'{}'", r.display()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        let mut cache = self.externals.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = cache.get(&target) {
+            return Ok(Some(f.clone()));
+        }
+        let opened = Arc::new(NwbFile::open_with(&target, self.options.clone())?);
+        cache.insert(target, opened.clone());
+        Ok(Some(opened))
+    }
+
+    /// Whether `path` names a link (an entry of its parent's link list).
+    fn is_link(&self, path: &str) -> HdmfResult<bool> {
+        let (parent, name) = split_parent(path);
+        if path == "/" {
+            return Ok(false);
+        }
+        Ok(self.links_of(&parent)?.iter().any(|l| l.name == name)
+            || self.resolve(&parent).is_ok_and(|t| {
+                t.file.is_none()
+                    && t.path != parent
+                    && self
+                        .links_of(&t.path)
+                        .is_ok_and(|ls| ls.iter().any(|l| l.name == name))
+            }))
+    }
+
+    /// Where a reference leads.
+    pub fn dereference(&self, reference: &Reference) -> HdmfResult<Target> {
+        let start = self.open_source(&reference.source, &reference.path)?;
+        self.resolve_from(start, &reference.path)
+    }
+
+    /// The data a reference selects: the whole target dataset, or its region.
+    pub fn read_reference(&self, reference: &Reference) -> HdmfResult<Dataset> {
+        let target = self.dereference(reference)?;
+        let file = self.file_of(&target);
+        if target.kind != NodeKind::Dataset {
+            return Err(HdmfError::invalid(
+                &file.file,
+                &target.path,
+                "the reference points to a group, which has no data",
+            ));
+        }
+        match &reference.region {
+            None => file.read_node_dataset(&target.path, None),
+            Some(region) => file.read_region(&target.path, region),
+        }
+    }
+
+    fn read_region(&self, path: &str, region: &Region) -> HdmfResult<Dataset> {
+        match region {
+            Region::Slices(axes) => {
+                let selection = Selection(
+                    axes.iter()
+                        .map(|a| match a {
+                            None => AxisSelection::ALL,
+                            Some(s) => AxisSelection::Slice {
+                                start: Some(s.start as i64),
+                                stop: Some(s.stop as i64),
+                                step: Some(s.step as i64),
+                            },
+                        })
+                        .collect(),
+                );
+                self.read_node_dataset(path, Some(&selection))
+            }
+            Region::Points(points) => {
+                let mut parts = Vec::with_capacity(points.len());
+                for p in points {
+                    let selection =
+                        Selection(p.iter().map(|&i| AxisSelection::Index(i as i64)).collect());
+                    parts.push(self.read_node_dataset(path, Some(&selection))?);
+                }
+                concat_points(&self.file, path, parts)
+            }
+        }
+    }
+
+    /// Read the dataset at `path` (links followed), optionally a selection of it.
+    pub fn read_dataset(&self, path: &str, selection: Option<&Selection>) -> HdmfResult<Dataset> {
+        let target = self.resolve(path)?;
+        let file = self.file_of(&target);
+        if target.kind != NodeKind::Dataset {
+            return Err(HdmfError::invalid(
+                &file.file,
+                &target.path,
+                "is a group, not a dataset",
+            ));
+        }
+        file.read_node_dataset(&target.path, selection)
+    }
+
+    /// Open the Zarr array behind the dataset at `path` (no links followed).
+    pub fn open_array(&self, path: &str) -> HdmfResult<Array> {
+        let node = self
+            .node(path)?
+            .ok_or_else(|| HdmfError::not_found(&self.file, path))?;
+        let doc = node
+            .array_doc
+            .as_ref()
+            .ok_or_else(|| HdmfError::invalid(&self.file, path, "is a group, not a dataset"))?;
+        let key = store_key(path);
+        let meta = match self.convention {
+            Convention::Legacy => {
+                ArrayMetadata::from_v2(doc, Some(&Value::Object(node.attributes.clone())), key)
+            }
+            Convention::V3 => ArrayMetadata::from_v3(doc, key),
+        }
+        .map_err(|e| HdmfError::array(&self.file, e))?;
+        Ok(Array::from_metadata(self.store.clone(), key, meta))
+    }
+
+    pub(crate) fn read_node_dataset(
+        &self,
+        path: &str,
+        selection: Option<&Selection>,
+    ) -> HdmfResult<Dataset> {
+        let array = self.open_array(path)?;
+        let node = self
+            .node(path)?
+            .ok_or_else(|| HdmfError::not_found(&self.file, path))?;
+        let scalar_marker = is_scalar(&node.attributes, &array.metadata().shape);
+        let (mut shape, data) = match (selection, scalar_marker) {
+            (None, _) => array.read_all(),
+            (Some(sel), _) => array.read(sel),
+        }
+        .map_err(|e| HdmfError::array(&self.file, e))?;
+        let scalar = scalar_marker && selection.is_none();
+        if scalar {
+            shape.clear();
+        }
+        let value = interpret(
+            array.metadata(),
+            &node.attributes,
+            node.array_doc.as_ref(),
+            data,
+        )
+        .map_err(|m| HdmfError::malformed(&self.file, path, m))?;
+        Ok(Dataset {
+            shape,
+            scalar,
+            value,
+        })
+    }
+
+    /// The namespaces cached under `.specloc`, sorted by name.
+    pub fn specifications(&self) -> HdmfResult<Vec<CachedNamespace>> {
+        let Some(specloc) = self.specloc() else {
+            return Ok(Vec::new());
+        };
+        let list = |key: &str| -> HdmfResult<Vec<String>> {
+            let mut names: Vec<String> = self
+                .store
+                .list_dir(key)
+                .map_err(|e| HdmfError::store(&self.file, e))?
+                .prefixes
+                .into_iter()
+                .map(|p| p.trim_matches('/').to_string())
+                .filter(|p| !p.starts_with('.'))
+                .collect();
+            names.sort();
+            Ok(names)
+        };
+        let base = store_key(&specloc).to_string();
+        let mut out = Vec::new();
+        for name in list(&base)? {
+            for version in list(&format!("{base}/{name}"))? {
+                let sources = list(&format!("{base}/{name}/{version}"))?;
+                out.push(CachedNamespace {
+                    name: name.clone(),
+                    version,
+                    sources,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// One cached specification document, parsed.
+    pub fn specification(&self, namespace: &str, version: &str, source: &str) -> HdmfResult<Value> {
+        let specloc = self.specloc().unwrap_or_else(|| "/specifications".into());
+        let path = format!(
+            "{}/{namespace}/{version}/{source}",
+            specloc.trim_end_matches('/')
+        );
+        let dataset = self.read_node_dataset(&path, None)?;
+        let DatasetValue::Text { values, .. } = &dataset.value else {
+            return Err(HdmfError::malformed(
+                &self.file,
+                &path,
+                "a cached specification must be text",
+            ));
+        };
+        let text = values.first().ok_or_else(|| {
+            HdmfError::malformed(&self.file, &path, "the cached specification is empty")
+        })?;
+        serde_json::from_str(text).map_err(|e| {
+            HdmfError::malformed(
+                &self.file,
+                &path,
+                format!("the cached specification is not JSON: {e}"),
+            )
+        })
+    }
+}
+
+fn typed(path: &str, node: &NodeDoc) -> Option<TypedObject> {
+    let attrs = &node.attributes;
+    let neurodata_type = attrs
+        .get("neurodata_type")
+        .or_else(|| attrs.get("data_type"))?
+        .as_str()?
+        .to_string();
+    let text = |k: &str| attrs.get(k).and_then(Value::as_str).map(str::to_string);
+    Some(TypedObject {
+        path: path.to_string(),
+        kind: node.kind,
+        neurodata_type,
+        namespace: text("namespace"),
+        object_id: text("object_id"),
+    })
+}
+
+fn parse_links(file: &Path, path: &str, node: &NodeDoc) -> HdmfResult<Vec<Link>> {
+    let mut out = Vec::new();
+    for key in [LEGACY_LINKS, V3_LINKS] {
+        let Some(value) = node.attributes.get(key) else {
+            continue;
+        };
+        let entries = value.as_array().ok_or_else(|| {
+            HdmfError::malformed(
+                file,
+                path,
+                format!("'{key}' must be a list of links, found {value}"),
+            )
+        })?;
+        for entry in entries {
+            let field = |name: &str| -> HdmfResult<String> {
+                entry
+                    .get(name)
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .ok_or_else(|| {
+                        HdmfError::malformed(
+                            file,
+                            path,
+                            format!("'{key}' entry {entry} has no string '{name}'"),
+                        )
+                    })
+            };
+            let name = field("name")?;
+            if name.is_empty() || name.contains('/') {
+                return Err(HdmfError::malformed(
+                    file,
+                    path,
+                    format!(
+                        "'{key}' entry {entry}: a link name must be one non-empty path segment"
+                    ),
+                ));
+            }
+            let source = match entry.get("source") {
+                None | Some(Value::Null) => ".".to_string(),
+                Some(_) => field("source")?,
+            };
+            out.push(Link {
+                path: child(path, &name),
+                parent: path.to_string(),
+                name,
+                target: crate::reference::absolute(&field("path")?),
+                source,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a dataset's markers say it holds references.
+pub(crate) fn holds_references(attrs: &Map<String, Value>) -> bool {
+    let marker = |k: &str| attrs.get(k).and_then(Value::as_str);
+    if matches!(marker(LEGACY_DTYPE), Some("object" | "region"))
+        || matches!(
+            marker(V3_DTYPE),
+            Some("object_reference" | "region_reference")
+        )
+    {
+        return true;
+    }
+    if attrs
+        .get(V3_REFERENCE_FIELDS)
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+    {
+        return true;
+    }
+    legacy_field_list(attrs).is_some_and(|fields| {
+        fields
+            .iter()
+            .any(|(_, kind)| *kind == LegacyField::Reference)
+    })
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum LegacyField {
+    Reference,
+    Text,
+    Numeric(Option<DataType>),
+}
+
+/// The legacy compound field list (`zarr_dtype: [{"dtype", "name"}, …]`).
+fn legacy_field_list(attrs: &Map<String, Value>) -> Option<Vec<(String, LegacyField)>> {
+    let list = attrs.get(LEGACY_DTYPE)?.as_array()?;
+    list.iter()
+        .map(|entry| {
+            let name = entry.get("name")?.as_str()?.to_string();
+            let dtype = entry.get("dtype")?;
+            let kind = match dtype {
+                Value::String(s) if s == "object" || s == "region" => LegacyField::Reference,
+                Value::String(s) if is_text_type_name(s) => LegacyField::Text,
+                Value::String(s) => LegacyField::Numeric(numeric_type_from_name(s)),
+                Value::Object(o) if o.contains_key("reftype") || o.contains_key("target_type") => {
+                    LegacyField::Reference
+                }
+                _ => LegacyField::Numeric(None),
+            };
+            Some((name, kind))
+        })
+        .collect()
+}
+
+fn is_scalar(attrs: &Map<String, Value>, shape: &[u64]) -> bool {
+    if shape.is_empty() {
+        return true;
+    }
+    shape == [1]
+        && (attrs.get(LEGACY_DTYPE).and_then(Value::as_str) == Some("scalar")
+            || attrs.get(V3_SCALAR).and_then(Value::as_bool) == Some(true))
+}
+
+/// Turn engine output into NWB values using the dataset's markers.
+fn interpret(
+    meta: &ArrayMetadata,
+    attrs: &Map<String, Value>,
+    array_doc: Option<&Value>,
+    data: neurochunk_codec::ArrayBytes,
+) -> Result<DatasetValue, String> {
+    let data_type = &meta.data_type;
+    let reference_marker = matches!(
+        attrs.get(LEGACY_DTYPE).and_then(Value::as_str),
+        Some("object" | "region")
+    ) || matches!(
+        attrs.get(V3_DTYPE).and_then(Value::as_str),
+        Some("object_reference" | "region_reference")
+    );
+    match data_type {
+        DataType::String | DataType::Bytes => {
+            let texts = text_elements(&data)?;
+            if reference_marker {
+                return texts
+                    .iter()
+                    .map(|t| Reference::from_element(t))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(DatasetValue::References);
+            }
+            if let Some(fields) = legacy_field_list(attrs) {
+                return legacy_compound(&fields, array_doc, &texts);
+            }
+            Ok(DatasetValue::Text {
+                values: texts,
+                bytes: *data_type == DataType::Bytes,
+            })
+        }
+        DataType::FixedUtf32 { .. } | DataType::FixedBytes { .. } => {
+            let bytes = fixed_bytes(data)?;
+            let texts = fixed_text_elements(data_type, &bytes)?;
+            if reference_marker {
+                return texts
+                    .iter()
+                    .map(|t| Reference::from_element(t))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(DatasetValue::References);
+            }
+            Ok(DatasetValue::Text {
+                values: texts,
+                bytes: matches!(data_type, DataType::FixedBytes { .. }),
+            })
+        }
+        DataType::Structured(fields) => {
+            let mut reference_fields: Vec<String> = attrs
+                .get(V3_REFERENCE_FIELDS)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(list) = legacy_field_list(attrs) {
+                reference_fields.extend(
+                    list.into_iter()
+                        .filter(|(_, k)| *k == LegacyField::Reference)
+                        .map(|(n, _)| n),
+                );
+            }
+            let bytes = fixed_bytes(data)?;
+            let (fields, rows) = structured_rows(fields, &bytes, &reference_fields)?;
+            Ok(DatasetValue::Compound { fields, rows })
+        }
+        other if other.fixed_size().is_some() => Ok(DatasetValue::Numeric {
+            data_type: other.clone(),
+            bytes: fixed_bytes(data)?,
+        }),
+        other => Err(format!(
+            "data type {other} is not supported for NWB datasets"
+        )),
+    }
+}
+
+fn fixed_bytes(data: neurochunk_codec::ArrayBytes) -> Result<Vec<u8>, String> {
+    match data {
+        neurochunk_codec::ArrayBytes::Fixed(b) => Ok(b),
+        neurochunk_codec::ArrayBytes::Variable { .. } => Err("expected fixed-size elements".into()),
+    }
+}
+
+/// Legacy compounds stored as pickled objects: each element is the JSON text of a record
+/// (an object keyed by field name, or a list in field order for hdmf-zarr ≤ 0.5).
+fn legacy_compound(
+    fields: &[(String, LegacyField)],
+    array_doc: Option<&Value>,
+    texts: &[String],
+) -> Result<DatasetValue, String> {
+    // Field types from the `.zarray` dtype when it lists them.
+    let stored: HashMap<String, DataType> = array_doc
+        .and_then(|d| d.get("dtype"))
+        .and_then(Value::as_array)
+        .map(|entries| {
+            entries
+                .iter()
+                .filter_map(|e| {
+                    let parts = e.as_array()?;
+                    let name = parts.first()?.as_str()?;
+                    let ty = parts.get(1)?;
+                    let (dt, _) = neurochunk_dtype::v2::dtype_from_json(ty, None).ok()?;
+                    Some((name.to_string(), dt))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let compound_fields: Vec<CompoundField> = fields
+        .iter()
+        .map(|(name, kind)| CompoundField {
+            name: name.clone(),
+            kind: match kind {
+                LegacyField::Reference => FieldKind::Reference,
+                LegacyField::Text => FieldKind::Text,
+                LegacyField::Numeric(dt) => match stored.get(name).filter(|d| {
+                    d.fixed_size().is_some()
+                        && !matches!(d, DataType::FixedUtf32 { .. } | DataType::FixedBytes { .. })
+                }) {
+                    Some(d) => FieldKind::Numeric(d.clone()),
+                    None => dt
+                        .clone()
+                        .map(FieldKind::Numeric)
+                        .unwrap_or(FieldKind::Text),
+                },
+            },
+        })
+        .collect();
+    let mut rows = Vec::with_capacity(texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        let value: Value = if text.trim().is_empty() || text.trim() == "0" {
+            Value::Null
+        } else {
+            serde_json::from_str(text)
+                .map_err(|e| format!("compound element {i} is not JSON ({e})"))?
+        };
+        let cell = |pos: usize, name: &str| -> Value {
+            match &value {
+                Value::Object(o) => o.get(name).cloned().unwrap_or(Value::Null),
+                Value::Array(a) => a.get(pos).cloned().unwrap_or(Value::Null),
+                _ => Value::Null,
+            }
+        };
+        let mut row = Vec::with_capacity(compound_fields.len());
+        for (pos, f) in compound_fields.iter().enumerate() {
+            let v = cell(pos, &f.name);
+            row.push(match &f.kind {
+                FieldKind::Reference => FieldValue::Reference(match &v {
+                    Value::Object(_) => Some(Reference::from_json(&v)?),
+                    Value::String(s) => Reference::from_element(s)?,
+                    _ => None,
+                }),
+                FieldKind::Text => FieldValue::Text(match v {
+                    Value::String(s) => s,
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                }),
+                FieldKind::Numeric(_) => {
+                    FieldValue::Number(if v.is_null() { Value::from(0) } else { v })
+                }
+            });
+        }
+        rows.push(row);
+    }
+    Ok(DatasetValue::Compound {
+        fields: compound_fields,
+        rows,
+    })
+}
+
+/// Join single-point reads into one 1-D dataset.
+fn concat_points(file: &Path, path: &str, parts: Vec<Dataset>) -> HdmfResult<Dataset> {
+    let n = parts.len();
+    let mut iter = parts.into_iter();
+    let Some(first) = iter.next() else {
+        return Err(HdmfError::invalid(
+            file,
+            path,
+            "a point region needs at least one point",
+        ));
+    };
+    let mut value = first.value;
+    for part in iter {
+        match (&mut value, part.value) {
+            (DatasetValue::Numeric { bytes, .. }, DatasetValue::Numeric { bytes: b, .. }) => {
+                bytes.extend(b)
+            }
+            (DatasetValue::Text { values, .. }, DatasetValue::Text { values: v, .. }) => {
+                values.extend(v)
+            }
+            (DatasetValue::References(r), DatasetValue::References(o)) => r.extend(o),
+            (DatasetValue::Compound { rows, .. }, DatasetValue::Compound { rows: o, .. }) => {
+                rows.extend(o)
+            }
+            _ => {
+                return Err(HdmfError::malformed(
+                    file,
+                    path,
+                    "points of one dataset decoded differently",
+                ))
+            }
+        }
+    }
+    Ok(Dataset {
+        shape: vec![n],
+        scalar: false,
+        value,
+    })
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
+}
+
+/// Remove `.` and `..` components lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The parent path of a link or node (re-exported for the inspect module).
+pub(crate) fn parent_of(path: &str) -> String {
+    split_parent(path).0
+}

@@ -1,0 +1,300 @@
+//! The inventory of a file (typed objects, links, attribute and dataset references) as the
+//! `nwb inspect` JSON document and as a readable tree, and the `nwb check` resolution of every
+//! link and reference.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::HdmfResult;
+use crate::file::{AttributeRef, DatasetRef, Link, NwbFile, TypedObject};
+use crate::index::NodeKind;
+use crate::reference::Reference;
+
+/// Everything `nwb inspect` reports.
+#[derive(Clone, Debug)]
+pub struct Inventory {
+    pub objects: Vec<TypedObject>,
+    pub links: Vec<Link>,
+    pub attribute_refs: Vec<AttributeRef>,
+    pub dataset_refs: Vec<DatasetRef>,
+}
+
+impl Inventory {
+    /// Collect the inventory (reads every reference dataset).
+    pub fn of(file: &NwbFile) -> HdmfResult<Self> {
+        Ok(Inventory {
+            objects: file.typed_objects(),
+            links: file.links()?,
+            attribute_refs: file.attribute_references()?,
+            dataset_refs: file.dataset_references()?,
+        })
+    }
+
+    /// The `nwb inspect --json` document.
+    pub fn to_json(&self) -> Value {
+        let objects: Vec<Value> = self
+            .objects
+            .iter()
+            .map(|o| {
+                json!({
+                    "path": o.path,
+                    "neurodata_type": o.neurodata_type,
+                    "namespace": o.namespace,
+                    "object_id": o.object_id,
+                })
+            })
+            .collect();
+        let links: Vec<Value> = self
+            .links
+            .iter()
+            .map(|l| json!({"path": l.path, "target": l.target, "source": l.source}))
+            .collect();
+        let attribute_refs: Vec<Value> = self
+            .attribute_refs
+            .iter()
+            .map(|r| {
+                let mut m = Map::new();
+                m.insert("path".into(), r.path.clone().into());
+                m.insert("attribute".into(), r.attribute.clone().into());
+                m.insert("target".into(), r.reference.path.clone().into());
+                add_region(&mut m, &r.reference);
+                m.into()
+            })
+            .collect();
+        let dataset_refs: Vec<Value> = self
+            .dataset_refs
+            .iter()
+            .map(|r| {
+                let mut m = Map::new();
+                m.insert("path".into(), r.path.clone().into());
+                m.insert("index".into(), r.index.into());
+                if let Some(f) = &r.field {
+                    m.insert("field".into(), f.clone().into());
+                }
+                m.insert("target".into(), r.reference.path.clone().into());
+                add_region(&mut m, &r.reference);
+                m.into()
+            })
+            .collect();
+        json!({
+            "objects": objects,
+            "links": links,
+            "attribute_refs": attribute_refs,
+            "dataset_refs": dataset_refs,
+        })
+    }
+
+    /// A readable tree: each typed object with the links and references it holds.
+    pub fn to_text(&self, file: &NwbFile) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} ({}, NWB {})",
+            file.path().display(),
+            file.convention(),
+            file.nwb_version().unwrap_or("unknown")
+        );
+        // Group links and references under the nearest typed object at or above them.
+        let owner = |path: &str| -> String {
+            let mut p = path.to_string();
+            loop {
+                if self.objects.iter().any(|o| o.path == p) {
+                    return p;
+                }
+                if p == "/" {
+                    return p;
+                }
+                p = crate::file::parent_of(&p);
+            }
+        };
+        let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for l in &self.links {
+            let src = if l.source == "." {
+                String::new()
+            } else {
+                format!(" in {}", l.source)
+            };
+            notes
+                .entry(owner(&l.parent))
+                .or_default()
+                .push(format!("link {} -> {}{src}", l.path, l.target));
+        }
+        for r in &self.attribute_refs {
+            notes.entry(owner(&r.path)).or_default().push(format!(
+                "{}@{} -> {}{}",
+                r.path,
+                r.attribute,
+                r.reference.path,
+                region_note(&r.reference)
+            ));
+        }
+        let mut per_dataset: BTreeMap<&str, Vec<&DatasetRef>> = BTreeMap::new();
+        for r in &self.dataset_refs {
+            per_dataset.entry(r.path.as_str()).or_default().push(r);
+        }
+        for (path, refs) in per_dataset {
+            let mut targets: Vec<&str> = refs.iter().map(|r| r.reference.path.as_str()).collect();
+            targets.sort();
+            targets.dedup();
+            let shown: Vec<&str> = targets.iter().take(3).copied().collect();
+            let more = if targets.len() > 3 {
+                format!(", … ({} targets)", targets.len())
+            } else {
+                String::new()
+            };
+            notes.entry(owner(path)).or_default().push(format!(
+                "{path}: {} reference(s) -> {}{more}",
+                refs.len(),
+                shown.join(", ")
+            ));
+        }
+        for o in &self.objects {
+            let depth = if o.path == "/" {
+                0
+            } else {
+                o.path.matches('/').count()
+            };
+            let indent = "  ".repeat(depth);
+            let kind = match o.kind {
+                NodeKind::Group => "",
+                NodeKind::Dataset => " [dataset]",
+            };
+            let _ = writeln!(
+                out,
+                "{indent}{} {}{kind} ({}){}",
+                o.path,
+                o.neurodata_type,
+                o.namespace.as_deref().unwrap_or("?"),
+                o.object_id
+                    .as_deref()
+                    .map(|id| format!(" {id}"))
+                    .unwrap_or_default()
+            );
+            for note in notes.remove(&o.path).unwrap_or_default() {
+                let _ = writeln!(out, "{indent}  - {note}");
+            }
+        }
+        for (path, rest) in notes {
+            for note in rest {
+                let _ = writeln!(out, "{path}: {note}");
+            }
+        }
+        let _ = writeln!(
+            out,
+            "{} typed objects, {} links, {} attribute references, {} dataset references",
+            self.objects.len(),
+            self.links.len(),
+            self.attribute_refs.len(),
+            self.dataset_refs.len()
+        );
+        out
+    }
+}
+
+fn add_region(m: &mut Map<String, Value>, r: &Reference) {
+    if let Some(region) = &r.region {
+        m.insert("region".into(), region.to_json());
+    }
+}
+
+fn region_note(r: &Reference) -> String {
+    r.region
+        .as_ref()
+        .map(|g| format!(" region {}", g.to_json()))
+        .unwrap_or_default()
+}
+
+/// One unresolvable link or reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Where the link or reference is stored.
+    pub path: String,
+    pub message: String,
+}
+
+/// Resolve every link and reference of the file; each failure becomes a [`Problem`] (the
+/// rest of the file is still checked).
+pub fn check(file: &NwbFile) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    match file.links() {
+        Ok(links) => {
+            for l in links {
+                if let Err(e) = file.resolve(&l.path) {
+                    problems.push(Problem {
+                        path: l.path.clone(),
+                        message: format!(
+                            "link to '{}' ({}) does not resolve: {e}",
+                            l.target, l.source
+                        ),
+                    });
+                }
+            }
+        }
+        Err(e) => problems.push(Problem {
+            path: "/".into(),
+            message: e.to_string(),
+        }),
+    }
+    let check_reference = |where_: String, r: &Reference| -> Option<Problem> {
+        if let Err(e) = file.dereference(r) {
+            return Some(Problem {
+                path: where_,
+                message: format!(
+                    "reference to '{}' ({}) does not resolve: {e}",
+                    r.path, r.source
+                ),
+            });
+        }
+        if r.region.is_some() {
+            if let Err(e) = file.read_reference(r) {
+                return Some(Problem {
+                    path: where_,
+                    message: format!("region of '{}' cannot be read: {e}", r.path),
+                });
+            }
+        }
+        None
+    };
+    match file.attribute_references() {
+        Ok(refs) => {
+            for r in refs {
+                problems.extend(check_reference(
+                    format!("{}@{}", r.path, r.attribute),
+                    &r.reference,
+                ));
+            }
+        }
+        Err(e) => problems.push(Problem {
+            path: "/".into(),
+            message: e.to_string(),
+        }),
+    }
+    for path in file.reference_datasets() {
+        match file.read_dataset(&path, None) {
+            Ok(ds) => {
+                // Resolve each distinct target once; report the first element using it.
+                let mut seen = std::collections::HashSet::new();
+                for (index, field, r) in ds.value.references() {
+                    if seen.insert((
+                        r.source.clone(),
+                        r.path.clone(),
+                        r.region.clone().map(|g| g.to_json().to_string()),
+                    )) {
+                        let at = match field {
+                            Some(f) => format!("{path}[{index}].{f}"),
+                            None => format!("{path}[{index}]"),
+                        };
+                        problems.extend(check_reference(at, r));
+                    }
+                }
+            }
+            Err(e) => problems.push(Problem {
+                path: path.clone(),
+                message: e.to_string(),
+            }),
+        }
+    }
+    problems
+}
