@@ -862,7 +862,26 @@ fn interpret(
     );
     match data_type {
         DataType::String | DataType::Bytes => {
-            let texts = text_elements(&data)?;
+            let mut texts = text_elements(&data)?;
+            // Chunks never written read as the fill value, which for pickled arrays is the
+            // base64 text of a pickled 0 (e.g. "gAVLAC4="): no element.
+            let pickled = array_doc
+                .and_then(|d| d.get("filters"))
+                .and_then(Value::as_array)
+                .is_some_and(|f| {
+                    f.iter()
+                        .any(|c| c.get("id").and_then(Value::as_str) == Some("pickle"))
+                });
+            if let Some(fill) = array_doc
+                .and_then(|d| d.get("fill_value"))
+                .and_then(Value::as_str)
+            {
+                if pickled && !fill.is_empty() {
+                    for t in texts.iter_mut().filter(|t| t.as_str() == fill) {
+                        t.clear();
+                    }
+                }
+            }
             if reference_marker {
                 return texts
                     .iter()

@@ -232,10 +232,7 @@ pub fn check(file: &NwbFile) -> Vec<Problem> {
                 }
             }
         }
-        Err(e) => problems.push(Problem {
-            path: "/".into(),
-            message: e.to_string(),
-        }),
+        Err(e) => problems.push(problem_from(e)),
     }
     let check_reference = |where_: String, r: &Reference| -> Option<Problem> {
         if let Err(e) = file.dereference(r) {
@@ -266,10 +263,7 @@ pub fn check(file: &NwbFile) -> Vec<Problem> {
                 ));
             }
         }
-        Err(e) => problems.push(Problem {
-            path: "/".into(),
-            message: e.to_string(),
-        }),
+        Err(e) => problems.push(problem_from(e)),
     }
     for path in file.reference_datasets() {
         match file.read_dataset(&path, None) {
@@ -297,4 +291,18 @@ pub fn check(file: &NwbFile) -> Vec<Problem> {
         }
     }
     problems
+}
+
+/// A file-level failure as a problem at the object it names.
+fn problem_from(error: crate::HdmfError) -> Problem {
+    let path = match &error {
+        crate::HdmfError::Malformed { path, .. } | crate::HdmfError::Invalid { path, .. } => {
+            path.clone()
+        }
+        _ => "/".into(),
+    };
+    Problem {
+        path,
+        message: error.to_string(),
+    }
 }

@@ -259,3 +259,53 @@ fn not_a_zarr_file_is_refused_clearly() {
     let err = NwbFile::open(dir.path()).unwrap_err().to_string();
     assert!(err.contains("not a Zarr group"), "{err}");
 }
+
+#[test]
+fn missing_chunks_of_a_pickled_compound_read_as_empty_rows() {
+    use neurochunk_codec::pickle::{encode_object_array, RecordField, RecordKind};
+    let dir = tempfile::tempdir().unwrap();
+    let path = small_legacy(dir.path());
+    let array = path.join("table/group");
+    edit_json(&array.join(".zarray"), |z| {
+        z["dtype"] = json!([["idx_start", "<i4"], ["count", "<i4"], ["timeseries", "|O"]]);
+        z["shape"] = json!([4]);
+        z["chunks"] = json!([2]);
+        z["fill_value"] = json!("gAVLAC4=");
+        z["filters"] = json!([{"id": "pickle", "protocol": 5}]);
+    });
+    edit_json(&array.join(".zattrs"), |a| {
+        a["zarr_dtype"] = json!([{"dtype": "int32", "name": "idx_start"}, {"dtype": "int32", "name": "count"}, {"dtype": "object", "name": "timeseries"}]);
+    });
+    let record = [
+        RecordField {
+            name: "idx_start".into(),
+            kind: RecordKind::Numeric("<i4".into()),
+        },
+        RecordField {
+            name: "count".into(),
+            kind: RecordKind::Numeric("<i4".into()),
+        },
+        RecordField {
+            name: "timeseries".into(),
+            kind: RecordKind::Object,
+        },
+    ];
+    let items = [
+        json!({"idx_start": 0, "count": 10, "timeseries": {"source": ".", "path": "/general/devices/probe"}}),
+        json!({"idx_start": 10, "count": 5, "timeseries": {"source": ".", "path": "/general/devices/probe"}}),
+    ];
+    std::fs::write(
+        array.join("0"),
+        encode_object_array(&[2], &items, Some(&record)).unwrap(),
+    )
+    .unwrap();
+    let file = NwbFile::open(&path).unwrap();
+    let data = file.read_dataset("/table/group", None).unwrap();
+    let neurochunk_hdmf::DatasetValue::Compound { rows, .. } = &data.value else {
+        panic!("{data:?}")
+    };
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[1][0], neurochunk_hdmf::FieldValue::Number(json!(10)));
+    assert_eq!(rows[3][2], neurochunk_hdmf::FieldValue::Reference(None));
+    assert_eq!(data.value.references().len(), 2);
+}
