@@ -2,7 +2,8 @@
 //!
 //! Run with `cargo bench -p neurochunk-bench --bench arrays -- [options]` (`--help` lists
 //! them). This target holds only the zarrs side of each row, so that zarrs stays a
-//! dev-dependency; the harness, the data and the neurochunk side live in the library.
+//! dev-dependency; the harness, the data and the neurochunk side live in the library. Extra
+//! sets: `--tables` and `--nwb` (whose child processes are dispatched first thing in `main`).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -116,7 +117,13 @@ impl Library for Zarrs {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = neurochunk_bench::nwb_bench::child_main() {
+        return code;
+    }
     let peer = format!("zarrs {}", zarrs::version::version_str());
-    let extras: &[ExtraSet] = &[neurochunk_bench::table_rows::TABLES];
+    let extras: &[ExtraSet] = &[
+        neurochunk_bench::table_rows::TABLES,
+        neurochunk_bench::nwb_rows::NWB,
+    ];
     harness::main(&[&Neurochunk, &Zarrs], &peer, extras)
 }

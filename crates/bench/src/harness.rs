@@ -35,6 +35,10 @@ pub struct ExtraContext {
     pub reps: usize,
     /// Whether this is the quick smoke run (no `--bench`, e.g. under `cargo test`).
     pub smoke: bool,
+    /// Settings given as `<flag>-<name> VALUE` (e.g. `--nwb-scale 500` gives `scale` = `500`
+    /// to the set whose flag is `--nwb`); a set should reject names it does not know (the
+    /// `--nwb` set does; `--tables` has no settings and ignores them).
+    pub settings: BTreeMap<String, String>,
 }
 
 /// Command-line options of the parent.
@@ -49,6 +53,8 @@ pub struct Options {
     pub keep: bool,
     /// Flags of the [`ExtraSet`]s to run.
     pub extras: Vec<String>,
+    /// Settings of the extra sets: flag -> (name -> value), from `<flag>-<name> VALUE`.
+    pub extra_settings: BTreeMap<String, BTreeMap<String, String>>,
     /// No `--bench` flag: run a quick smoke configuration unless sizes are given.
     pub smoke: bool,
     /// Make every library's writes durable (`fsync` of each written file), see
@@ -77,7 +83,18 @@ usage: cargo bench -p neurochunk-bench --bench arrays -- [options]
     for extra in extras {
         text.push_str(&format!("  {:<15} {}\n", extra.flag, extra.help));
     }
+    if !extras.is_empty() {
+        text.push_str("  FLAG-NAME V     a setting of the extra set FLAG (also enables it), e.g. --nwb-scale 500\n");
+    }
     text
+}
+
+/// The extra set and setting name of a `<flag>-<name>` argument, if it is one.
+fn extra_setting<'a>(extras: &[ExtraSet], arg: &'a str) -> Option<(&'static str, &'a str)> {
+    extras.iter().find_map(|e| {
+        let name = arg.strip_prefix(e.flag)?.strip_prefix('-')?;
+        (!name.is_empty()).then_some((e.flag, name))
+    })
 }
 
 impl Options {
@@ -93,6 +110,7 @@ impl Options {
             libraries: None,
             keep: false,
             extras: Vec::new(),
+            extra_settings: BTreeMap::new(),
             smoke,
             fsync: false,
         };
@@ -128,7 +146,21 @@ impl Options {
                 }
                 "-h" | "--help" => return Err(BenchError(help(extras))),
                 flag if extras.iter().any(|e| e.flag == flag) => {
-                    options.extras.push(flag.to_string())
+                    if !options.extras.iter().any(|f| f == flag) {
+                        options.extras.push(flag.to_string())
+                    }
+                }
+                arg if extra_setting(extras, arg).is_some() => {
+                    let (flag, name) = extra_setting(extras, arg).expect("checked by the guard");
+                    let setting = value(arg)?;
+                    if !options.extras.iter().any(|f| f == flag) {
+                        options.extras.push(flag.to_string())
+                    }
+                    options
+                        .extra_settings
+                        .entry(flag.to_string())
+                        .or_default()
+                        .insert(name.to_string(), setting);
                 }
                 other => {
                     return Err(BenchError::msg(format!(
@@ -349,6 +381,11 @@ fn run_parent(
             dir: work.join(extra.flag.trim_start_matches('-')),
             reps: options.reps,
             smoke: options.smoke,
+            settings: options
+                .extra_settings
+                .get(extra.flag)
+                .cloned()
+                .unwrap_or_default(),
         };
         std::fs::create_dir_all(&context.dir)
             .context(format!("creating {}", context.dir.display()))?;
@@ -498,35 +535,7 @@ fn render_table(
             lines.push(line);
         }
     }
-    let widths: Vec<usize> = (0..lines[0].len())
-        .map(|c| {
-            lines
-                .iter()
-                .map(|l| l[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for (i, line) in lines.iter().enumerate() {
-        let cells: Vec<String> = line
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-        if i == 0 {
-            out.push_str(
-                &widths
-                    .iter()
-                    .map(|w| "-".repeat(*w))
-                    .collect::<Vec<_>>()
-                    .join("  "),
-            );
-            out.push('\n');
-        }
-    }
+    let mut out = render_columns(&lines);
     let ratio_note = match names.as_slice() {
         [ours, peer] => {
             format!(" Ratio = {ours} throughput / {peer} throughput; goal >= {RATIO_GOAL}.")
@@ -606,4 +615,36 @@ fn json_report(
         "rows": rows,
         "extras": extras,
     })
+}
+
+/// Lay out rows of cells as left-aligned columns; the first row is the header, underlined.
+pub(crate) fn render_columns(lines: &[Vec<String>]) -> String {
+    let Some(first) = lines.first() else {
+        return String::new();
+    };
+    let widths: Vec<usize> = (0..first.len())
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l.get(c).map_or(0, |cell| cell.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let cells: Vec<String> = line
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+        if i == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            out.push_str(&rule.join("  "));
+            out.push('\n');
+        }
+    }
+    out
 }

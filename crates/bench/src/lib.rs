@@ -14,6 +14,8 @@
 pub mod error;
 pub mod harness;
 pub mod neurochunk_side;
+pub mod nwb_bench;
+pub mod nwb_rows;
 pub mod protocol;
 pub mod rows;
 pub mod rss;

@@ -260,10 +260,10 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
     w.group(
         "/general/devices/probe",
         Some(&core("Device")),
-        &attrs(&[
-            ("description", json!("64-channel silicon probe")),
-            ("manufacturer", json!("NeuroNexus")),
-        ]),
+        &attrs(&[(
+            "description",
+            json!("64-channel silicon probe (NeuroNexus)"),
+        )]),
     )?;
     let shanks = ["shank0", "shank1"];
     for (i, shank) in shanks.iter().enumerate() {

@@ -113,16 +113,19 @@ impl NodeIndex {
     }
 
     fn from_zmetadata(file: &Path, store: &dyn Store) -> HdmfResult<Option<Self>> {
-        let Some(doc) = parse(file, store, ZMETADATA)? else {
+        let Some(mut doc) = parse(file, store, ZMETADATA)? else {
             return Ok(None);
         };
-        let metadata = doc
-            .get("metadata")
-            .and_then(Value::as_object)
-            .ok_or_else(|| {
-                HdmfError::malformed(file, "/", ".zmetadata has no 'metadata' object")
-            })?;
-        let mut groups: BTreeMap<String, ()> = BTreeMap::new();
+        let Some(Value::Object(metadata)) = doc.get_mut("metadata").map(Value::take) else {
+            return Err(HdmfError::malformed(
+                file,
+                "/",
+                ".zmetadata has no 'metadata' object",
+            ));
+        };
+        // Documents are moved out of the parsed tree, never copied: large files hold
+        // hundreds of thousands of them.
+        let mut groups: Vec<String> = Vec::new();
         let mut arrays: BTreeMap<String, Value> = BTreeMap::new();
         let mut attrs: BTreeMap<String, Value> = BTreeMap::new();
         for (key, value) in metadata {
@@ -132,14 +135,12 @@ impl NodeIndex {
             };
             let path = node_path(dir);
             match name {
-                ZGROUP => {
-                    groups.insert(path, ());
-                }
+                ZGROUP => groups.push(path),
                 ZARRAY => {
-                    arrays.insert(path, value.clone());
+                    arrays.insert(path, value);
                 }
                 ZATTRS => {
-                    attrs.insert(path, value.clone());
+                    attrs.insert(path, value);
                 }
                 _ => {}
             }
@@ -148,8 +149,8 @@ impl NodeIndex {
             nodes: BTreeMap::new(),
             consolidated: true,
         };
-        for path in groups.into_keys() {
-            let attributes = object(file, &path, ".zattrs", attrs.get(&path).cloned())?;
+        for path in groups {
+            let attributes = object(file, &path, ".zattrs", attrs.remove(&path))?;
             index.nodes.insert(
                 path,
                 NodeDoc {
@@ -160,7 +161,7 @@ impl NodeIndex {
             );
         }
         for (path, doc) in arrays {
-            let attributes = object(file, &path, ".zattrs", attrs.get(&path).cloned())?;
+            let attributes = object(file, &path, ".zattrs", attrs.remove(&path))?;
             index.nodes.insert(
                 path,
                 NodeDoc {
@@ -186,13 +187,13 @@ impl NodeIndex {
     }
 
     fn from_inline(file: &Path, store: &dyn Store) -> HdmfResult<Option<Self>> {
-        let Some(root) = parse(file, store, ZARR_JSON)? else {
+        let Some(mut root) = parse(file, store, ZARR_JSON)? else {
             return Ok(None);
         };
-        let Some(entries) = root
-            .get("consolidated_metadata")
-            .and_then(|c| c.get("metadata"))
-            .and_then(Value::as_object)
+        let Some(Value::Object(entries)) = root
+            .get_mut("consolidated_metadata")
+            .and_then(|c| c.get_mut("metadata"))
+            .map(Value::take)
         else {
             return Ok(None);
         };
@@ -200,9 +201,9 @@ impl NodeIndex {
             nodes: BTreeMap::new(),
             consolidated: true,
         };
-        index.insert_v3(file, "/", root.clone())?;
+        index.insert_v3(file, "/", root)?;
         for (rel, doc) in entries {
-            index.insert_v3(file, &node_path(rel), doc.clone())?;
+            index.insert_v3(file, &node_path(&rel), doc)?;
         }
         Ok(Some(index))
     }
