@@ -316,6 +316,23 @@ impl ArrayMetadata {
             data_type: data_type.clone(),
             fill_value: fill_value.clone().unwrap_or_else(|| data_type.zero_fill()),
         };
+        // A pickled structured array with object fields keeps its record layout in the
+        // codec, so that it is written back as records under the same dtype.
+        let filters = match (filters, doc.get("dtype")) {
+            (Some(mut list), Some(dtype @ Value::Array(_)))
+                if list
+                    .first()
+                    .and_then(|f| f.get("id"))
+                    .and_then(Value::as_str)
+                    == Some(neurochunk_dtype::v2::PICKLE) =>
+            {
+                if let Some(Value::Object(first)) = list.first_mut() {
+                    first.insert(neurochunk_codec::PICKLE_RECORD_KEY.into(), dtype.clone());
+                }
+                Some(list)
+            }
+            (filters, _) => filters,
+        };
         let chain = CodecChain::from_v2(order_f, filters.as_deref(), compressor, endian, &repr)
             .map_err(|source| ArrayError::Codecs {
                 path: crate::display_path(path),
@@ -518,7 +535,7 @@ impl ArrayMetadata {
             "dimension_separator".into(),
             json!(self.key_encoding.separator.to_string()),
         );
-        doc.insert("dtype".into(), dtype);
+        doc.insert("dtype".into(), v2.dtype.clone().unwrap_or(dtype));
         doc.insert("fill_value".into(), fill);
         doc.insert(
             "filters".into(),

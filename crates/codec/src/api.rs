@@ -75,6 +75,11 @@ pub trait ArrayToBytesCodec: Send + Sync + Debug {
     }
     fn to_v3_json(&self) -> serde_json::Value;
     fn to_v2_json(&self) -> Option<serde_json::Value>;
+    /// The Zarr v2 `dtype` this codec's elements need, when the data type alone does not say
+    /// it (pickled structured arrays with object fields).
+    fn v2_dtype(&self) -> Option<serde_json::Value> {
+        None
+    }
     /// Downcast hook for the sharding codec, whose partial reads the array layer drives.
     fn as_sharding(&self) -> Option<&crate::ShardingCodec> {
         None

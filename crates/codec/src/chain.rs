@@ -78,6 +78,8 @@ pub struct V2Codecs {
     pub compressor: Option<Value>,
     /// Byte order of the `bytes` codec (`None` for single-byte and object types).
     pub endian: Option<Endian>,
+    /// A `dtype` the object codec requires (see [`ArrayToBytesCodec::v2_dtype`]).
+    pub dtype: Option<Value>,
 }
 
 /// A chunk's codec pipeline.
@@ -387,6 +389,7 @@ impl CodecChain {
             filters: (!filters.is_empty()).then_some(filters),
             compressor,
             endian,
+            dtype: self.array_to_bytes.v2_dtype(),
         })
     }
 

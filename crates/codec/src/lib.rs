@@ -39,7 +39,7 @@ pub use codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
 pub use codecs::json2::Json2Codec;
 pub use codecs::lz4::Lz4Codec;
 pub use codecs::n5_lz4::N5Lz4Codec;
-pub use codecs::pickle::PickleCodec;
+pub use codecs::pickle::{PickleCodec, PICKLE_RECORD_KEY};
 pub use codecs::shuffle::ShuffleCodec;
 pub use codecs::transpose::TransposeCodec;
 pub use codecs::vlen::{VlenBytesCodec, VlenCodec, VlenUtf8Codec};

@@ -39,7 +39,8 @@ fn v2_01_uncompressed_uint16_edge_chunk_and_zero_copy() {
             order_f: false,
             filters: None,
             compressor: None,
-            endian: Some(Endian::Little)
+            endian: Some(Endian::Little),
+            dtype: None,
         }
     );
 }

@@ -425,3 +425,77 @@ fn external_links_resolve_inside_the_allowed_tree_only() {
         "{err}"
     );
 }
+
+#[test]
+fn generic_zarr_conversion_keeps_pickled_compounds_and_reference_dictionaries() {
+    use neurochunk_array::convert::{convert_hierarchy, ConvertOptions};
+    use neurochunk_array::{FsStore, Store, ZarrFormat};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let source_path = demo(dir.path(), Convention::Legacy, 0);
+    // Make the reference column pickled too, as pynwb writes it.
+    let column = source_path.join("general/extracellular_ephys/electrodes/group");
+    let source = NwbFile::open(&source_path).unwrap();
+    let DatasetValue::References(refs) = source
+        .read_dataset("/general/extracellular_ephys/electrodes/group", None)
+        .unwrap()
+        .value
+    else {
+        panic!()
+    };
+    let items: Vec<serde_json::Value> = refs
+        .iter()
+        .map(|r| r.as_ref().unwrap().to_json(true))
+        .collect();
+    let pickled =
+        neurochunk_codec::pickle::encode_object_array(&[items.len()], &items, None).unwrap();
+    std::fs::write(column.join("0"), pickled).unwrap();
+    let zarray = column.join(".zarray");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&zarray).unwrap()).unwrap();
+    doc["filters"] = json!([{"id": "pickle", "protocol": 5}]);
+    std::fs::write(&zarray, serde_json::to_vec(&doc).unwrap()).unwrap();
+    std::fs::remove_file(source_path.join(".zmetadata")).unwrap();
+
+    let out = dir.path().join("recompressed.nwb.zarr");
+    let src: Arc<dyn Store> = Arc::new(FsStore::new(&source_path));
+    let dst: Arc<dyn Store> = Arc::new(FsStore::new(&out));
+    let options = ConvertOptions {
+        format: Some(ZarrFormat::V2),
+        compressors: Some("zstd:3".into()),
+        ..Default::default()
+    };
+    convert_hierarchy(src, "", dst, "", &options, &|_| {}).unwrap();
+
+    let written: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("intervals/trials/timeseries/.zarray")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        written["dtype"],
+        json!([["idx_start", "<i4"], ["count", "<i4"], ["timeseries", "|O"]])
+    );
+    assert_eq!(written["filters"], json!([{"id": "pickle", "protocol": 2}]));
+    // The chunks are records and dictionaries again, not JSON text.
+    let chunk = std::fs::read(out.join("intervals/trials/timeseries/0")).unwrap();
+    let zstd = neurochunk_codec::parse_compressor_spec("zstd:3", 1).unwrap();
+    let mut decoded = Vec::new();
+    zstd[0].decode(&chunk, &mut decoded, None).unwrap();
+    let array = neurochunk_codec::pickle::decode_object_array(&decoded).unwrap();
+    assert_eq!(
+        array.items[0]["timeseries"]["path"],
+        "/acquisition/ElectricalSeries"
+    );
+    let converted = NwbFile::open(&out).unwrap();
+    let source = NwbFile::open(&source_path).unwrap();
+    for path in [
+        "/intervals/trials/timeseries",
+        "/general/extracellular_ephys/electrodes/group",
+    ] {
+        assert_eq!(
+            converted.read_dataset(path, None).unwrap().value,
+            source.read_dataset(path, None).unwrap().value,
+            "{path}"
+        );
+    }
+}

@@ -12,24 +12,36 @@ use neurochunk_dtype::json::{non_finite_token, to_python_json, PyJsonStyle};
 use neurochunk_dtype::DataType;
 use serde_json::{Map, Value};
 
-use crate::pickle::{decode_object_array, encode_text_array, PickleError};
+use crate::pickle::{
+    decode_object_array, encode_object_array, encode_text_array, PickleError, RecordField,
+    RecordKind,
+};
 use crate::util::{config_err, corrupt, unsupported, v2_json, v3_json, Conf};
 use crate::{ArrayBytes, ArrayToBytesCodec, ChunkRepr, CodecError, CodecResult};
 
 const ID: &str = "pickle";
+
+/// Configuration key under which the array layer hands a structured `dtype` with object fields
+/// to the codec; it is never written back.
+pub const PICKLE_RECORD_KEY: &str = "neurochunk_record";
 
 /// The `pickle` codec; keeps the numcodecs configuration (`protocol`) to write it back
 /// unchanged. Chunks are always written with protocol 2, which every Python 3 reads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PickleCodec {
     config: Map<String, Value>,
+    /// For structured arrays with object fields: the fields and the v2 `dtype` they came from.
+    record: Option<(Vec<RecordField>, Value)>,
 }
 
 impl Default for PickleCodec {
     fn default() -> Self {
         let mut config = Map::new();
         config.insert("protocol".into(), Value::from(5));
-        PickleCodec { config }
+        PickleCodec {
+            config,
+            record: None,
+        }
     }
 }
 
@@ -39,14 +51,20 @@ impl PickleCodec {
         let c = Conf::new(ID, config)?;
         c.i64_in("protocol", -1, 5)?;
         let mut full = Map::new();
+        let mut record = None;
         if let Value::Object(m) = config {
             for (k, v) in m {
-                if k != "id" {
+                if k == PICKLE_RECORD_KEY {
+                    record = Some((record_fields(v)?, v.clone()));
+                } else if k != "id" {
                     full.insert(k.clone(), v.clone());
                 }
             }
         }
-        Ok(PickleCodec { config: full })
+        Ok(PickleCodec {
+            config: full,
+            record,
+        })
     }
 
     /// [`PickleCodec::from_config`] for a chunk of `repr`: only object arrays (read as text)
@@ -64,6 +82,34 @@ impl PickleCodec {
         }
         Self::from_config(config)
     }
+}
+
+/// The record layout of a structured v2 `dtype` (`[[name, typestr], ...]`, `|O` for objects).
+fn record_fields(dtype: &Value) -> CodecResult<Vec<RecordField>> {
+    let bad = || {
+        config_err(
+            ID,
+            format!(
+                "a pickled record dtype must be a list of [name, typestr] fields, found {dtype}"
+            ),
+        )
+    };
+    dtype
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|field| match field.as_array().map(Vec::as_slice) {
+            Some([Value::String(name), Value::String(typestr)]) => Ok(RecordField {
+                name: name.clone(),
+                kind: if typestr.ends_with('O') {
+                    RecordKind::Object
+                } else {
+                    RecordKind::Numeric(typestr.clone())
+                },
+            }),
+            _ => Err(bad()),
+        })
+        .collect()
 }
 
 fn codec_error(e: PickleError) -> CodecError {
@@ -133,7 +179,43 @@ impl ArrayToBytesCodec for PickleCodec {
                 .map_err(|_| unsupported(ID, format!("element {e} is not UTF-8 text")))?;
             texts.push(text);
         }
-        encode_text_array(&repr.shape, texts.into_iter()).map_err(codec_error)
+        match &self.record {
+            // Objects (hdmf-zarr's reference dictionaries) travel as their JSON text; write
+            // those back as dictionaries, everything else as text.
+            None if texts.iter().any(|t| t.starts_with('{')) => {
+                let items: Vec<Value> = texts
+                    .iter()
+                    .map(
+                        |t| match t.starts_with('{').then(|| serde_json::from_str::<Value>(t)) {
+                            Some(Ok(object @ Value::Object(_))) => object,
+                            _ => Value::String((*t).to_string()),
+                        },
+                    )
+                    .collect();
+                encode_object_array(&repr.shape, &items, None).map_err(codec_error)
+            }
+            None => encode_text_array(&repr.shape, texts.into_iter()).map_err(codec_error),
+            // Records travel as the JSON text the decoder produced; write them back as records.
+            Some((fields, _)) => {
+                let items = texts
+                    .iter()
+                    .enumerate()
+                    .map(|(e, text)| {
+                        if text.is_empty() {
+                            return Ok(Value::Null);
+                        }
+                        neurochunk_dtype::json::parse_lenient(text.as_bytes()).map_err(|err| {
+                            unsupported(ID, format!("element {e} is not a JSON record: {err}"))
+                        })
+                    })
+                    .collect::<CodecResult<Vec<Value>>>()?;
+                encode_object_array(&repr.shape, &items, Some(fields)).map_err(codec_error)
+            }
+        }
+    }
+
+    fn v2_dtype(&self) -> Option<Value> {
+        self.record.as_ref().map(|(_, dtype)| dtype.clone())
     }
 
     fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
