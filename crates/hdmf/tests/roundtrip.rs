@@ -486,11 +486,28 @@ fn generic_zarr_conversion_keeps_pickled_compounds_and_reference_dictionaries() 
         array.items[0]["timeseries"]["path"],
         "/acquisition/ElectricalSeries"
     );
+    // json2 reference columns keep dictionaries too (not their JSON text as strings).
+    let chunk = std::fs::read(out.join("units/electrode_group/0")).unwrap();
+    let mut decoded = Vec::new();
+    zstd[0].decode(&chunk, &mut decoded, None).unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&decoded).unwrap();
+    assert_eq!(
+        listed[0],
+        json!({"path": "/general/extracellular_ephys/shank0", "source": "."})
+    );
+    let zarray: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("units/electrode_group/.zarray")).unwrap())
+            .unwrap();
+    assert!(
+        zarray["filters"][0].get("neurochunk_objects").is_none(),
+        "internal keys must not be written"
+    );
     let converted = NwbFile::open(&out).unwrap();
     let source = NwbFile::open(&source_path).unwrap();
     for path in [
         "/intervals/trials/timeseries",
         "/general/extracellular_ephys/electrodes/group",
+        "/units/electrode_group",
     ] {
         assert_eq!(
             converted.read_dataset(path, None).unwrap().value,

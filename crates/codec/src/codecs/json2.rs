@@ -12,12 +12,18 @@ use crate::{ArrayBytes, ArrayToBytesCodec, ChunkRepr, CodecResult};
 
 const ID: &str = "json2";
 
+/// Configuration key by which the array layer says the elements are JSON objects (hdmf-zarr
+/// reference arrays), which travel as their JSON text; it is never written back.
+pub const JSON2_OBJECTS_KEY: &str = "neurochunk_objects";
+
 /// The `json2` codec; keeps the numcodecs configuration to write it back unchanged.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Json2Codec {
     ensure_ascii: bool,
     item_sep: String,
     indent: bool,
+    /// Write elements whose text is a JSON object as objects, not strings.
+    objects: bool,
     config: Map<String, Value>,
 }
 
@@ -27,6 +33,7 @@ impl Default for Json2Codec {
             ensure_ascii: true,
             item_sep: ",".into(),
             indent: false,
+            objects: false,
             config: default_config(),
         }
     }
@@ -55,9 +62,12 @@ impl Json2Codec {
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
         let mut full = default_config();
+        let mut objects = false;
         if let Value::Object(m) = config {
             for (k, v) in m {
-                if k != "id" {
+                if k == JSON2_OBJECTS_KEY {
+                    objects = v.as_bool().unwrap_or(false);
+                } else if k != "id" {
                     full.insert(k.clone(), v.clone());
                 }
             }
@@ -95,6 +105,7 @@ impl Json2Codec {
             ensure_ascii: c.bool("ensure_ascii")?.unwrap_or(true),
             item_sep,
             indent,
+            objects,
             config: full,
         })
     }
@@ -150,6 +161,19 @@ fn flatten<'a>(items: &'a [Value], shape: &[usize], out: &mut Vec<&'a Value>) ->
     true
 }
 
+impl Json2Codec {
+    /// With the objects flag, the object an element's JSON text stands for.
+    fn objects_value(&self, text: &str) -> Option<Value> {
+        if !self.objects || !text.starts_with('{') {
+            return None;
+        }
+        match neurochunk_dtype::json::parse_lenient(text.as_bytes()) {
+            Ok(object @ Value::Object(_)) => Some(object),
+            _ => None,
+        }
+    }
+}
+
 impl ArrayToBytesCodec for Json2Codec {
     fn name(&self) -> &str {
         "numcodecs.json2"
@@ -190,7 +214,17 @@ impl ArrayToBytesCodec for Json2Codec {
                     .ok_or_else(|| unsupported(ID, "element offsets are out of range"))?;
                 let text = std::str::from_utf8(item)
                     .map_err(|_| unsupported(ID, format!("element {e} is not UTF-8 text")))?;
-                write_py_json_str(&mut out, text, self.ensure_ascii);
+                match self.objects_value(text) {
+                    Some(object) => out.push_str(&neurochunk_dtype::json::to_python_json(
+                        &object,
+                        neurochunk_dtype::json::PyJsonStyle {
+                            ensure_ascii: self.ensure_ascii,
+                            ..neurochunk_dtype::json::PyJsonStyle::COMPACT
+                        }
+                        .with_sorted_keys(true),
+                    )),
+                    None => write_py_json_str(&mut out, text, self.ensure_ascii),
+                }
                 // Advance the multi-index, closing and opening brackets as dimensions roll over.
                 let mut d = nd;
                 let mut closed = 0;
