@@ -58,10 +58,8 @@ pub fn convert_file(
             }
             NodeKind::Dataset => {
                 let array = source.open_array(&path)?;
-                let meta = array.metadata();
-                let scalar_like = meta.shape.is_empty()
-                    || (meta.shape == [1] && source.read_node_dataset(&path, None)?.scalar);
-                if numeric_type_name(&meta.data_type).is_some() && !scalar_like {
+                let numeric = numeric_type_name(&array.metadata().data_type).is_some();
+                if numeric && !source.is_scalar(&path)? {
                     writer.copy_array(&path, &array, None, &attrs, &no_progress)?;
                     summary.streamed += 1;
                 } else {

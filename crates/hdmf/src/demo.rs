@@ -75,6 +75,45 @@ fn dims(names: &[&str]) -> DatasetOptions {
     }
 }
 
+/// The attributes of a TimeSeries group.
+fn series_attrs(description: &str) -> Vec<(String, AttributeValue)> {
+    attrs(&[
+        ("comments", json!("no comments")),
+        ("description", json!(description)),
+    ])
+}
+
+/// The attributes of a TimeSeries `data` dataset.
+fn series_data_attrs(conversion: f64, unit: &str) -> Vec<(String, AttributeValue)> {
+    attrs(&[
+        ("conversion", json!(conversion)),
+        ("offset", json!(0.0)),
+        ("resolution", json!(-1.0)),
+        ("unit", json!(unit)),
+    ])
+}
+
+/// Write `<column>_index`, the VectorIndex of a ragged column, from its end offsets.
+fn write_vector_index(w: &mut NwbWriter, column: &str, ends: &[u64]) -> HdmfResult<()> {
+    let name = column.rsplit('/').next().unwrap_or(column);
+    w.dataset(
+        &format!("{column}_index"),
+        Some(&common("VectorIndex")),
+        &index_dataset(ends),
+        &[
+            (
+                "description".into(),
+                v(json!(format!("Index for VectorData '{name}'"))),
+            ),
+            (
+                "target".into(),
+                AttributeValue::Reference(Reference::to(column)),
+            ),
+        ],
+        &dims(&["num_rows"]),
+    )
+}
+
 /// A 1-D or N-d numeric dataset from little-endian bytes.
 pub fn numeric(data_type: DataType, shape: Vec<usize>, bytes: Vec<u8>) -> Dataset {
     Dataset {
@@ -339,10 +378,7 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
     w.group(
         SERIES_PATH,
         Some(&core("ElectricalSeries")),
-        &attrs(&[
-            ("comments", json!("no comments")),
-            ("description", json!("wide-band signal, all channels")),
-        ]),
+        &series_attrs("wide-band signal, all channels"),
     )?;
     let mut noise = Noise(0x5eed_1234_abcd_0001);
     let mut raw = Vec::with_capacity(SAMPLES * ELECTRODES * 2);
@@ -357,12 +393,7 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
         &format!("{SERIES_PATH}/data"),
         None,
         &numeric(DataType::Int16, vec![SAMPLES, ELECTRODES], raw),
-        &attrs(&[
-            ("conversion", json!(1.95e-7)),
-            ("offset", json!(0.0)),
-            ("resolution", json!(-1.0)),
-            ("unit", json!("volts")),
-        ]),
+        &series_data_attrs(1.95e-7, "volts"),
         &dims(&["num_times", "num_channels"]),
     )?;
     w.dataset(
@@ -393,13 +424,7 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
         w.group(
             &p,
             Some(&core("TimeSeries")),
-            &attrs(&[
-                ("comments", json!("no comments")),
-                (
-                    "description",
-                    json!(format!("{name} position on the track")),
-                ),
-            ]),
+            &series_attrs(&format!("{name} position on the track")),
         )?;
         let values: Vec<f64> = (0..POSITIONS)
             .map(|i| (i as f64 * 0.05 + axis as f64).sin() * 20.0)
@@ -408,12 +433,7 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
             &format!("{p}/data"),
             None,
             &f64s(&values),
-            &attrs(&[
-                ("conversion", json!(1.0)),
-                ("offset", json!(0.0)),
-                ("resolution", json!(-1.0)),
-                ("unit", json!("cm")),
-            ]),
+            &series_data_attrs(1.0, "cm"),
             &dims(&["num_times"]),
         )?;
         if axis == 0 {
@@ -469,22 +489,7 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
         ]),
         &dims(&["dim0"]),
     )?;
-    w.dataset(
-        "/units/spike_times_index",
-        Some(&common("VectorIndex")),
-        &index_dataset(&ends),
-        &[
-            (
-                "description".into(),
-                v(json!("Index for VectorData 'spike_times'")),
-            ),
-            (
-                "target".into(),
-                AttributeValue::Reference(Reference::to("/units/spike_times")),
-            ),
-        ],
-        &dims(&["num_rows"]),
-    )?;
+    write_vector_index(&mut w, "/units/spike_times", &ends)?;
     let unit_groups: Vec<String> = (0..units)
         .map(|u| format!("/general/extracellular_ephys/{}", shanks[u % shanks.len()]))
         .collect();
@@ -572,22 +577,7 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
         &dims(&["dim0"]),
     )?;
     let trial_ends: Vec<u64> = (1..=trials as u64).collect();
-    w.dataset(
-        "/intervals/trials/timeseries_index",
-        Some(&common("VectorIndex")),
-        &index_dataset(&trial_ends),
-        &[
-            (
-                "description".into(),
-                v(json!("Index for VectorData 'timeseries'")),
-            ),
-            (
-                "target".into(),
-                AttributeValue::Reference(Reference::to("/intervals/trials/timeseries")),
-            ),
-        ],
-        &dims(&["num_rows"]),
-    )?;
+    write_vector_index(&mut w, "/intervals/trials/timeseries", &trial_ends)?;
 
     // Many small typed series, for large-file work.
     if options.scale > 0 {
@@ -601,10 +591,7 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
             w.group(
                 &p,
                 Some(&core("TimeSeries")),
-                &attrs(&[
-                    ("comments", json!("no comments")),
-                    ("description", json!("no description")),
-                ]),
+                &series_attrs("no description"),
             )?;
             let values: Vec<u8> = (0..16)
                 .flat_map(|k| ((i * 16 + k) as f32).to_le_bytes())
@@ -613,12 +600,7 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
                 &format!("{p}/data"),
                 None,
                 &numeric(DataType::Float32, vec![16], values),
-                &attrs(&[
-                    ("conversion", json!(1.0)),
-                    ("offset", json!(0.0)),
-                    ("resolution", json!(-1.0)),
-                    ("unit", json!("a.u.")),
-                ]),
+                &series_data_attrs(1.0, "a.u."),
                 &dims(&["num_times"]),
             )?;
             w.dataset(

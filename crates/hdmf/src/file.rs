@@ -393,6 +393,7 @@ impl NwbFile {
         let mut path = path.to_string();
         let mut visited: HashSet<(PathBuf, String)> = HashSet::new();
         let mut chain: Vec<String> = Vec::new();
+        let mut last_link: Option<(PathBuf, Link)> = None;
         'outer: loop {
             let file = file_handle.as_deref().unwrap_or(self);
             let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
@@ -408,11 +409,24 @@ impl NwbFile {
                     kind = node.kind;
                     continue;
                 }
-                let link = file
+                let Some(link) = file
                     .links_of(&current)?
                     .into_iter()
                     .find(|l| l.name == *segment)
-                    .ok_or_else(|| HdmfError::not_found(&file.file, &next))?;
+                else {
+                    // Past a link, say which link is broken.
+                    return Err(match last_link {
+                        Some((link_file, link)) => HdmfError::invalid(
+                            &link_file,
+                            &link.path,
+                            format!(
+                                "link to '{}' in '{}' does not resolve: no object at '{next}'",
+                                link.target, link.source
+                            ),
+                        ),
+                        None => HdmfError::not_found(&file.file, &next),
+                    });
+                };
                 chain.push(format!("{}:{}", file.file.display(), link.path));
                 if !visited.insert((file.file.clone(), link.path.clone()))
                     || visited.len() > MAX_LINK_HOPS
@@ -430,22 +444,9 @@ impl NwbFile {
                 let next_handle = file
                     .open_source(&link.source, &link.path)?
                     .or(file_handle.clone());
-                let next_file = next_handle.as_deref().unwrap_or(self);
-                let new_path = crate::reference::absolute(&new_path);
-                // Say which link is broken when its target does not exist.
-                let target_root = crate::reference::absolute(&link.target);
-                if next_file.node(&target_root)?.is_none() && !next_file.is_link(&target_root)? {
-                    return Err(HdmfError::invalid(
-                        &file.file,
-                        &link.path,
-                        format!(
-                            "link to '{}' in '{}' does not resolve: no object at that path",
-                            link.target, link.source
-                        ),
-                    ));
-                }
+                last_link = Some((file.file.clone(), link));
                 file_handle = next_handle;
-                path = new_path;
+                path = crate::reference::absolute(&new_path);
                 continue 'outer;
             }
             return Ok(Target {
@@ -517,22 +518,6 @@ impl NwbFile {
         Ok(Some(opened))
     }
 
-    /// Whether `path` names a link (an entry of its parent's link list).
-    fn is_link(&self, path: &str) -> HdmfResult<bool> {
-        let (parent, name) = split_parent(path);
-        if path == "/" {
-            return Ok(false);
-        }
-        Ok(self.links_of(&parent)?.iter().any(|l| l.name == name)
-            || self.resolve(&parent).is_ok_and(|t| {
-                t.file.is_none()
-                    && t.path != parent
-                    && self
-                        .links_of(&t.path)
-                        .is_ok_and(|ls| ls.iter().any(|l| l.name == name))
-            }))
-    }
-
     /// Where a reference leads.
     pub fn dereference(&self, reference: &Reference) -> HdmfResult<Target> {
         let start = self.open_source(&reference.source, &reference.path)?;
@@ -543,13 +528,6 @@ impl NwbFile {
     pub fn read_reference(&self, reference: &Reference) -> HdmfResult<Dataset> {
         let target = self.dereference(reference)?;
         let file = self.file_of(&target);
-        if target.kind != NodeKind::Dataset {
-            return Err(HdmfError::invalid(
-                &file.file,
-                &target.path,
-                "the reference points to a group, which has no data",
-            ));
-        }
         match &reference.region {
             None => file.read_node_dataset(&target.path, None),
             Some(region) => file.read_region(&target.path, region),
@@ -588,22 +566,26 @@ impl NwbFile {
     /// Read the dataset at `path` (links followed), optionally a selection of it.
     pub fn read_dataset(&self, path: &str, selection: Option<&Selection>) -> HdmfResult<Dataset> {
         let target = self.resolve(path)?;
-        let file = self.file_of(&target);
-        if target.kind != NodeKind::Dataset {
-            return Err(HdmfError::invalid(
-                &file.file,
-                &target.path,
-                "is a group, not a dataset",
-            ));
-        }
-        file.read_node_dataset(&target.path, selection)
+        self.file_of(&target)
+            .read_node_dataset(&target.path, selection)
     }
 
-    /// Open the Zarr array behind the dataset at `path` (no links followed).
-    pub fn open_array(&self, path: &str) -> HdmfResult<Array> {
+    /// The node of the dataset at `path` (no links followed).
+    fn dataset_node(&self, path: &str) -> HdmfResult<Cow<'_, NodeDoc>> {
         let node = self
             .node(path)?
             .ok_or_else(|| HdmfError::not_found(&self.file, path))?;
+        if node.array_doc.is_none() {
+            return Err(HdmfError::invalid(
+                &self.file,
+                path,
+                "is a group, not a dataset",
+            ));
+        }
+        Ok(node)
+    }
+
+    fn array_of(&self, path: &str, node: &NodeDoc) -> HdmfResult<Array> {
         let doc = node
             .array_doc
             .as_ref()
@@ -619,22 +601,38 @@ impl NwbFile {
         Ok(Array::from_metadata(self.store.clone(), key, meta))
     }
 
+    /// Open the Zarr array behind the dataset at `path` (no links followed).
+    pub fn open_array(&self, path: &str) -> HdmfResult<Array> {
+        let node = self.dataset_node(path)?;
+        self.array_of(path, &node)
+    }
+
+    /// Whether the dataset at `path` (no links followed) is a scalar in its convention.
+    pub fn is_scalar(&self, path: &str) -> HdmfResult<bool> {
+        let node = self.dataset_node(path)?;
+        let shape: Vec<u64> = node
+            .array_doc
+            .as_ref()
+            .and_then(|d| d.get("shape"))
+            .and_then(Value::as_array)
+            .map(|dims| dims.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        Ok(is_scalar(&node.attributes, &shape))
+    }
+
     pub(crate) fn read_node_dataset(
         &self,
         path: &str,
         selection: Option<&Selection>,
     ) -> HdmfResult<Dataset> {
-        let array = self.open_array(path)?;
-        let node = self
-            .node(path)?
-            .ok_or_else(|| HdmfError::not_found(&self.file, path))?;
-        let scalar_marker = is_scalar(&node.attributes, &array.metadata().shape);
-        let (mut shape, data) = match (selection, scalar_marker) {
-            (None, _) => array.read_all(),
-            (Some(sel), _) => array.read(sel),
+        let node = self.dataset_node(path)?;
+        let array = self.array_of(path, &node)?;
+        let (mut shape, data) = match selection {
+            None => array.read_all(),
+            Some(sel) => array.read(sel),
         }
         .map_err(|e| HdmfError::array(&self.file, e))?;
-        let scalar = scalar_marker && selection.is_none();
+        let scalar = selection.is_none() && is_scalar(&node.attributes, &array.metadata().shape);
         if scalar {
             shape.clear();
         }
@@ -783,15 +781,19 @@ fn parse_links(file: &Path, path: &str, node: &NodeDoc) -> HdmfResult<Vec<Link>>
     Ok(out)
 }
 
-/// Whether a dataset's markers say it holds references.
-pub(crate) fn holds_references(attrs: &Map<String, Value>) -> bool {
+/// Whether the dataset's type marker says its elements are references.
+fn reference_marker(attrs: &Map<String, Value>) -> bool {
     let marker = |k: &str| attrs.get(k).and_then(Value::as_str);
-    if matches!(marker(LEGACY_DTYPE), Some("object" | "region"))
+    matches!(marker(LEGACY_DTYPE), Some("object" | "region"))
         || matches!(
             marker(V3_DTYPE),
             Some("object_reference" | "region_reference")
         )
-    {
+}
+
+/// Whether a dataset's markers say it holds references (plain or in compound fields).
+pub(crate) fn holds_references(attrs: &Map<String, Value>) -> bool {
+    if reference_marker(attrs) {
         return true;
     }
     if attrs
@@ -853,36 +855,19 @@ fn interpret(
     data: neurochunk_codec::ArrayBytes,
 ) -> Result<DatasetValue, String> {
     let data_type = &meta.data_type;
-    let reference_marker = matches!(
-        attrs.get(LEGACY_DTYPE).and_then(Value::as_str),
-        Some("object" | "region")
-    ) || matches!(
-        attrs.get(V3_DTYPE).and_then(Value::as_str),
-        Some("object_reference" | "region_reference")
-    );
     match data_type {
-        DataType::String | DataType::Bytes => {
-            let mut texts = text_elements(&data)?;
-            // Chunks never written read as the fill value, which for pickled arrays is the
-            // base64 text of a pickled 0 (e.g. "gAVLAC4="): no element.
-            let pickled = array_doc
-                .and_then(|d| d.get("filters"))
-                .and_then(Value::as_array)
-                .is_some_and(|f| {
-                    f.iter()
-                        .any(|c| c.get("id").and_then(Value::as_str) == Some("pickle"))
-                });
-            if let Some(fill) = array_doc
-                .and_then(|d| d.get("fill_value"))
-                .and_then(Value::as_str)
-            {
-                if pickled && !fill.is_empty() {
-                    for t in texts.iter_mut().filter(|t| t.as_str() == fill) {
-                        t.clear();
-                    }
-                }
-            }
-            if reference_marker {
+        DataType::String
+        | DataType::Bytes
+        | DataType::FixedUtf32 { .. }
+        | DataType::FixedBytes { .. } => {
+            let texts = if data_type.is_variable_length() {
+                let mut texts = text_elements(&data)?;
+                clear_pickled_fill(array_doc, &mut texts);
+                texts
+            } else {
+                fixed_text_elements(data_type, &fixed_bytes(data)?)?
+            };
+            if reference_marker(attrs) {
                 return texts
                     .iter()
                     .map(|t| Reference::from_element(t))
@@ -894,22 +879,7 @@ fn interpret(
             }
             Ok(DatasetValue::Text {
                 values: texts,
-                bytes: *data_type == DataType::Bytes,
-            })
-        }
-        DataType::FixedUtf32 { .. } | DataType::FixedBytes { .. } => {
-            let bytes = fixed_bytes(data)?;
-            let texts = fixed_text_elements(data_type, &bytes)?;
-            if reference_marker {
-                return texts
-                    .iter()
-                    .map(|t| Reference::from_element(t))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(DatasetValue::References);
-            }
-            Ok(DatasetValue::Text {
-                values: texts,
-                bytes: matches!(data_type, DataType::FixedBytes { .. }),
+                bytes: matches!(data_type, DataType::Bytes | DataType::FixedBytes { .. }),
             })
         }
         DataType::Structured(fields) => {
@@ -941,6 +911,26 @@ fn interpret(
         other => Err(format!(
             "data type {other} is not supported for NWB datasets"
         )),
+    }
+}
+
+/// Chunks never written read as the fill value, which for pickled arrays is the base64 text of
+/// a pickled 0 (e.g. "gAVLAC4="): no element.
+fn clear_pickled_fill(array_doc: Option<&Value>, texts: &mut [String]) {
+    let pickled = array_doc
+        .and_then(|d| d.get("filters"))
+        .and_then(Value::as_array)
+        .is_some_and(|f| {
+            f.iter()
+                .any(|c| c.get("id").and_then(Value::as_str) == Some("pickle"))
+        });
+    let fill = array_doc
+        .and_then(|d| d.get("fill_value"))
+        .and_then(Value::as_str);
+    if let Some(fill) = fill.filter(|f| pickled && !f.is_empty()) {
+        for t in texts.iter_mut().filter(|t| t.as_str() == fill) {
+            t.clear();
+        }
     }
 }
 

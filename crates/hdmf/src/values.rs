@@ -131,25 +131,27 @@ pub(crate) fn fixed_text_elements(
     data_type: &DataType,
     bytes: &[u8],
 ) -> Result<Vec<String>, String> {
+    let width = match data_type {
+        DataType::FixedUtf32 { chars } => chars * 4,
+        DataType::FixedBytes { len } => *len,
+        other => return Err(format!("{other} is not a text type")),
+    };
+    if width == 0 {
+        return Ok(Vec::new());
+    }
+    bytes
+        .chunks(width)
+        .map(|cell| fixed_text(data_type, cell))
+        .collect()
+}
+
+/// The text of one fixed-width cell (`<U`: UTF-32, `|S`: bytes; trailing NULs dropped).
+pub(crate) fn fixed_text(data_type: &DataType, cell: &[u8]) -> Result<String, String> {
     match data_type {
-        DataType::FixedUtf32 { chars } => {
-            let width = chars * 4;
-            if width == 0 {
-                return Ok(Vec::new());
-            }
-            Ok(bytes.chunks(width).map(decode_utf32).collect())
-        }
-        DataType::FixedBytes { len } => {
-            if *len == 0 {
-                return Ok(Vec::new());
-            }
-            Ok(bytes
-                .chunks(*len)
-                .map(|c| {
-                    let end = c.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
-                    String::from_utf8_lossy(&c[..end]).into_owned()
-                })
-                .collect())
+        DataType::FixedUtf32 { .. } => Ok(decode_utf32(cell)),
+        DataType::FixedBytes { .. } => {
+            let end = cell.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+            Ok(String::from_utf8_lossy(&cell[..end]).into_owned())
         }
         other => Err(format!("{other} is not a text type")),
     }
@@ -317,17 +319,10 @@ pub(crate) fn structured_rows(
                 // The engine hands structured elements over little-endian whatever the disk
                 // order.
                 FieldKind::Numeric(dt) => FieldValue::Number(numeric_to_json(dt, cell)?),
-                FieldKind::Text => FieldValue::Text(
-                    fixed_text_elements(&f.data_type, cell)?
-                        .pop()
-                        .unwrap_or_default(),
-                ),
-                FieldKind::Reference => {
-                    let text = fixed_text_elements(&f.data_type, cell)?
-                        .pop()
-                        .unwrap_or_default();
-                    FieldValue::Reference(Reference::from_element(&text)?)
-                }
+                FieldKind::Text => FieldValue::Text(fixed_text(&f.data_type, cell)?),
+                FieldKind::Reference => FieldValue::Reference(Reference::from_element(
+                    &fixed_text(&f.data_type, cell)?,
+                )?),
             });
         }
         rows.push(row);
@@ -353,57 +348,73 @@ pub fn to_npy(value: &DatasetValue) -> Result<(DataType, Vec<u8>), String> {
             let texts: Vec<String> = refs.iter().map(reference_text).collect();
             Ok(utf32_column(texts.iter().map(String::as_str)))
         }
-        DatasetValue::Compound { fields, rows } => {
-            let cell_text = |row: &Vec<FieldValue>, i: usize| -> String {
-                match row.get(i) {
-                    Some(FieldValue::Text(t)) => t.clone(),
-                    Some(FieldValue::Reference(r)) => reference_text(r),
-                    _ => String::new(),
-                }
-            };
-            let mut struct_fields = Vec::with_capacity(fields.len());
-            for (i, f) in fields.iter().enumerate() {
-                let data_type = match &f.kind {
-                    FieldKind::Numeric(dt) => dt.clone(),
-                    FieldKind::Text | FieldKind::Reference => DataType::FixedUtf32 {
-                        chars: rows
-                            .iter()
-                            .map(|r| cell_text(r, i).chars().count())
-                            .max()
-                            .unwrap_or(0)
-                            .max(1),
-                    },
-                };
-                struct_fields.push(StructField {
-                    name: f.name.clone(),
-                    data_type,
-                    shape: Vec::new(),
-                    endian: None,
-                });
-            }
-            let mut bytes = Vec::new();
-            for row in rows {
-                for (i, sf) in struct_fields.iter().enumerate() {
-                    match (&sf.data_type, row.get(i)) {
-                        (DataType::FixedUtf32 { chars }, _) => {
-                            encode_utf32(&cell_text(row, i), *chars, &mut bytes)
-                        }
-                        (dt, Some(FieldValue::Number(v))) => json_to_numeric(dt, v, &mut bytes)?,
-                        (dt, _) => bytes.extend(dt.zero_fill()),
-                    }
-                }
-            }
-            Ok((DataType::Structured(struct_fields), bytes))
-        }
+        DatasetValue::Compound { fields, rows } => compound_to_structured(fields, rows, 1),
     }
 }
 
+/// A reference as text: the path for an internal object reference, else the JSON dictionary.
 fn reference_text(r: &Option<Reference>) -> String {
-    match r {
-        None => String::new(),
-        Some(r) if r.is_internal() && r.region.is_none() => r.path.clone(),
-        Some(r) => r.to_json(false).to_string(),
+    r.as_ref().map(Reference::to_v3_element).unwrap_or_default()
+}
+
+/// Pack compound rows as a structured type: numeric fields keep their type, text and
+/// reference fields become `<U` cells at least `min_text_chars` wide (wider when a value
+/// needs it).
+pub(crate) fn compound_to_structured(
+    fields: &[CompoundField],
+    rows: &[Vec<FieldValue>],
+    min_text_chars: usize,
+) -> Result<(DataType, Vec<u8>), String> {
+    let cell_text = |cell: Option<&FieldValue>| -> String {
+        match cell {
+            Some(FieldValue::Text(t)) => t.clone(),
+            Some(FieldValue::Reference(r)) => reference_text(r),
+            _ => String::new(),
+        }
+    };
+    let struct_fields: Vec<StructField> = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match &f.kind {
+            FieldKind::Numeric(dt) => StructField {
+                name: f.name.clone(),
+                data_type: dt.clone(),
+                shape: Vec::new(),
+                endian: Some(neurochunk_dtype::Endian::Little),
+            },
+            FieldKind::Text | FieldKind::Reference => StructField {
+                name: f.name.clone(),
+                data_type: DataType::FixedUtf32 {
+                    chars: rows
+                        .iter()
+                        .map(|r| cell_text(r.get(i)).chars().count())
+                        .max()
+                        .unwrap_or(0)
+                        .max(min_text_chars),
+                },
+                shape: Vec::new(),
+                endian: None,
+            },
+        })
+        .collect();
+    let mut bytes = Vec::new();
+    for row in rows {
+        for (i, sf) in struct_fields.iter().enumerate() {
+            match (&sf.data_type, row.get(i)) {
+                (DataType::FixedUtf32 { chars }, cell) => {
+                    encode_utf32(&cell_text(cell), *chars, &mut bytes)
+                }
+                (dt, Some(FieldValue::Number(v))) => json_to_numeric(dt, v, &mut bytes)?,
+                (_, _) => {
+                    return Err(format!(
+                        "field '{}' holds a value of the wrong kind",
+                        sf.name
+                    ))
+                }
+            }
+        }
     }
+    Ok((DataType::Structured(struct_fields), bytes))
 }
 
 fn utf32_column<'a>(values: impl Iterator<Item = &'a str> + Clone) -> (DataType, Vec<u8>) {

@@ -14,7 +14,7 @@ use neurochunk_array::{consolidate, create_group, Array, ArrayMetadata, DataType
 use neurochunk_codec::pickle::{encode_object_array, RecordField, RecordKind};
 use neurochunk_codec::ArrayBytes;
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
-use neurochunk_dtype::{Endian, StructField};
+use neurochunk_dtype::Endian;
 use neurochunk_store::{FsStore, Store};
 use serde_json::{json, Map, Value};
 
@@ -26,7 +26,7 @@ use crate::error::{HdmfError, HdmfResult};
 use crate::file::AttributeValue;
 use crate::index::{split_parent, store_key};
 use crate::reference::Reference;
-use crate::values::{encode_utf32, json_to_numeric, Dataset, DatasetValue, FieldKind, FieldValue};
+use crate::values::{compound_to_structured, Dataset, DatasetValue, FieldKind, FieldValue};
 
 /// The data type of a typed object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -342,7 +342,7 @@ impl NwbWriter {
                     .all(|f| matches!(f.kind, FieldKind::Numeric(_)))
                 {
                     let (data_type, bytes) =
-                        numeric_compound(fields, rows).map_err(|m| self.err(path, m))?;
+                        compound_to_structured(fields, rows, 0).map_err(|m| self.err(path, m))?;
                     let v2 = neurochunk_dtype::v2::dtype_to_json(&data_type, Endian::Little)
                         .map_err(|e| self.err(path, e.to_string()))?;
                     let fill = neurochunk_dtype::v2::fill_value_to_v2_json(
@@ -521,7 +521,8 @@ impl NwbWriter {
                     attrs.insert(V3_REFERENCE_FIELDS.into(), json!(reference_fields));
                 }
                 let (data_type, bytes) =
-                    v3_compound(fields, rows).map_err(|m| self.err(path, m))?;
+                    compound_to_structured(fields, rows, V3_MIN_COMPOUND_CHARS)
+                        .map_err(|m| self.err(path, m))?;
                 (
                     data_type,
                     ArrayBytes::Fixed(bytes),
@@ -758,86 +759,6 @@ fn chunk_shape(shape: &[usize], item_size: usize, options: &DatasetOptions) -> V
         axis = (axis + 1) % chunks.len();
     }
     chunks
-}
-
-fn numeric_compound(
-    fields: &[crate::values::CompoundField],
-    rows: &[Vec<FieldValue>],
-) -> Result<(DataType, Vec<u8>), String> {
-    let struct_fields: Vec<StructField> = fields
-        .iter()
-        .map(|f| match &f.kind {
-            FieldKind::Numeric(dt) => Ok(StructField {
-                name: f.name.clone(),
-                data_type: dt.clone(),
-                shape: Vec::new(),
-                endian: Some(Endian::Little),
-            }),
-            _ => Err(format!("field '{}' is not numeric", f.name)),
-        })
-        .collect::<Result<_, _>>()?;
-    let mut bytes = Vec::new();
-    for row in rows {
-        for (sf, cell) in struct_fields.iter().zip(row) {
-            match cell {
-                FieldValue::Number(v) => json_to_numeric(&sf.data_type, v, &mut bytes)?,
-                _ => return Err(format!("field '{}' holds a non-numeric value", sf.name)),
-            }
-        }
-    }
-    Ok((DataType::Structured(struct_fields), bytes))
-}
-
-fn v3_compound(
-    fields: &[crate::values::CompoundField],
-    rows: &[Vec<FieldValue>],
-) -> Result<(DataType, Vec<u8>), String> {
-    let text_of = |cell: &FieldValue| -> String {
-        match cell {
-            FieldValue::Text(t) => t.clone(),
-            FieldValue::Reference(Some(r)) => r.to_v3_element(),
-            _ => String::new(),
-        }
-    };
-    let mut struct_fields = Vec::with_capacity(fields.len());
-    for (i, f) in fields.iter().enumerate() {
-        let data_type = match &f.kind {
-            FieldKind::Numeric(dt) => dt.clone(),
-            FieldKind::Text | FieldKind::Reference => DataType::FixedUtf32 {
-                chars: rows
-                    .iter()
-                    .filter_map(|r| r.get(i))
-                    .map(|c| text_of(c).chars().count())
-                    .max()
-                    .unwrap_or(0)
-                    .max(V3_MIN_COMPOUND_CHARS),
-            },
-        };
-        struct_fields.push(StructField {
-            name: f.name.clone(),
-            data_type,
-            shape: Vec::new(),
-            endian: None,
-        });
-    }
-    let mut bytes = Vec::new();
-    for row in rows {
-        for (sf, cell) in struct_fields.iter().zip(row) {
-            match (&sf.data_type, cell) {
-                (DataType::FixedUtf32 { chars }, c) => {
-                    encode_utf32(&text_of(c), *chars, &mut bytes)
-                }
-                (dt, FieldValue::Number(v)) => json_to_numeric(dt, v, &mut bytes)?,
-                (_, _) => {
-                    return Err(format!(
-                        "field '{}' holds a value of the wrong kind",
-                        sf.name
-                    ))
-                }
-            }
-        }
-    }
-    Ok((DataType::Structured(struct_fields), bytes))
 }
 
 #[cfg(test)]
