@@ -240,39 +240,27 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
         .find(|n| n.name == "core")
         .map_or(DEFAULT_NWB_VERSION.to_string(), |n| n.version.clone());
     w.root(&nwb_version, &core("NWBFile"), &[])?;
+    // ISO dates are bytes-typed text in the legacy convention, as pynwb writes them.
     let legacy_bytes = true;
     let start = "2024-03-05T09:30:00.000000-05:00";
-    w.dataset(
-        "/identifier",
-        None,
-        &scalar_text("neurochunk-demo-ecephys", false),
-        &[],
-        &DatasetOptions::default(),
-    )?;
-    w.dataset(
-        "/session_description",
-        None,
-        &scalar_text(
+    for (path, text, is_date) in [
+        ("/identifier", "neurochunk-demo-ecephys", false),
+        (
+            "/session_description",
             "Head-fixed mouse, silicon probe in CA1 during a linear-track task",
             false,
         ),
-        &[],
-        &DatasetOptions::default(),
-    )?;
-    w.dataset(
-        "/session_start_time",
-        None,
-        &scalar_text(start, legacy_bytes),
-        &[],
-        &DatasetOptions::default(),
-    )?;
-    w.dataset(
-        "/timestamps_reference_time",
-        None,
-        &scalar_text(start, legacy_bytes),
-        &[],
-        &DatasetOptions::default(),
-    )?;
+        ("/session_start_time", start, legacy_bytes),
+        ("/timestamps_reference_time", start, legacy_bytes),
+    ] {
+        w.dataset(
+            path,
+            None,
+            &scalar_text(text, is_date),
+            &[],
+            &DatasetOptions::default(),
+        )?;
+    }
     w.dataset(
         "/file_create_date",
         None,
