@@ -9,6 +9,7 @@
 //! pairs, where pyarrow and navis look for it.
 
 use crate::error::{Result, TableError};
+use crate::rules::RuleId;
 use crate::schema::{is_technical_key, Registry, TypeSpec};
 use arrow::array::{new_null_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
 use arrow::compute::{cast, take};
@@ -61,8 +62,8 @@ impl Format {
 /// Something noticed while opening a table that the validator reports.
 #[derive(Debug, Clone)]
 pub struct SourceNote {
-    /// Rule id (see [`crate::rules`]).
-    pub rule: &'static str,
+    /// Rule (see [`crate::rules`]).
+    pub rule: RuleId,
     /// Where (file, key, ...).
     pub location: String,
     /// What.
@@ -199,7 +200,7 @@ fn parquet_footer_notes(
     for e in kv {
         if e.value.is_none() {
             notes.push(SourceNote {
-                rule: "metadata-encoding",
+                rule: RuleId::MetadataEncoding,
                 location: format!("{} metadata {:?}", path.display(), e.key),
                 message: "Parquet key/value entry has no value (metadata values MUST be strings)"
                     .into(),
@@ -216,7 +217,7 @@ fn parquet_footer_notes(
         let mut m: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
         m.sort_unstable();
         notes.push(SourceNote {
-            rule: "parquet-footer-metadata",
+            rule: RuleId::ParquetFooterMetadata,
             location: path.display().to_string(),
             message: format!(
                 "metadata {} only inside the embedded ARROW:schema, not as Parquet footer key/values (invisible to pq.read_metadata and navis)",
@@ -429,7 +430,7 @@ impl TableSource {
                 Ok(f) => Some(f.schema.as_ref().clone()),
                 Err(e) => {
                     notes.push(SourceNote {
-                        rule: "hive-metadata",
+                        rule: RuleId::HiveMetadata,
                         location: common_path.display().to_string(),
                         message: format!("unreadable _common_metadata ignored: {e}"),
                     });
@@ -481,7 +482,7 @@ impl TableSource {
                     diff.push(format!("extra {k:?}"));
                 }
                 notes.push(SourceNote {
-                    rule: "hive-metadata",
+                    rule: RuleId::HiveMetadata,
                     location: f.path.display().to_string(),
                     message: format!(
                         "schema metadata differs from {}: {}",

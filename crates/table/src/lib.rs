@@ -25,6 +25,7 @@ pub mod validate;
 pub use demo::demo;
 pub use error::{Result, TableError};
 pub use io::{Format, TableSource, TableWriter, WriteOptions};
+pub use rules::RuleId;
 pub use schema::{Registry, SPEC_VERSION};
 pub use validate::{
     validate_path, validate_paths, Severity, TableReport, ValidateOptions, Violation,

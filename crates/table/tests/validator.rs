@@ -7,6 +7,7 @@ use arrow::array::{Array, Float64Array, ListArray, UInt32Array, UInt64Array};
 use arrow::datatypes::{DataType, Field, UInt64Type};
 use common::*;
 use neurochunk_table::io::{write_all, WriteOptions};
+use neurochunk_table::rules::RuleId;
 use neurochunk_table::schema::{ExtensionDef, KeyPattern, Registry, SchemaDef};
 use neurochunk_table::validate::{
     validate_path, validate_paths, Severity, TableReport, ValidateOptions,
@@ -38,7 +39,7 @@ fn check(b: &arrow::array::RecordBatch, name: &str, strict: bool) -> TableReport
     )
 }
 
-fn errs(r: &TableReport) -> Vec<&str> {
+fn errs(r: &TableReport) -> Vec<RuleId> {
     r.errors.iter().map(|v| v.rule).collect()
 }
 
@@ -61,11 +62,11 @@ fn tree_errors_are_located() {
         ..Skel::default()
     };
     let r = check(&s.batch(md(&[])), "t.skeletons.arrow", false);
-    let missing: Vec<_> = r.violations("skeleton-parent-missing").collect();
+    let missing: Vec<_> = r.violations(RuleId::SkeletonParentMissing).collect();
     assert_eq!(missing.len(), 1);
     assert_eq!(missing[0].location, "row 3 (sample_id 4)");
     assert!(missing[0].message.contains("99"));
-    let cross: Vec<_> = r.violations("skeleton-parent-fragment").collect();
+    let cross: Vec<_> = r.violations(RuleId::SkeletonParentFragment).collect();
     assert_eq!(cross.len(), 1);
     assert!(cross[0].message.contains("fragment 7") && cross[0].message.contains("fragment 9"));
 }
@@ -100,11 +101,11 @@ fn derived_consistency_is_configurable() {
         Arc::new(UInt32Array::from(vec![1, 2, 1, 1, 1, 1])),
     );
     let lenient = check(&stale, "d.skeletons.parquet", false);
-    assert!(lenient.is_valid() && lenient.has("derived-strahler", Severity::Warning));
+    assert!(lenient.is_valid() && lenient.has(RuleId::DerivedStrahler, Severity::Warning));
     let strict = check(&stale, "d.skeletons.parquet", true);
-    assert!(!strict.is_valid() && strict.has("derived-strahler", Severity::Error));
+    assert!(!strict.is_valid() && strict.has(RuleId::DerivedStrahler, Severity::Error));
     assert!(strict
-        .violations("derived-strahler")
+        .violations(RuleId::DerivedStrahler)
         .next()
         .unwrap()
         .message
@@ -122,7 +123,7 @@ fn many_violations_are_capped_with_a_summary() {
             .collect(),
     };
     let r = check(&s.batch(md(&[])), "m.skeletons.parquet", false);
-    let v: Vec<_> = r.violations("skeleton-parent-missing").collect();
+    let v: Vec<_> = r.violations(RuleId::SkeletonParentMissing).collect();
     assert_eq!(v.len(), 21);
     assert!(
         v.last().unwrap().message.contains("479 more"),
@@ -161,8 +162,11 @@ fn dataset_checks_across_tables() {
     );
     let reports = validate_paths(&[sk.clone(), sk2, conn], &ValidateOptions::default()).unwrap();
     assert!(reports[0].is_valid(), "{:?}", reports[0].lines());
-    assert_eq!(errs(&reports[1]), ["context-space", "context-id-unique"]);
-    assert_eq!(errs(&reports[2]), ["connection-sample-missing"]);
+    assert_eq!(
+        errs(&reports[1]),
+        [RuleId::ContextSpace, RuleId::ContextIdUnique]
+    );
+    assert_eq!(errs(&reports[2]), [RuleId::ConnectionSampleMissing]);
     assert!(reports[2].errors[0].message.contains("999"));
     // Alone, the connections table cannot be checked for references: valid.
     let alone = validate_paths(
@@ -196,9 +200,9 @@ fn lenient_casts_int64_ids_including_negative_bit_patterns() {
     let b = arrow::array::RecordBatch::try_new(schema, cols).unwrap();
     let r = check(&b, "i.skeletons.parquet", false);
     assert!(r.is_valid(), "{:?}", r.lines());
-    assert!(r.has("field-type-cast", Severity::Warning));
+    assert!(r.has(RuleId::FieldTypeCast, Severity::Warning));
     let r = check(&b, "i.skeletons.parquet", true);
-    assert!(r.has("field-type-cast", Severity::Error));
+    assert!(r.has(RuleId::FieldTypeCast, Severity::Error));
 }
 
 #[test]
@@ -237,7 +241,7 @@ fn registry_plugins_are_validated() {
         ..Default::default()
     };
     let r = validate_path(&p, &opts);
-    assert!(r.has("field-type", Severity::Error), "{:?}", r.lines());
+    assert!(r.has(RuleId::FieldType, Severity::Error), "{:?}", r.lines());
     // With the standard registry the unknown extension field is accepted.
     assert!(validate_path(&p, &ValidateOptions::default()).is_valid());
     // The plug-in schema is identified by its file-name infix.
@@ -248,7 +252,7 @@ fn registry_plugins_are_validated() {
     );
     let r = validate_path(&pc, &opts);
     assert_eq!(r.schema.as_deref(), Some("org.example.meshvertices"));
-    assert!(r.has("field-unknown", Severity::Warning)); // parent_id is not defined there
+    assert!(r.has(RuleId::FieldUnknown, Severity::Warning)); // parent_id is not defined there
 }
 
 #[test]
@@ -277,7 +281,7 @@ fn non_finite_coordinates_warn() {
     let b = arrow::array::RecordBatch::try_new(b.schema(), cols).unwrap();
     let r = check(&b, "n.skeletons.parquet", false);
     assert!(r.is_valid());
-    let w: Vec<_> = r.violations("coordinate-finite").collect();
+    let w: Vec<_> = r.violations(RuleId::CoordinateFinite).collect();
     assert_eq!(w.len(), 1);
     assert!(
         w[0].message.contains("2 row(s)") && w[0].location == "row 1",
