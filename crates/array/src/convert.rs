@@ -7,11 +7,13 @@
 use std::sync::Arc;
 
 use neurochunk_codec::{
-    ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, CodecChain, IndexLocation, ShardingCodec,
+    ArrayToArrayCodec, ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, CodecChain, IndexLocation,
+    ShardingCodec,
 };
 use neurochunk_dtype::Endian;
 use neurochunk_store::Store;
 use rayon::prelude::*;
+use serde_json::Value;
 
 use crate::array::Array;
 use crate::error::{ArrayError, ArrayResult};
@@ -40,6 +42,9 @@ pub struct ConvertOptions {
     /// Axis order in which N5 sources are read and N5 destinations are written (default: as
     /// `attributes.json` lists them).
     pub n5_axis_order: neurochunk_codec::N5AxisOrder,
+    /// Keep `crc32c` checksums when writing Zarr v2 (stock zarr-python 2 cannot read them
+    /// without an optional package, so they are dropped by default).
+    pub keep_checksums: bool,
 }
 
 /// The codecs of a chain without sharding: `(array→array, array→bytes, bytes→bytes, inner chunk shape)`.
@@ -82,14 +87,72 @@ fn flatten(chain: &CodecChain) -> FlatChain {
     }
 }
 
+/// The destination of one array and what the conversion changes on the way (one short
+/// phrase per change, e.g. `transpose [1, 0, 2] re-laid out to C order`), for the one-line
+/// report per array the command line prints.
+#[derive(Clone, Debug)]
+pub struct DerivedArray {
+    pub metadata: ArrayMetadata,
+    pub changes: Vec<String>,
+}
+
+/// The short name of a codec in messages (`numcodecs.delta` → `delta`).
+fn short_name(name: &str) -> &str {
+    name.strip_prefix("numcodecs.").unwrap_or(name)
+}
+
+/// Checksum codecs: numcodecs' `crc32c` needs an optional package in stock zarr-python 2,
+/// and N5 has no checksums at all.
+fn is_checksum(codec: &dyn BytesToBytesCodec) -> bool {
+    matches!(
+        codec.name(),
+        "crc32c"
+            | "numcodecs.crc32c"
+            | "numcodecs.crc32"
+            | "numcodecs.adler32"
+            | "numcodecs.fletcher32"
+    )
+}
+
+/// The compression N5 destinations get when the source's has no form the N5 reference's
+/// core reads (and `--codec` chose none): gzip, which every N5 reader has built in.
+pub fn n5_default_compression() -> Arc<dyn BytesToBytesCodec> {
+    Arc::new(neurochunk_codec::GzipCodec::new(6))
+}
+
+/// Compressions the N5 reference (Java) reads without plugins.
+fn n5_core_reads(codec: &dyn BytesToBytesCodec) -> bool {
+    matches!(
+        codec.name(),
+        "gzip" | "numcodecs.zlib" | "numcodecs.bz2" | "numcodecs.lzma" | "numcodecs.lz4" | "n5-lz4"
+    )
+}
+
 /// The destination metadata for `src` under `options`.
 pub fn derive_metadata(
     src: &ArrayMetadata,
     options: &ConvertOptions,
     path: &str,
 ) -> ArrayResult<ArrayMetadata> {
+    derive_array(src, options, path).map(|d| d.metadata)
+}
+
+/// The destination metadata for `src` under `options`, with the list of what changes.
+///
+/// Conversion decodes and re-encodes every chunk, so it never refuses for encoding reasons:
+/// codecs the destination format cannot hold are dropped or replaced (a transpose that Zarr
+/// v2 cannot express is re-laid out to C order; filters and checksums are dropped for N5;
+/// `crc32c` is dropped for Zarr v2 unless [`ConvertOptions::keep_checksums`]; a compression N5's
+/// core cannot read becomes gzip), and each such change is listed. Only data the destination
+/// cannot represent at all (strings in N5, sub-array struct fields in Zarr v3) is an error.
+pub fn derive_array(
+    src: &ArrayMetadata,
+    options: &ConvertOptions,
+    path: &str,
+) -> ArrayResult<DerivedArray> {
     let format = options.format.unwrap_or(src.format);
     let (mut a2a, mut a2b, mut b2b, inner_shape) = flatten(&src.codecs);
+    let mut changes = Vec::new();
     let rank = src.shape.len();
     let check_rank = |what: &str, shape: &[usize]| -> ArrayResult<()> {
         if shape.len() != rank || shape.contains(&0) {
@@ -113,6 +176,7 @@ pub fn derive_metadata(
             ref dt => Arc::new(BytesCodec::for_type(dt, Endian::Little)),
         };
     }
+    let explicit_codecs = options.compressors.is_some();
     if let Some(spec) = &options.compressors {
         b2b =
             neurochunk_codec::parse_compressor_spec(spec, src.data_type.fixed_size().unwrap_or(1))
@@ -133,8 +197,89 @@ pub fn derive_metadata(
             a2b = Arc::new(BytesCodec::new(Some(endian)));
         }
     }
+    // Structured fields with their own byte order exist only in Zarr v2; elsewhere one byte
+    // order (the `bytes` codec's) covers the element. In memory every field is little-endian,
+    // so dropping the per-field orders changes the stored bytes, never the values.
+    let mut data_type = src.data_type.clone();
+    if format != ZarrFormat::V2 && data_type.has_field_byte_orders() {
+        data_type = data_type.without_field_byte_orders();
+        changes.push("struct fields stored in one byte order".to_string());
+    }
     if format == ZarrFormat::N5 {
-        return derive_n5(src, options, path, chunk_shape, b2b);
+        return derive_n5(
+            src,
+            options,
+            path,
+            chunk_shape,
+            a2a,
+            b2b,
+            explicit_codecs,
+            changes,
+        );
+    }
+    if format == ZarrFormat::V2 {
+        // Zarr v2 expresses a transpose only as `order: "F"` (a full reversal, first).
+        let mut kept: Vec<Arc<dyn ArrayToArrayCodec>> = Vec::with_capacity(a2a.len());
+        for (i, codec) in a2a.into_iter().enumerate() {
+            let json = codec.to_v3_json();
+            let v2_form = if codec.name() == "transpose" {
+                i == 0 && is_full_reversal(&json)
+            } else {
+                codec.to_v2_json().is_some()
+            };
+            if v2_form {
+                kept.push(codec);
+            } else if codec.name() == "transpose" {
+                let order = json
+                    .pointer("/configuration/order")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                changes.push(format!("transpose {order} re-laid out to C order"));
+            } else {
+                changes.push(format!(
+                    "{} dropped (no Zarr v2 form)",
+                    short_name(codec.name())
+                ));
+            }
+        }
+        a2a = kept;
+        if a2b.to_v2_json().is_none() && a2b.name() != "bytes" {
+            let replacement: Arc<dyn ArrayToBytesCodec> = match data_type {
+                neurochunk_dtype::DataType::String => {
+                    Arc::new(neurochunk_codec::VlenUtf8Codec::new())
+                }
+                neurochunk_dtype::DataType::Bytes => {
+                    Arc::new(neurochunk_codec::VlenBytesCodec::new())
+                }
+                ref dt => Arc::new(BytesCodec::for_type(dt, Endian::Little)),
+            };
+            changes.push(format!(
+                "{} replaced by {} (no Zarr v2 form)",
+                a2b.name(),
+                replacement.name()
+            ));
+            a2b = replacement;
+        }
+        let mut kept: Vec<Arc<dyn BytesToBytesCodec>> = Vec::with_capacity(b2b.len());
+        for codec in b2b {
+            if codec.to_v2_json().is_none() {
+                changes.push(format!(
+                    "{} dropped (no Zarr v2 form)",
+                    short_name(codec.name())
+                ));
+            } else if !explicit_codecs
+                && !options.keep_checksums
+                && codec.name().ends_with("crc32c")
+            {
+                changes.push(
+                    "crc32c dropped (stock zarr-python 2 cannot read it; --keep-checksums keeps it)"
+                        .to_string(),
+                );
+            } else {
+                kept.push(codec);
+            }
+        }
+        b2b = kept;
     }
     let shards = match (&options.shards, format) {
         (Some(_), ZarrFormat::V2 | ZarrFormat::N5) => {
@@ -150,6 +295,9 @@ pub fn derive_metadata(
         }
         (None, _) => None,
     };
+    if shards.is_none() && src.codecs.sharding().is_some() {
+        changes.push("shards unwrapped to their inner chunks".to_string());
+    }
     let codecs = match shards {
         Some(shard_shape) => {
             check_rank("shard shape", &shard_shape)?;
@@ -206,11 +354,11 @@ pub fn derive_metadata(
         ZarrFormat::V2 => src.fill_value.clone(),
         ZarrFormat::V3 | ZarrFormat::N5 => Some(src.effective_fill()),
     };
-    Ok(ArrayMetadata {
+    let metadata = ArrayMetadata {
         format,
         shape: src.shape.clone(),
         chunk_shape,
-        data_type: src.data_type.clone(),
+        data_type,
         fill_value,
         key_encoding,
         codecs: Arc::new(codecs),
@@ -220,18 +368,44 @@ pub fn derive_metadata(
         } else {
             None
         },
-    })
+    };
+    // Refuse here, naming the array, what the destination's documents cannot describe.
+    match format {
+        ZarrFormat::V2 => metadata.to_v2_document(path).map(drop)?,
+        ZarrFormat::V3 => metadata.to_v3_document(path).map(drop)?,
+        ZarrFormat::N5 => {}
+    }
+    Ok(DerivedArray { metadata, changes })
 }
 
-/// The N5 destination of `src`: one compression (from the options or the source), no
-/// sharding, the data type and attributes of the source.
+/// True for a `transpose` whose order reverses every axis (Zarr v2's `order: "F"`).
+fn is_full_reversal(json: &Value) -> bool {
+    match json
+        .pointer("/configuration/order")
+        .and_then(Value::as_array)
+    {
+        Some(order) => order
+            .iter()
+            .enumerate()
+            .all(|(i, o)| o.as_u64() == Some((order.len() - 1 - i) as u64)),
+        None => false,
+    }
+}
+
+/// The N5 destination of `src`: one compression (from the options, else the source's when
+/// the N5 reference's core reads it, else gzip), no filters, checksums or transposes (the
+/// data are re-laid out in N5's own block order), the data type and attributes of the source.
+#[allow(clippy::too_many_arguments)]
 fn derive_n5(
     src: &ArrayMetadata,
     options: &ConvertOptions,
     path: &str,
     chunk_shape: Vec<usize>,
+    a2a: Vec<Arc<dyn ArrayToArrayCodec>>,
     b2b: Vec<Arc<dyn BytesToBytesCodec>>,
-) -> ArrayResult<ArrayMetadata> {
+    explicit_codecs: bool,
+    mut changes: Vec<String>,
+) -> ArrayResult<DerivedArray> {
     let unsupported = |message: String| ArrayError::Unsupported {
         path: crate::display_path(path),
         message,
@@ -248,17 +422,66 @@ fn derive_n5(
                 .into(),
         ));
     }
-    let compression = match b2b.as_slice() {
-        [] => None,
-        [one] => Some(one.clone()),
-        many => {
-            return Err(unsupported(format!(
-                "N5 stores one compression and no checksums, the source has {}; choose one with --codec",
-                many.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
-            )))
+    if src.data_type.is_variable_length() {
+        return Err(unsupported(format!(
+            "variable-length {} cannot be stored in N5, which holds numeric data types only",
+            if matches!(src.data_type, neurochunk_dtype::DataType::String) {
+                "strings"
+            } else {
+                "bytes"
+            }
+        )));
+    }
+    for codec in &a2a {
+        if codec.name() == "transpose" {
+            changes.push("transpose re-laid out to N5 block order".to_string());
+        } else {
+            changes.push(format!(
+                "{} dropped (N5 has no filters)",
+                short_name(codec.name())
+            ));
+        }
+    }
+    let compression = if explicit_codecs {
+        match b2b.as_slice() {
+            [] => None,
+            [one] if !is_checksum(one.as_ref()) => Some(one.clone()),
+            many => {
+                return Err(unsupported(format!(
+                    "N5 stores one compression and no checksums, --codec gave {}",
+                    many.iter()
+                        .map(|c| short_name(c.name()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
+            }
+        }
+    } else {
+        let mut compressors = Vec::new();
+        for codec in b2b {
+            if is_checksum(codec.as_ref()) {
+                changes.push(format!(
+                    "{} dropped (N5 has no checksums)",
+                    short_name(codec.name())
+                ));
+            } else {
+                compressors.push(codec);
+            }
+        }
+        match compressors.as_slice() {
+            [] => None,
+            [one] if n5_core_reads(one.as_ref()) => Some(one.clone()),
+            others => {
+                let names: Vec<&str> = others.iter().map(|c| short_name(c.name())).collect();
+                changes.push(format!(
+                    "{} replaced by gzip (the N5 reference's core cannot read it; --codec chooses another)",
+                    names.join(", ")
+                ));
+                Some(n5_default_compression())
+            }
         }
     };
-    let mut meta = crate::n5::n5_array_metadata(
+    let mut metadata = crate::n5::n5_array_metadata(
         src.shape.clone(),
         chunk_shape,
         src.data_type.clone(),
@@ -267,8 +490,8 @@ fn derive_n5(
         src.attributes.clone(),
         path,
     )?;
-    meta.dimension_names = src.dimension_names.clone();
-    Ok(meta)
+    metadata.dimension_names = src.dimension_names.clone();
+    Ok(DerivedArray { metadata, changes })
 }
 
 /// Copy every element of `src` into `dst` (same shape), one destination chunk per task,
@@ -330,21 +553,24 @@ pub fn chunk_count(meta: &ArrayMetadata) -> u64 {
     meta.grid_shape().iter().product()
 }
 
-/// Convert one array to `dst_path` in `dst_store`.
+/// Convert one array to `dst_path` in `dst_store`. Returns the new array and what the
+/// conversion changed on the way (see [`derive_array`]).
 pub fn convert_array(
     src: &Array,
     dst_store: Arc<dyn Store>,
     dst_path: &str,
     options: &ConvertOptions,
     progress: &(dyn Fn(u64) + Sync),
-) -> ArrayResult<Array> {
-    let meta = derive_metadata(src.metadata(), options, dst_path)?;
-    let dst = Array::create(dst_store, dst_path, meta)?;
+) -> ArrayResult<(Array, Vec<String>)> {
+    let derived = derive_array(src.metadata(), options, dst_path)?;
+    let dst = Array::create(dst_store, dst_path, derived.metadata)?;
     copy_data(src, &dst, progress)?;
-    Ok(dst)
+    Ok((dst, derived.changes))
 }
 
 /// Convert the node at `src_path` and everything below it. Returns the number of nodes.
+/// `changes(path, list)` is called for every array the conversion changed (see
+/// [`derive_array`]), with the array's path in the destination.
 pub fn convert_hierarchy(
     src_store: Arc<dyn Store>,
     src_path: &str,
@@ -352,6 +578,7 @@ pub fn convert_hierarchy(
     dst_path: &str,
     options: &ConvertOptions,
     progress: &(dyn Fn(u64) + Sync),
+    changes: &(dyn Fn(&str, &[String]) + Sync),
 ) -> ArrayResult<usize> {
     let open = crate::OpenOptions {
         n5_axis_order: options.n5_axis_order,
@@ -373,7 +600,11 @@ pub fn convert_hierarchy(
             }
             NodeMetadata::Array(meta) => {
                 let src = Array::from_metadata(src_store.clone(), &node.path, (**meta).clone());
-                convert_array(&src, dst_store.clone(), &target, options, progress)?;
+                let (_, changed) =
+                    convert_array(&src, dst_store.clone(), &target, options, progress)?;
+                if !changed.is_empty() {
+                    changes(&target, &changed);
+                }
             }
         }
     }

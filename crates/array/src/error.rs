@@ -39,6 +39,9 @@ pub enum ArrayError {
     /// The requested region does not fit the array.
     #[error("array '{path}': {message}")]
     Selection { path: String, message: String },
+    /// An error found earlier and kept (e.g. for one entry of consolidated metadata).
+    #[error(transparent)]
+    Kept(std::sync::Arc<ArrayError>),
     /// The operation is not possible for this array or node.
     #[error("'{path}': {message}")]
     Unsupported { path: String, message: String },

@@ -1,6 +1,8 @@
 //! Groups and hierarchies: opening any node (Zarr v2, Zarr v3 or N5), creating groups, walking
 //! a tree (from consolidated metadata when the root has it), and writing consolidated metadata.
 
+use std::sync::Arc;
+
 use neurochunk_store::{join_key, Store};
 use serde_json::{json, Map, Value};
 
@@ -193,7 +195,8 @@ pub(crate) fn ensure_parent_groups(
 }
 
 /// Every node at and below `path`, sorted by path. When the start is a group with
-/// consolidated metadata, it is used instead of listing the store.
+/// consolidated metadata, it is used instead of listing the store. The first node that
+/// cannot be read fails the whole listing (see [`walk_nodes`] for a listing that keeps going).
 pub fn list_nodes(store: &dyn Store, path: &str) -> ArrayResult<Vec<Node>> {
     list_nodes_with(store, path, &OpenOptions::default())
 }
@@ -204,15 +207,49 @@ pub fn list_nodes_with(
     path: &str,
     options: &OpenOptions,
 ) -> ArrayResult<Vec<Node>> {
+    walk_nodes(store, path, options)?
+        .into_iter()
+        .map(|entry| {
+            entry
+                .metadata
+                .map(|metadata| Node {
+                    path: entry.path,
+                    metadata,
+                })
+                .map_err(ArrayError::Kept)
+        })
+        .collect()
+}
+
+/// A node found by [`walk_nodes`]: its path and its metadata, or why it could not be read.
+#[derive(Clone, Debug)]
+pub struct NodeEntry {
+    /// Path within the store (`""` for the root).
+    pub path: String,
+    pub metadata: Result<NodeMetadata, Arc<ArrayError>>,
+}
+
+/// Every node at and below `path`, sorted by path, like [`list_nodes_with`], but a node whose
+/// metadata cannot be read (an unknown codec, a malformed document) is listed with its error
+/// instead of failing the walk, so one bad node does not hide the rest. Only the start node
+/// itself must be readable. The children of an unreadable node are not visited.
+pub fn walk_nodes(
+    store: &dyn Store,
+    path: &str,
+    options: &OpenOptions,
+) -> ArrayResult<Vec<NodeEntry>> {
     let root = open_node_with(store, path, options)?;
     if let NodeMetadata::Group(group) = &root.metadata {
         if let Some(entries) = &group.consolidated {
-            let mut nodes = vec![root.clone()];
+            let mut nodes = vec![NodeEntry {
+                path: root.path.clone(),
+                metadata: Ok(root.metadata.clone()),
+            }];
             nodes.extend(
                 entries
                     .iter()
                     .filter(|(rel, _)| !rel.is_empty())
-                    .map(|(rel, meta)| Node {
+                    .map(|(rel, meta)| NodeEntry {
                         path: child_path(&root.path, rel),
                         metadata: meta.clone(),
                     }),
@@ -225,27 +262,34 @@ pub fn list_nodes_with(
 }
 
 /// Walk the store below `root` by listing (ignores consolidated metadata).
-fn walk(store: &dyn Store, root: Node, options: &OpenOptions) -> ArrayResult<Vec<Node>> {
+fn walk(store: &dyn Store, root: Node, options: &OpenOptions) -> ArrayResult<Vec<NodeEntry>> {
     let mut nodes = Vec::new();
     let mut pending = vec![root.path.clone()];
-    nodes.push(root);
+    nodes.push(NodeEntry {
+        path: root.path,
+        metadata: Ok(root.metadata),
+    });
     while let Some(dir) = pending.pop() {
         for name in store.list_dir(&dir)?.prefixes {
             let child = child_path(&dir, &name);
             match read_node_metadata_with(store, &child, options) {
                 Ok(meta) => {
-                    let is_group = matches!(meta, NodeMetadata::Group(_));
-                    nodes.push(Node {
-                        path: child.clone(),
-                        metadata: meta,
-                    });
-                    if is_group {
-                        pending.push(child);
+                    if matches!(meta, NodeMetadata::Group(_)) {
+                        pending.push(child.clone());
                     }
+                    nodes.push(NodeEntry {
+                        path: child,
+                        metadata: Ok(meta),
+                    });
                 }
                 // A directory without metadata (an implicit v2 group) may still hold nodes.
                 Err(ArrayError::NotFound(_)) => pending.push(child),
-                Err(e) => return Err(e),
+                // A store failure is not a property of one node: it ends the walk.
+                Err(e @ ArrayError::Store(_)) => return Err(e),
+                Err(e) => nodes.push(NodeEntry {
+                    path: child,
+                    metadata: Err(Arc::new(e)),
+                }),
             }
         }
     }
@@ -295,7 +339,8 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
                 let Some(mut doc) = read_doc(store, &node.path, ZARR_JSON)? else {
                     continue;
                 };
-                if let (Some(obj), NodeMetadata::Group(_)) = (doc.as_object_mut(), &node.metadata) {
+                let is_group = doc.get("node_type").and_then(Value::as_str) == Some("group");
+                if let (Some(obj), true) = (doc.as_object_mut(), is_group) {
                     obj.remove("consolidated_metadata");
                     let node_type = obj.remove("node_type");
                     obj.insert(

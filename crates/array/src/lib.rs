@@ -24,10 +24,12 @@ pub mod convert;
 pub use array::{Array, ArrayOptions};
 pub use error::{ArrayError, ArrayResult};
 pub use hierarchy::{
-    consolidate, create_group, list_nodes, list_nodes_with, open_node, open_node_with, Node,
-    NodeInfo,
+    consolidate, create_group, list_nodes, list_nodes_with, open_node, open_node_with, walk_nodes,
+    Node, NodeEntry, NodeInfo,
 };
-pub use metadata::{ArrayMetadata, ChunkKeyEncoding, GroupMetadata, NodeMetadata, ZarrFormat};
+pub use metadata::{
+    ArrayMetadata, ChunkKeyEncoding, ConsolidatedEntry, GroupMetadata, NodeMetadata, ZarrFormat,
+};
 pub use selection::{parse_selection, AxisSelection, Selection};
 
 pub use n5::OpenOptions;

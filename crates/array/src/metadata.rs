@@ -122,8 +122,14 @@ pub struct GroupMetadata {
     pub format: ZarrFormat,
     pub attributes: Map<String, Value>,
     /// Relative path (`a/b`) → that node's documents, from `.zmetadata` / `consolidated_metadata`.
-    pub consolidated: Option<Vec<(String, NodeMetadata)>>,
+    /// An entry that cannot be understood (e.g. an unknown codec) holds its error message, so
+    /// that one bad node does not hide the others.
+    pub consolidated: Option<Vec<ConsolidatedEntry>>,
 }
+
+/// One node of consolidated metadata: its path relative to the group, and its metadata or why
+/// it could not be understood.
+pub type ConsolidatedEntry = (String, Result<NodeMetadata, Arc<ArrayError>>);
 
 /// Either kind of node.
 #[derive(Clone, Debug)]
@@ -693,7 +699,7 @@ fn attributes_from(
     }
 }
 
-fn parse_v3_consolidated(value: &Value, path: &str) -> ArrayResult<Vec<(String, NodeMetadata)>> {
+fn parse_v3_consolidated(value: &Value, path: &str) -> ArrayResult<Vec<ConsolidatedEntry>> {
     let metadata = value
         .get("metadata")
         .and_then(Value::as_object)
@@ -707,20 +713,19 @@ fn parse_v3_consolidated(value: &Value, path: &str) -> ArrayResult<Vec<(String, 
     for (rel, doc) in metadata {
         let full = crate::hierarchy::child_path(path, rel);
         let node = match doc.get("node_type").and_then(Value::as_str) {
-            Some("array") => NodeMetadata::Array(Box::new(ArrayMetadata::from_v3(doc, &full)?)),
-            Some("group") => {
-                let mut group = GroupMetadata::from_v3(doc, &full)?;
+            Some("array") => {
+                ArrayMetadata::from_v3(doc, &full).map(|meta| NodeMetadata::Array(Box::new(meta)))
+            }
+            Some("group") => GroupMetadata::from_v3(doc, &full).map(|mut group| {
                 group.consolidated = None;
                 NodeMetadata::Group(group)
-            }
-            _ => {
-                return Err(ArrayError::metadata(
-                    &full,
-                    "consolidated entry has no valid node_type",
-                ))
-            }
+            }),
+            _ => Err(ArrayError::metadata(
+                &full,
+                "consolidated entry has no valid node_type",
+            )),
         };
-        nodes.push((rel.clone(), node));
+        nodes.push((rel.clone(), node.map_err(Arc::new)));
     }
     Ok(nodes)
 }
@@ -729,7 +734,7 @@ fn parse_v3_consolidated(value: &Value, path: &str) -> ArrayResult<Vec<(String, 
 pub(crate) fn parse_v2_consolidated(
     doc: &Value,
     path: &str,
-) -> ArrayResult<Vec<(String, NodeMetadata)>> {
+) -> ArrayResult<Vec<ConsolidatedEntry>> {
     let metadata = doc
         .get("metadata")
         .and_then(Value::as_object)
@@ -748,15 +753,18 @@ pub(crate) fn parse_v2_consolidated(
         };
         let attrs = metadata.get(&attrs_key);
         let node = match kind {
-            ZARRAY => NodeMetadata::Array(Box::new(ArrayMetadata::from_v2(value, attrs, &full)?)),
-            ZGROUP => NodeMetadata::Group(GroupMetadata {
-                format: ZarrFormat::V2,
-                attributes: attributes_from(attrs, &full, ZATTRS)?,
-                consolidated: None,
+            ZARRAY => ArrayMetadata::from_v2(value, attrs, &full)
+                .map(|meta| NodeMetadata::Array(Box::new(meta))),
+            ZGROUP => attributes_from(attrs, &full, ZATTRS).map(|attributes| {
+                NodeMetadata::Group(GroupMetadata {
+                    format: ZarrFormat::V2,
+                    attributes,
+                    consolidated: None,
+                })
             }),
             _ => continue,
         };
-        nodes.push((rel.to_string(), node));
+        nodes.push((rel.to_string(), node.map_err(Arc::new)));
     }
     Ok(nodes)
 }

@@ -1,6 +1,7 @@
 //! N5 containers through the array engine: byte layouts of the reference writers (formats.md
 //! N5-01..N5-12), both axis orders, edge blocks, attributes, hierarchies, conversion round trips
-//! through Zarr v2 and v3, bad input, and concurrent writers in separate processes.
+//! through Zarr v2 and v3 and bad input (concurrent writers in separate processes:
+//! `n5_concurrent_writers.rs`).
 
 use std::sync::Arc;
 
@@ -8,7 +9,7 @@ use neurochunk_array::convert::{convert_hierarchy, derive_metadata, ConvertOptio
 use neurochunk_array::n5::n5_array_metadata;
 use neurochunk_array::{
     create_group, list_nodes_with, open_node, parse_selection, Array, ArrayBytes, DataType,
-    FsStore, MemoryStore, N5AxisOrder, NodeMetadata, OpenOptions, Store, ZarrFormat,
+    MemoryStore, N5AxisOrder, NodeMetadata, OpenOptions, Store, ZarrFormat,
 };
 use neurochunk_codec::n5::compression_from_n5_json;
 use serde_json::{json, Map, Value};
@@ -547,7 +548,16 @@ fn round_trips_through_zarr_v2_and_v3_preserve_everything() {
                 ..Default::default()
             };
             let zarr = store();
-            convert_hierarchy(src.clone(), "", zarr.clone(), "", &options, &|_| {}).unwrap();
+            convert_hierarchy(
+                src.clone(),
+                "",
+                zarr.clone(),
+                "",
+                &options,
+                &|_| {},
+                &|_, _| {},
+            )
+            .unwrap();
             // The Zarr copy: same hierarchy, data in the presentation order, user attributes only.
             let nodes = neurochunk_array::list_nodes(zarr.as_ref(), "").unwrap();
             let paths: Vec<&str> = nodes.iter().map(|n| n.path.as_str()).collect();
@@ -572,7 +582,16 @@ fn round_trips_through_zarr_v2_and_v3_preserve_everything() {
                 n5_axis_order: order,
                 ..Default::default()
             };
-            convert_hierarchy(zarr.clone(), "", back.clone(), "", &options, &|_| {}).unwrap();
+            convert_hierarchy(
+                zarr.clone(),
+                "",
+                back.clone(),
+                "",
+                &options,
+                &|_| {},
+                &|_, _| {},
+            )
+            .unwrap();
             assert_eq!(
                 snapshot(&back),
                 original,
@@ -648,98 +667,4 @@ fn zarr_to_n5_maps_codecs_or_explains_why_not() {
             .to_string();
         assert!(err.contains(needle), "{err}");
     }
-}
-
-/// A helper "test" that is a no-op unless started by `concurrent_processes_write_disjoint_blocks`
-/// with the environment describing its share of the work.
-#[test]
-fn concurrent_writer_child() {
-    let (Ok(dir), Ok(index)) = (
-        std::env::var("NEUROCHUNK_N5_CHILD_DIR"),
-        std::env::var("NEUROCHUNK_N5_CHILD_INDEX"),
-    ) else {
-        return;
-    };
-    let index: u64 = index.parse().unwrap();
-    let s: Arc<dyn Store> = Arc::new(FsStore::new(&dir));
-    let a = Array::open(s, "vol").unwrap();
-    // Slab `index` along the first axis: 8 planes = 2 block rows, written a plane at a time so
-    // blocks are rewritten (read-modify-write) many times.
-    for plane in index * 8..(index + 1) * 8 {
-        let values: Vec<u16> = (0..64 * 48)
-            .map(|i| (plane as usize * 3 + i * 7 + 1) as u16)
-            .collect();
-        a.write(
-            &parse_selection(&format!("{plane}")).unwrap(),
-            &u16s(&values),
-        )
-        .unwrap();
-    }
-}
-
-#[test]
-fn concurrent_processes_write_disjoint_blocks() {
-    let dir = tempfile::tempdir().unwrap();
-    let s: Arc<dyn Store> = Arc::new(FsStore::new(dir.path()));
-    let compression = compression_from_n5_json(&json!({"type": "gzip", "level": 1}), 2).unwrap();
-    let meta = n5_array_metadata(
-        vec![48, 64, 48],
-        vec![4, 16, 16],
-        DataType::UInt16,
-        compression,
-        N5AxisOrder::Listed,
-        Map::new(),
-        "vol",
-    )
-    .unwrap();
-    Array::create(s.clone(), "vol", meta).unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let children: Vec<_> = (0..6)
-        .map(|i| {
-            std::process::Command::new(&exe)
-                .args([
-                    "--exact",
-                    "concurrent_writer_child",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env("NEUROCHUNK_N5_CHILD_DIR", dir.path())
-                .env("NEUROCHUNK_N5_CHILD_INDEX", i.to_string())
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for mut child in children {
-        assert!(child.wait().unwrap().success(), "a writer process failed");
-    }
-    let (shape, data) = read_u16(&s, "vol", &listed());
-    assert_eq!(shape, vec![48, 64, 48]);
-    for (i, v) in data.iter().enumerate() {
-        let plane = i / (64 * 48);
-        let within = i % (64 * 48);
-        assert_eq!(*v, (plane * 3 + within * 7 + 1) as u16, "element {i}");
-    }
-    // No temporary files are left behind, and every block is in place.
-    let mut files = Vec::new();
-    let mut dirs = vec![dir.path().to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_type().unwrap().is_dir() {
-                dirs.push(entry.path());
-            } else {
-                files.push(entry.file_name().to_string_lossy().into_owned());
-            }
-        }
-    }
-    assert!(
-        files.iter().all(|f| !f.starts_with('.')),
-        "temporary files left: {files:?}"
-    );
-    assert_eq!(
-        files.len(),
-        12 * 4 * 3 + 2,
-        "blocks plus two attributes.json"
-    );
 }

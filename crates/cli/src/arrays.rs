@@ -1,7 +1,7 @@
 //! `get`, `put`, `convert` and `consolidate`: moving array data between .npy files and stores,
 //! and between stores.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
@@ -171,6 +171,7 @@ impl LayoutArgs {
             fortran_order: self.order.map(|o| matches!(o, OrderArg::F)),
             separator: self.dimension_separator,
             n5_axis_order: self.axis_order.n5_axis_order.into(),
+            keep_checksums: false,
         })
     }
 }
@@ -228,6 +229,10 @@ pub(crate) struct ConvertArgs {
     /// Write consolidated metadata at the destination afterwards.
     #[arg(long)]
     consolidate: bool,
+    /// Keep `crc32c` checksums when writing Zarr v2 (dropped by default: stock zarr-python 2
+    /// cannot read them without an optional package).
+    #[arg(long)]
+    keep_checksums: bool,
 }
 
 #[derive(Args, Debug)]
@@ -262,7 +267,7 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
 pub(crate) fn to_npy_layout(data_type: &DataType, data: ArrayBytes) -> (DataType, Vec<u8>) {
     match data {
         // In memory every field is little-endian, whatever its byte order on disk.
-        ArrayBytes::Fixed(bytes) => (in_memory_layout(data_type), bytes),
+        ArrayBytes::Fixed(bytes) => (data_type.without_field_byte_orders(), bytes),
         ArrayBytes::Variable { data, offsets } => {
             let elements: Vec<&[u8]> = offsets
                 .windows(2)
@@ -296,23 +301,6 @@ pub(crate) fn to_npy_layout(data_type: &DataType, data: ArrayBytes) -> (DataType
                 (DataType::FixedBytes { len }, out)
             }
         }
-    }
-}
-
-/// The data type as laid out in memory: structured fields lose their on-disk byte order.
-fn in_memory_layout(data_type: &DataType) -> DataType {
-    match data_type {
-        DataType::Structured(fields) => DataType::Structured(
-            fields
-                .iter()
-                .map(|f| neurochunk_dtype::StructField {
-                    data_type: in_memory_layout(&f.data_type),
-                    endian: None,
-                    ..f.clone()
-                })
-                .collect(),
-        ),
-        other => other.clone(),
     }
 }
 
@@ -442,14 +430,17 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         dimension_names: None,
     };
     let options = args.layout.options(Some(format))?;
-    let meta = derive_metadata(&plain, &options, "")
+    let (root, node) = locate_node(&args.path);
+    let meta = derive_metadata(&plain, &options, &node)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if args.path.exists() {
         std::fs::remove_dir_all(&args.path)
             .map_err(|e| Failure(format!("{}: cannot replace: {e}", args.path.display())))?;
     }
-    let store: Arc<dyn Store> = Arc::new(FsStore::new(&args.path));
-    let array = Array::create(store, "", meta)
+    // Parent groups that do not exist yet are created (with the N5 root's version, the Zarr
+    // root's group document), as zarr-python and the N5 reference do.
+    let store: Arc<dyn Store> = Arc::new(FsStore::new(&root));
+    let array = Array::create(store, &node, meta)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
         .with_options(neurochunk_array::ArrayOptions {
             write_empty_chunks: args.write_empty_chunks,
@@ -460,6 +451,58 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     Ok(())
 }
 
+/// Where a node to be written at `path` lives: the root directory of its hierarchy and the
+/// node's path inside it. Existing ancestors that are nodes (have a metadata document) belong
+/// to the hierarchy; otherwise the shallowest directory that does not exist yet is the root,
+/// so `OUT.n5/a/b/ds` on a fresh `OUT.n5` is dataset `a/b/ds` of container `OUT.n5`.
+fn locate_node(path: &Path) -> (PathBuf, String) {
+    let is_node = |dir: &Path| {
+        [".zarray", ".zgroup", "zarr.json", "attributes.json"]
+            .iter()
+            .any(|doc| dir.join(doc).is_file())
+    };
+    let components: Vec<&std::ffi::OsStr> = path
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .map(Component::as_os_str)
+        .collect();
+    // The leading part of the path that is not plain names (`/`, `..`) stays with the root.
+    let mut base = PathBuf::new();
+    for c in path.components() {
+        if matches!(c, Component::Normal(_)) {
+            break;
+        }
+        base.push(c.as_os_str());
+    }
+    let dir_at = |n: usize| -> PathBuf {
+        let mut dir = base.clone();
+        dir.extend(&components[..n]);
+        dir
+    };
+    // Deepest existing ancestor (or the path itself).
+    let existing = (0..=components.len())
+        .rev()
+        .find(|&n| n == 0 || dir_at(n).is_dir())
+        .unwrap_or(0);
+    let root_len = if existing > 0 && is_node(&dir_at(existing)) {
+        // Climb while the parent is a node of the same hierarchy.
+        let mut n = existing;
+        while n > 1 && is_node(&dir_at(n - 1)) {
+            n -= 1;
+        }
+        n
+    } else if existing < components.len() {
+        existing + 1
+    } else {
+        components.len()
+    };
+    let node: Vec<String> = components[root_len..]
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    (dir_at(root_len), node.join("/"))
+}
+
 pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let src_store = open_store(&args.src)?;
     let open = args.layout.axis_order.open_options();
@@ -468,8 +511,19 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let dst_store: Arc<dyn Store> = Arc::new(FsStore::new(&args.dst));
     let format = args.format.map(ZarrFormat::from);
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
-    let options = args.layout.options(format)?;
+    let mut options = args.layout.options(format)?;
+    options.keep_checksums = args.keep_checksums;
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
+    // One line per array whose encoding had to change on the way.
+    let note = |path: &str, changes: &[String]| {
+        let node = path.trim_matches('/');
+        let sep = if node.is_empty() { "" } else { "/" };
+        eprintln!(
+            "neurochunk: note: {}{sep}{node}: {}",
+            args.dst.display(),
+            changes.join("; ")
+        );
+    };
     match node.metadata {
         NodeMetadata::Array(meta) => {
             let bar = progress::bar(
@@ -477,8 +531,13 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
                 "converting",
             );
             let src = Array::from_metadata(src_store, "", *meta);
-            convert_array(&src, dst_store.clone(), "", &options, &|n| bar.inc(n)).map_err(fail)?;
+            let (_, changes) =
+                convert_array(&src, dst_store.clone(), "", &options, &|n| bar.inc(n))
+                    .map_err(fail)?;
             bar.finish_and_clear();
+            if !changes.is_empty() {
+                note("", &changes);
+            }
         }
         NodeMetadata::Group(_) => {
             let mut total = 0;
@@ -490,11 +549,17 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
                 }
             }
             let bar = progress::bar(total, "converting");
-            convert_hierarchy(src_store, "", dst_store.clone(), "", &options, &|k| {
-                bar.inc(k)
-            })
-            .map_err(fail)?;
+            let result = convert_hierarchy(
+                src_store,
+                "",
+                dst_store.clone(),
+                "",
+                &options,
+                &|k| bar.inc(k),
+                &|path, changes| bar.suspend(|| note(path, changes)),
+            );
             bar.finish_and_clear();
+            result.map_err(fail)?;
         }
     }
     if args.consolidate {

@@ -237,7 +237,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
 
     println!(
         "\n2. A small annotated recording session (Zarr v3), converted to Zarr v2 (consolidated) \
-         and to N5:"
+         and its imaging group to N5 (which holds numeric data only):"
     );
     let session_path = dir.join("session.zarr3");
     let store: Arc<dyn Store> = Arc::new(FsStore::new(&session_path));
@@ -298,15 +298,37 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         format: Some(ZarrFormat::V2),
         ..Default::default()
     };
-    convert_hierarchy(store.clone(), "", v2_store.clone(), "", &options, &|_| {})?;
+    convert_hierarchy(
+        store.clone(),
+        "",
+        v2_store.clone(),
+        "",
+        &options,
+        &|_| {},
+        &|_, _| {},
+    )?;
     consolidate(v2_store.as_ref(), "")?;
+    // N5 holds numeric data only: the imaging group goes to N5, the region names stay in Zarr.
     let n5_store: Arc<dyn Store> = Arc::new(FsStore::new(dir.join("session.n5")));
     let options = ConvertOptions {
         format: Some(ZarrFormat::N5),
         compressors: Some("gzip:6".into()),
         ..Default::default()
     };
-    convert_hierarchy(store.clone(), "", n5_store.clone(), "", &options, &|_| {})?;
+    let session_attributes = match neurochunk_array::open_node(store.as_ref(), "")?.metadata {
+        neurochunk_array::NodeMetadata::Group(g) => g.attributes,
+        neurochunk_array::NodeMetadata::Array(_) => Map::new(),
+    };
+    create_group(n5_store.as_ref(), "", ZarrFormat::N5, session_attributes)?;
+    convert_hierarchy(
+        store.clone(),
+        "imaging",
+        n5_store.clone(),
+        "imaging",
+        &options,
+        &|_| {},
+        &|_, _| {},
+    )?;
     for (label, s) in [
         ("session.zarr3", &store),
         ("session.zarr2", &v2_store),
@@ -314,7 +336,12 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     ] {
         println!("  {label}:");
         print_tree(&list_nodes(s.as_ref(), "")?);
-        for name in ["regions", "imaging/raw"] {
+        let names: &[&str] = if label == "session.n5" {
+            &["imaging/raw", "imaging/timestamps"]
+        } else {
+            &["regions", "imaging/raw"]
+        };
+        for &name in names {
             let (_, back) = Array::open(s.clone(), name)?.read_all()?;
             let (_, original) = Array::open(store.clone(), name)?.read_all()?;
             if back != original {

@@ -4,8 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use neurochunk_array::{
-    display_path, list_nodes_with, open_node_with, ArrayMetadata, Node, NodeMetadata, Store,
-    ZarrFormat,
+    display_path, open_node_with, walk_nodes, ArrayMetadata, Node, NodeMetadata, Store, ZarrFormat,
 };
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use serde_json::{json, Map, Value};
@@ -117,41 +116,66 @@ fn codec_names(meta: &ArrayMetadata) -> String {
 
 pub(crate) fn tree(args: TreeArgs) -> CmdResult {
     let store = open_store(&args.path)?;
-    let nodes = list_nodes_with(store.as_ref(), "", &args.axis_order.open_options())
+    // A node that cannot be read is shown with its error; the rest of the tree is still shown.
+    let entries = walk_nodes(store.as_ref(), "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if args.json {
-        let list: Vec<Value> = nodes.iter().map(node_json).collect();
+        let list: Vec<Value> = entries
+            .iter()
+            .map(|entry| match &entry.metadata {
+                Ok(metadata) => node_json(&Node {
+                    path: entry.path.clone(),
+                    metadata: metadata.clone(),
+                }),
+                Err(e) => json!({"path": display_path(&entry.path), "error": e.to_string()}),
+            })
+            .collect();
         print_json(&json!({ "nodes": list }));
         return Ok(());
     }
-    print_tree(&nodes);
+    for entry in &entries {
+        match &entry.metadata {
+            Ok(metadata) => print_node(&entry.path, metadata),
+            Err(e) => {
+                let (indent, name) = tree_position(&entry.path);
+                println!("{indent}{name}  [error: {e}]");
+            }
+        }
+    }
     Ok(())
+}
+
+/// The indentation and display name of a node path in the tree view.
+fn tree_position(path: &str) -> (String, &str) {
+    let depth = path.split('/').filter(|s| !s.is_empty()).count();
+    let name = path
+        .rsplit('/')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("/");
+    ("  ".repeat(depth), name)
 }
 
 /// Print nodes as an indented tree, one line each.
 pub(crate) fn print_tree(nodes: &[Node]) {
     for node in nodes {
-        let depth = node.path.split('/').filter(|s| !s.is_empty()).count();
-        let name = node
-            .path
-            .rsplit('/')
-            .next()
-            .filter(|s| !s.is_empty())
-            .unwrap_or("/");
-        let indent = "  ".repeat(depth);
-        match &node.metadata {
-            NodeMetadata::Group(g) => {
-                println!("{indent}{name}  (group, {})", g.format.label())
-            }
-            NodeMetadata::Array(a) => println!(
-                "{indent}{name}  {:?} {}  chunks {:?}  [{}]  ({})",
-                a.shape,
-                a.data_type_name(),
-                a.chunk_shape,
-                codec_names(a),
-                a.format.label()
-            ),
-        }
+        print_node(&node.path, &node.metadata);
+    }
+}
+
+/// Print one node's line of the tree view.
+fn print_node(path: &str, metadata: &NodeMetadata) {
+    let (indent, name) = tree_position(path);
+    match metadata {
+        NodeMetadata::Group(g) => println!("{indent}{name}  (group, {})", g.format.label()),
+        NodeMetadata::Array(a) => println!(
+            "{indent}{name}  {:?} {}  chunks {:?}  [{}]  ({})",
+            a.shape,
+            a.data_type_name(),
+            a.chunk_shape,
+            codec_names(a),
+            a.format.label()
+        ),
     }
 }
 

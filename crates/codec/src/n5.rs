@@ -446,7 +446,11 @@ impl N5BlockCodec {
             None => body.to_vec(),
             Some(c) => {
                 let mut out = Vec::new();
-                c.decode(body, &mut out, Some(expected))
+                // The expected size comes from the block header: never preallocate from it
+                // beyond what the compressed body could plausibly expand to.
+                let hint =
+                    (expected <= body.len().saturating_mul(1024).max(1 << 20)).then_some(expected);
+                c.decode(body, &mut out, hint)
                     .map_err(|e| corrupt(NAME, format!("payload of {what}: {e}")))?;
                 out
             }
@@ -701,21 +705,21 @@ impl N5BlockCodec {
             }
             dt => {
                 let elem = element_size(dt)?;
-                if let Some(n) = header.num_elements {
-                    if n as usize != count {
-                        return Err(corrupt(
-                            NAME,
-                            format!(
-                                "varlength block declares {n} elements, but its size {listed_hdr:?} holds {count}"
-                            ),
-                        ));
-                    }
-                }
+                // Varlength (mode 1) numeric blocks, as the Java reference writes when a
+                // block's element count differs from its size: the payload holds
+                // `num_elements` elements; they fill the block from its first element (N5
+                // order) and the rest reads as 0. Elements past the block's size are ignored.
+                let stored = header.num_elements.map_or(count, |n| n as usize);
                 let mut payload = self.decompress(
                     body,
-                    count * elem,
-                    &format!("a block of size {listed_hdr:?} ({count} × {elem} bytes)"),
+                    stored.checked_mul(elem).ok_or_else(|| {
+                        corrupt(NAME, format!("varlength block declares {stored} elements"))
+                    })?,
+                    &format!(
+                        "a block of size {listed_hdr:?} with {stored} elements of {elem} bytes"
+                    ),
                 )?;
+                payload.resize(count * elem, 0);
                 swap_bytes(&mut payload, elem);
                 ArrayBytes::Fixed(payload)
             }
@@ -873,6 +877,29 @@ mod tests {
 
     fn raw(order: N5AxisOrder) -> N5BlockCodec {
         N5BlockCodec::new(order, None).unwrap()
+    }
+
+    #[test]
+    fn varlength_numeric_blocks_fill_from_the_first_element_like_java() {
+        // Reversed view of a 3×2 (N5 order) uint16 block: C order is the payload order.
+        let codec = raw(N5AxisOrder::Reversed);
+        let repr = u16_repr(&[2, 3]);
+        let header = "0001 0002 00000003 00000002";
+        // As many elements as the block holds: the same as mode 0.
+        let full = hex(&format!("{header} 00000006 0001 0002 0003 0004 0005 0006"));
+        assert_eq!(codec.decode(full, &repr).unwrap(), le(&[1, 2, 3, 4, 5, 6]));
+        // Fewer: they fill the block from its first element, the rest reads as 0.
+        let fewer = hex(&format!("{header} 00000004 0001 0002 0003 0004"));
+        assert_eq!(codec.decode(fewer, &repr).unwrap(), le(&[1, 2, 3, 4, 0, 0]));
+        // More: the elements past the block's size are ignored.
+        let more = hex(&format!(
+            "{header} 00000007 0001 0002 0003 0004 0005 0006 0007"
+        ));
+        assert_eq!(codec.decode(more, &repr).unwrap(), le(&[1, 2, 3, 4, 5, 6]));
+        // A count the payload does not hold is corrupt, not a huge allocation.
+        let lying = hex(&format!("{header} ffffffff 0001"));
+        let err = codec.decode(lying, &repr).unwrap_err();
+        assert!(err.to_string().contains("payload holds 2 bytes"), "{err}");
     }
 
     #[test]

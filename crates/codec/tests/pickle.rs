@@ -51,13 +51,17 @@
 //! ```
 //! (with `ref(p, o) = ZarrReference(source='.', path=p, object_id=o, source_object_id='root-0')`).
 
+mod pickle_cases;
+
 use base64::Engine;
 use neurochunk_codec::pickle::{
     decode_object_array, decode_value, encode_object_array, PickleError, RecordField, RecordKind,
 };
 use neurochunk_codec::{AnyCodec, ArrayBytes, ChunkRepr, CodecChain, CodecError, CodecRegistry};
-use neurochunk_dtype::json::non_finite_value;
 use neurochunk_dtype::DataType;
+use pickle_cases::{
+    golden_cases, nan, neg_inf, pickle_chain, record_fields, repr, variable, writer_cases, zref,
+};
 use serde_json::{json, Value};
 
 const REFS_P0: &str = concat!(
@@ -314,18 +318,6 @@ fn b64(s: &str) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD
         .decode(s)
         .expect("fixture is base64")
-}
-
-fn zref(path: &str, object_id: Value) -> Value {
-    json!({"source": ".", "path": path, "object_id": object_id, "source_object_id": "root-0"})
-}
-
-fn nan() -> Value {
-    non_finite_value(f64::NAN)
-}
-
-fn neg_inf() -> Value {
-    non_finite_value(f64::NEG_INFINITY)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -891,91 +883,6 @@ fn mutated_fixtures_never_panic() {
 // ---------------------------------------------------------------------------------------------
 // The writer
 
-fn record_fields() -> Vec<RecordField> {
-    vec![
-        RecordField {
-            name: "idx_start".into(),
-            kind: RecordKind::Numeric("<i4".into()),
-        },
-        RecordField {
-            name: "count".into(),
-            kind: RecordKind::Numeric("<i4".into()),
-        },
-        RecordField {
-            name: "timeseries".into(),
-            kind: RecordKind::Object,
-        },
-    ]
-}
-
-fn numeric_fields() -> Vec<RecordField> {
-    [
-        ("a", "<i2"),
-        ("b", ">f8"),
-        ("c", "|b1"),
-        ("d", "<u8"),
-        ("e", "f4"),
-    ]
-    .into_iter()
-    .map(|(name, t)| RecordField {
-        name: name.into(),
-        kind: RecordKind::Numeric(t.into()),
-    })
-    .collect()
-}
-
-/// A writer case: name, shape, items and the structured dtype, if any.
-type WriterCase = (
-    &'static str,
-    Vec<usize>,
-    Vec<Value>,
-    Option<Vec<RecordField>>,
-);
-
-/// The writer cases checked against NumPy (see `write_verification_files`).
-fn writer_cases() -> Vec<WriterCase> {
-    vec![
-        (
-            "objects",
-            vec![5],
-            vec![
-                json!("a"),
-                json!({"k": [1, 2.5, null, true], "é": "ü🦀"}),
-                json!(u64::MAX),
-                json!(i64::MIN),
-                nan(),
-            ],
-            None,
-        ),
-        (
-            "grid",
-            vec![2, 2],
-            vec![json!("r0c0"), json!("r0c1"), json!("r1c0"), json!(70000)],
-            None,
-        ),
-        ("zero_d", vec![], vec![json!("x")], None),
-        ("empty", vec![0], vec![], None),
-        (
-            "record",
-            vec![2],
-            vec![
-                json!({"idx_start": 0, "count": 5, "timeseries": zref("/acquisition/ts1", json!("oid-1"))}),
-                json!([5, 3, zref("/acquisition/ts2", Value::Null)]),
-            ],
-            Some(record_fields()),
-        ),
-        (
-            "numeric_record",
-            vec![2],
-            vec![
-                json!({"a": -2, "b": 1.5, "c": true, "d": u64::MAX, "e": 0.25}),
-                json!([7, neg_inf(), false, 0, "NaN"]),
-            ],
-            Some(numeric_fields()),
-        ),
-    ]
-}
-
 #[test]
 fn writer_output_reads_back() {
     for (name, shape, items, record) in writer_cases() {
@@ -1013,21 +920,10 @@ fn writer_output_reads_back() {
 #[test]
 fn writer_output_is_stable() {
     // Loaded by NumPy 2.4 and 2.5 (`pickle.loads`) when this was written; a change to the
-    // writer must be checked against NumPy again (see `write_verification_files`).
+    // writer must be checked against NumPy again (tests/interop/*/test_pickle_writer_numpy_*.py).
     let golden = golden_cases();
     assert_eq!(hex(&golden[0].1), WRITER_GOLDEN_OBJECTS);
     assert_eq!(hex(&golden[1].1), WRITER_GOLDEN_RECORD);
-}
-
-fn golden_cases() -> Vec<(&'static str, Vec<u8>)> {
-    let objects = encode_object_array(&[2], &[json!("a"), json!({"k": 1})], None).unwrap();
-    let record = encode_object_array(
-        &[1],
-        &[json!([1, 2, zref("/x", json!("o"))])],
-        Some(&record_fields()),
-    )
-    .unwrap();
-    vec![("golden_objects", objects), ("golden_record", record)]
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -1079,115 +975,8 @@ fn writer_refuses_what_it_cannot_write() {
     assert!(err(&[1], &[deep], None).contains("deeper than 128"));
 }
 
-/// With `NEUROCHUNK_PICKLE_OUT=<dir>`, write each writer case to `<dir>/<name>.pickle` for
-/// checking with NumPy. Checked with `.peers/py311/bin/python` (NumPy 2.4.6) and
-/// `.peers/py312/bin/python` (NumPy 2.5.5) running this script with `<dir>` as its argument:
-///
-/// ```python
-/// # Checks the writer's output (crates/codec/tests/pickle.rs `write_verification_files`) with NumPy.
-/// import math, pickle, sys, warnings
-/// import numpy as np
-/// d = sys.argv[1]
-/// def load(name):
-///     with open(f'{d}/{name}.pickle', 'rb') as f, warnings.catch_warnings():
-///         warnings.simplefilter('error')  # a DeprecationWarning (numpy.core) fails the check
-///         return pickle.loads(f.read())
-/// print(sys.version.split()[0], 'numpy', np.__version__)
-/// a = load('objects')
-/// assert a.dtype == np.dtype('O') and a.shape == (5,), (a.dtype, a.shape)
-/// assert a[0] == 'a' and type(a[0]) is str
-/// assert a[1] == {'k': [1, 2.5, None, True], 'é': 'ü🦀'} and list(a[1]) == ['k', 'é']
-/// assert a[2] == 2**64 - 1 and a[3] == -2**63 and type(a[2]) is int
-/// assert isinstance(a[4], float) and math.isnan(a[4])
-/// g = load('grid')
-/// assert g.dtype == object and g.shape == (2, 2) and g.tolist() == [['r0c0', 'r0c1'], ['r1c0', 70000]], g
-/// assert g.flags.c_contiguous
-/// z = load('zero_d'); assert z.shape == () and z.dtype == object and z[()] == 'x'
-/// e = load('empty'); assert e.shape == (0,) and e.dtype == object
-/// r = load('record')
-/// want = np.dtype([('idx_start', '<i4'), ('count', '<i4'), ('timeseries', 'O')])
-/// assert r.dtype == want and r.shape == (2,), r.dtype
-/// assert r.dtype.fields['timeseries'][1] == 8 and r.dtype.itemsize == 16
-/// assert r[0]['idx_start'] == 0 and r[0]['count'] == 5 and r[1]['idx_start'] == 5 and r[1]['count'] == 3
-/// assert r[0]['timeseries'] == {'source': '.', 'path': '/acquisition/ts1', 'object_id': 'oid-1', 'source_object_id': 'root-0'}
-/// assert r[1]['timeseries']['object_id'] is None
-/// n = load('numeric_record')
-/// want = np.dtype([('a', '<i2'), ('b', '>f8'), ('c', '?'), ('d', '<u8'), ('e', '<f4')])
-/// assert n.dtype == want, n.dtype
-/// assert n['a'].tolist() == [-2, 7] and n['b'][0] == 1.5 and n['b'][1] == -np.inf
-/// assert n['c'].tolist() == [True, False] and n['d'].tolist() == [2**64 - 1, 0]
-/// assert n['e'][0] == 0.25 and math.isnan(n['e'][1])
-/// t = load('codec_texts')
-/// assert t.dtype == object and t.shape == (2500,) and t.tolist() == [f't{i}é' for i in range(2500)]
-/// # numcodecs' Pickle codec itself (what zarr-python / hdmf-zarr call).
-/// import os; os.environ['NUMCODECS_ALLOW_UNSAFE_PICKLE_DECODE'] = '1'
-/// import numcodecs
-/// with open(f'{d}/record.pickle', 'rb') as f:
-///     dec = numcodecs.Pickle(protocol=5).decode(f.read())
-/// assert dec.dtype == r.dtype and dec.shape == (2,) and dec[1]['count'] == 3
-/// print('all writer outputs load as expected')
-/// go = load('golden_objects')
-/// assert go.dtype == object and go.tolist() == ['a', {'k': 1}]
-/// gr = load('golden_record')
-/// assert gr.dtype == r.dtype and gr.shape == (1,) and gr[0]['idx_start'] == 1 and gr[0]['count'] == 2
-/// assert gr[0]['timeseries'] == {'source': '.', 'path': '/x', 'object_id': 'o', 'source_object_id': 'root-0'}
-/// print('golden outputs load as expected; hex:')
-/// for n in ('golden_objects', 'golden_record'):
-///     print(n, open(f'{d}/{n}.pickle', 'rb').read().hex())
-/// ```
-#[test]
-fn write_verification_files() {
-    let Some(dir) = std::env::var_os("NEUROCHUNK_PICKLE_OUT") else {
-        return;
-    };
-    let dir = std::path::PathBuf::from(dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, shape, items, record) in writer_cases() {
-        let bytes = encode_object_array(&shape, &items, record.as_deref()).unwrap();
-        std::fs::write(dir.join(format!("{name}.pickle")), bytes).unwrap();
-    }
-    for (name, bytes) in golden_cases() {
-        std::fs::write(dir.join(format!("{name}.pickle")), bytes).unwrap();
-    }
-    // The codec's own output: 2500 texts (three APPENDS batches).
-    let texts: Vec<String> = (0..2500).map(|i| format!("t{i}é")).collect();
-    let chain = pickle_chain(&[2500]);
-    let data = variable(&texts.iter().map(String::as_str).collect::<Vec<_>>());
-    let bytes = chain.encode(data, &repr(&[2500])).unwrap();
-    std::fs::write(dir.join("codec_texts.pickle"), bytes).unwrap();
-}
-
 // ---------------------------------------------------------------------------------------------
 // The codec
-
-fn repr(shape: &[usize]) -> ChunkRepr {
-    ChunkRepr {
-        shape: shape.to_vec(),
-        data_type: DataType::String,
-        fill_value: Vec::new(),
-    }
-}
-
-fn pickle_chain(shape: &[usize]) -> CodecChain {
-    CodecChain::from_v2(
-        false,
-        Some(&[json!({"id": "pickle", "protocol": 5})]),
-        None,
-        None,
-        &repr(shape),
-    )
-    .unwrap()
-}
-
-fn variable(texts: &[&str]) -> ArrayBytes {
-    let mut data = Vec::new();
-    let mut offsets = vec![0];
-    for t in texts {
-        data.extend_from_slice(t.as_bytes());
-        offsets.push(data.len());
-    }
-    ArrayBytes::Variable { data, offsets }
-}
 
 fn texts(bytes: &ArrayBytes) -> Vec<String> {
     let ArrayBytes::Variable { data, offsets } = bytes else {

@@ -146,6 +146,36 @@ impl DataType {
         })
     }
 
+    /// The same type with every structured field's own byte order removed (recursively), so
+    /// that one byte order (the `bytes` codec's) applies to the whole element, as Zarr v3
+    /// requires. Element values are unchanged: in memory every field is little-endian.
+    pub fn without_field_byte_orders(&self) -> DataType {
+        match self {
+            DataType::Structured(fields) => DataType::Structured(
+                fields
+                    .iter()
+                    .map(|f| StructField {
+                        name: f.name.clone(),
+                        data_type: f.data_type.without_field_byte_orders(),
+                        shape: f.shape.clone(),
+                        endian: None,
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    /// True when some structured field (at any depth) carries its own byte order.
+    pub fn has_field_byte_orders(&self) -> bool {
+        match self {
+            DataType::Structured(fields) => fields
+                .iter()
+                .any(|f| f.endian.is_some() || f.data_type.has_field_byte_orders()),
+            _ => false,
+        }
+    }
+
     /// True for variable-length strings and bytes.
     pub fn is_variable_length(&self) -> bool {
         self.fixed_size().is_none()

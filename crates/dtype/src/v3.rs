@@ -145,6 +145,15 @@ fn struct_field_json(field: &StructField) -> Result<Value, DtypeError> {
     if field.data_type.is_variable_length() {
         return Err(unsupported("struct fields must have a fixed size".into()));
     }
+    if field.endian.is_some() {
+        // Zarr v3 has one byte order for the whole element (the `bytes` codec's); writing a
+        // field with its own order under it would store bytes the declaration misreads.
+        return Err(unsupported(
+            "it carries its own byte order, which Zarr v3 cannot express; \
+             use DataType::without_field_byte_orders() (conversion does this)"
+                .into(),
+        ));
+    }
     Ok(json!({"name": field.name, "data_type": field.data_type.to_v3_json()?}))
 }
 

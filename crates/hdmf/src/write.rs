@@ -524,7 +524,8 @@ impl NwbWriter {
                     compound_to_structured(fields, rows, V3_MIN_COMPOUND_CHARS)
                         .map_err(|m| self.err(path, m))?;
                 (
-                    data_type,
+                    // Zarr v3 has one byte order per element: the `bytes` codec's.
+                    data_type.without_field_byte_orders(),
                     ArrayBytes::Fixed(bytes),
                     vec![bytes_codec, zstd],
                     None,
@@ -614,7 +615,7 @@ impl NwbWriter {
             ..ConvertOptions::default()
         };
         let key = store_key(&path).to_string();
-        let mut dst = convert_array(source, self.store.clone(), &key, &options, progress)
+        let (mut dst, _) = convert_array(source, self.store.clone(), &key, &options, progress)
             .map_err(|e| self.array_err(e))?;
         dst.set_attributes(map).map_err(|e| self.array_err(e))?;
         Ok(())

@@ -465,7 +465,7 @@ fn generic_zarr_conversion_keeps_pickled_compounds_and_reference_dictionaries() 
         compressors: Some("zstd:3".into()),
         ..Default::default()
     };
-    convert_hierarchy(src, "", dst, "", &options, &|_| {}).unwrap();
+    convert_hierarchy(src, "", dst, "", &options, &|_| {}, &|_, _| {}).unwrap();
 
     let written: serde_json::Value = serde_json::from_slice(
         &std::fs::read(out.join("intervals/trials/timeseries/.zarray")).unwrap(),
