@@ -109,7 +109,7 @@ impl Array {
                 let doc = self.meta.to_v2_document(&self.path)?;
                 self.store.set(
                     &join_key(&self.path, ZARRAY),
-                    &document_bytes(&doc, ZarrFormat::V2),
+                    document_bytes(&doc, ZarrFormat::V2).into(),
                 )?;
                 let attrs_key = join_key(&self.path, ZATTRS);
                 if self.meta.attributes.is_empty() {
@@ -117,14 +117,14 @@ impl Array {
                 } else {
                     let attrs = Value::Object(self.meta.attributes.clone());
                     self.store
-                        .set(&attrs_key, &document_bytes(&attrs, ZarrFormat::V2))?;
+                        .set(&attrs_key, document_bytes(&attrs, ZarrFormat::V2).into())?;
                 }
             }
             ZarrFormat::V3 => {
                 let doc = self.meta.to_v3_document(&self.path)?;
                 self.store.set(
                     &join_key(&self.path, ZARR_JSON),
-                    &document_bytes(&doc, ZarrFormat::V3),
+                    document_bytes(&doc, ZarrFormat::V3).into(),
                 )?;
             }
             ZarrFormat::N5 => {
@@ -176,7 +176,7 @@ impl Array {
         let key = self.chunk_key(index);
         let repr = self.repr();
         match self.store.get(&key)? {
-            Some(bytes) => self.decode_chunk(index, &key, bytes, &repr),
+            Some(bytes) => self.decode_chunk(index, &key, Vec::from(bytes), &repr),
             None => Ok(subset::fill_for_repr(&repr)),
         }
     }
@@ -203,7 +203,7 @@ impl Array {
                 key: key.clone(),
                 source,
             })?;
-        self.store.set(&key, &encoded)?;
+        self.store.set(&key, encoded.into())?;
         Ok(())
     }
 
@@ -256,7 +256,7 @@ impl Array {
             let key = self.chunk_key(&task.index);
             match self.store.get(&key)? {
                 Some(bytes) => {
-                    let decoded = self.decode_chunk(&task.index, &key, bytes, &repr)?;
+                    let decoded = self.decode_chunk(&task.index, &key, Vec::from(bytes), &repr)?;
                     if let ArrayBytes::Fixed(buf) = &decoded {
                         copy_into_shared(buf, &repr.shape, &shared, &extent, &task.pairs, elem);
                     }

@@ -142,7 +142,7 @@ pub(crate) fn write_group(
         ZarrFormat::V2 => {
             store.set(
                 &join_key(path, ZGROUP),
-                &document_bytes(&json!({"zarr_format": 2}), format),
+                document_bytes(&json!({"zarr_format": 2}), format).into(),
             )?;
             let attrs_key = join_key(path, ZATTRS);
             if attributes.is_empty() {
@@ -150,7 +150,7 @@ pub(crate) fn write_group(
             } else {
                 store.set(
                     &attrs_key,
-                    &document_bytes(&Value::Object(attributes.clone()), format),
+                    document_bytes(&Value::Object(attributes.clone()), format).into(),
                 )?;
             }
         }
@@ -162,7 +162,7 @@ pub(crate) fn write_group(
             };
             store.set(
                 &join_key(path, ZARR_JSON),
-                &document_bytes(&group.to_v3_document(), format),
+                document_bytes(&group.to_v3_document(), format).into(),
             )?;
         }
         ZarrFormat::N5 => crate::n5::write_group(store, path, attributes)?,
@@ -330,7 +330,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
             let doc = json!({"metadata": metadata, "zarr_consolidated_format": 1});
             store.set(
                 &join_key(path, ZMETADATA),
-                &document_bytes(&doc, ZarrFormat::V2),
+                document_bytes(&doc, ZarrFormat::V2).into(),
             )?;
         }
         ZarrFormat::V3 => {
@@ -368,7 +368,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
             doc.insert("node_type".into(), json!("group"));
             store.set(
                 &join_key(path, ZARR_JSON),
-                &document_bytes(&Value::Object(doc), ZarrFormat::V3),
+                document_bytes(&Value::Object(doc), ZarrFormat::V3).into(),
             )?;
         }
         ZarrFormat::N5 => {}

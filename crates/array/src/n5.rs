@@ -414,7 +414,7 @@ pub(crate) fn write_dataset(
     add_user_attributes(&mut doc, &meta.attributes, path)?;
     store.set(
         &join_key(path, ATTRIBUTES_JSON),
-        &document_bytes(&Value::Object(doc)),
+        document_bytes(&Value::Object(doc)).into(),
     )?;
     Ok(())
 }
@@ -434,7 +434,7 @@ pub(crate) fn write_group(
     add_user_attributes(&mut doc, attributes, path)?;
     store.set(
         &join_key(path, ATTRIBUTES_JSON),
-        &document_bytes(&Value::Object(doc)),
+        document_bytes(&Value::Object(doc)).into(),
     )?;
     Ok(())
 }

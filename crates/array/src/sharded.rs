@@ -76,7 +76,11 @@ pub(crate) fn read_shard_into(
     };
     // Read the whole shard when most of it is needed; otherwise the index and then ranges.
     let read_whole = inner_tasks.len() * 2 >= total_inner;
-    let whole = if read_whole { store.get(&key)? } else { None };
+    let whole = if read_whole {
+        store.get(&key)?.map(Vec::from)
+    } else {
+        None
+    };
     let index_bytes = match &whole {
         Some(bytes) => {
             let (start, end) = index_range.resolve(bytes.len() as u64).unwrap_or((0, 0));
@@ -85,6 +89,7 @@ pub(crate) fn read_shard_into(
         None => store
             .get_ranges(&key, &[index_range])?
             .and_then(|mut parts| parts.pop())
+            .map(Vec::from)
             .ok_or_else(|| ArrayError::ChunkCorrupt {
                 path: path.clone(),
                 key: key.clone(),
@@ -130,7 +135,14 @@ pub(crate) fn read_shard_into(
                     length: Some(length),
                 })
                 .collect();
-            ShardSource::Ranges(store.get_ranges(&key, &ranges)?.unwrap_or_default())
+            ShardSource::Ranges(
+                store
+                    .get_ranges(&key, &ranges)?
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(Vec::from)
+                    .collect(),
+            )
         }
     };
     let mut range_slot = Vec::with_capacity(locations.len());

@@ -12,7 +12,7 @@ use neurochunk_array::{
 };
 use neurochunk_codec::{parse_compressor_spec, BytesCodec};
 use neurochunk_dtype::Endian;
-use neurochunk_store::{ByteRange, DirListing, StoreResult};
+use neurochunk_store::{ByteRange, Bytes, DirListing, StoreResult};
 use serde_json::{json, Map, Value};
 
 fn u16s(values: &[u16]) -> ArrayBytes {
@@ -73,7 +73,7 @@ fn v2_uncompressed_edge_chunks_match_zarr_python_bytes() {
     assert_eq!(doc["compressor"], Value::Null);
     assert_eq!(doc["filters"], Value::Null);
     assert_eq!(doc["order"], json!("C"));
-    let text = String::from_utf8(s.get(".zarray").unwrap().unwrap()).unwrap();
+    let text = String::from_utf8(s.get(".zarray").unwrap().unwrap().to_vec()).unwrap();
     assert!(
         text.starts_with("{\n    \"chunks\": [\n        2,"),
         "zarr-python 2 layout: {text}"
@@ -103,7 +103,7 @@ fn v3_keys_and_document_match_zarr_python() {
     );
     // Parents were created as groups.
     assert!(s.exists("zarr.json").unwrap() && s.exists("g/zarr.json").unwrap());
-    let text = String::from_utf8(s.get("g/x/zarr.json").unwrap().unwrap()).unwrap();
+    let text = String::from_utf8(s.get("g/x/zarr.json").unwrap().unwrap().to_vec()).unwrap();
     let keys: Vec<String> = serde_json::from_str::<Map<String, Value>>(&text)
         .unwrap()
         .keys()
@@ -234,18 +234,18 @@ struct CountingStore {
 }
 
 impl Store for CountingStore {
-    fn get(&self, key: &str) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
         self.gets.fetch_add(1, Ordering::Relaxed);
         self.inner.get(key)
     }
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Vec<u8>>>> {
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>> {
         self.ranged.fetch_add(ranges.len(), Ordering::Relaxed);
         self.inner.get_ranges(key, ranges)
     }
     fn size(&self, key: &str) -> StoreResult<Option<u64>> {
         self.inner.size(key)
     }
-    fn set(&self, key: &str, value: &[u8]) -> StoreResult<()> {
+    fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
         self.inner.set(key, value)
     }
     fn delete(&self, key: &str) -> StoreResult<()> {
@@ -347,16 +347,17 @@ fn corrupt_chunks_give_errors_naming_array_and_key() {
     )
     .unwrap();
     a.write_all(&u16s(&[1, 2, 3, 4, 5, 6, 7, 8])).unwrap();
-    let mut bytes = s.get("grp/vol/c/1").unwrap().unwrap();
+    let mut bytes = s.get("grp/vol/c/1").unwrap().unwrap().to_vec();
     let last = bytes.len() - 1;
     bytes[last] ^= 0xff;
-    s.set("grp/vol/c/1", &bytes).unwrap();
+    s.set("grp/vol/c/1", bytes.into()).unwrap();
     let err = a.read_all().unwrap_err().to_string();
     assert!(
         err.contains("/grp/vol") && err.contains("c/1") && err.contains("crc32c"),
         "{err}"
     );
-    s.set("grp/vol/c/0", &[1, 2, 3]).unwrap();
+    s.set("grp/vol/c/0", Bytes::from_static(&[1, 2, 3]))
+        .unwrap();
     let err = a
         .read(&parse_selection("0:2").unwrap())
         .unwrap_err()
@@ -366,11 +367,11 @@ fn corrupt_chunks_give_errors_naming_array_and_key() {
     let s = store();
     let a = Array::create(s.clone(), "sh", sharded_meta("none")).unwrap();
     a.write_all(&u16s(&vec![5; 4096])).unwrap();
-    let mut shard = s.get("sh/c/0/0").unwrap().unwrap();
+    let mut shard = s.get("sh/c/0/0").unwrap().unwrap().to_vec();
     // Point the first index entry far past the end; the index sits before the 4-byte crc.
     let first_entry = shard.len() - 4 - 16 * 16;
     shard[first_entry..first_entry + 8].copy_from_slice(&1_000_000u64.to_le_bytes());
-    s.set("sh/c/0/0", &shard).unwrap();
+    s.set("sh/c/0/0", shard.into()).unwrap();
     let err = a
         .read(&parse_selection("0:2,0:2").unwrap())
         .unwrap_err()
@@ -381,17 +382,17 @@ fn corrupt_chunks_give_errors_naming_array_and_key() {
 #[test]
 fn malformed_metadata_is_reported_with_the_node_path() {
     let s = store();
-    s.set("bad/.zarray", br#"{"zarr_format": 2, "shape": [4], "dtype": "<u2", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#).unwrap();
+    s.set("bad/.zarray", Bytes::from_static(br#"{"zarr_format": 2, "shape": [4], "dtype": "<u2", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#)).unwrap();
     let err = Array::open(s.clone(), "bad").unwrap_err().to_string();
     assert!(err.contains("/bad") && err.contains("'chunks'"), "{err}");
     s.set(
         "bad2/zarr.json",
-        br#"{"zarr_format": 3, "node_type": "array", "shape": "four"}"#,
+        Bytes::from_static(br#"{"zarr_format": 3, "node_type": "array", "shape": "four"}"#),
     )
     .unwrap();
     let err = Array::open(s.clone(), "bad2").unwrap_err().to_string();
     assert!(err.contains("/bad2") && err.contains("shape"), "{err}");
-    s.set("bad3/.zarray", br#"{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<u2", "compressor": {"id": "nosuchcodec"}, "fill_value": 0, "order": "C", "filters": null}"#).unwrap();
+    s.set("bad3/.zarray", Bytes::from_static(br#"{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<u2", "compressor": {"id": "nosuchcodec"}, "fill_value": 0, "order": "C", "filters": null}"#)).unwrap();
     let err = Array::open(s.clone(), "bad3").unwrap_err().to_string();
     assert!(
         err.contains("/bad3") && err.contains("nosuchcodec"),
@@ -400,7 +401,7 @@ fn malformed_metadata_is_reported_with_the_node_path() {
     // A v3 array whose data type cannot pass through its codec (string through `bytes`).
     s.set(
         "bad4/zarr.json",
-        br#"{"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "string", "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}}, "chunk_key_encoding": {"name": "default"}, "fill_value": "", "codecs": [{"name": "bytes"}]}"#,
+        Bytes::from_static(br#"{"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "string", "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}}, "chunk_key_encoding": {"name": "default"}, "fill_value": "", "codecs": [{"name": "bytes"}]}"#),
     ).unwrap();
     let err = Array::open(s.clone(), "bad4")
         .and_then(|a| a.read_all())
@@ -416,8 +417,9 @@ fn malformed_metadata_is_reported_with_the_node_path() {
 #[test]
 fn lenient_metadata_with_bare_nan_is_read() {
     let s = store();
-    s.set(".zarray", br#"{"zarr_format": 2, "shape": [3], "chunks": [3], "dtype": "<f4", "compressor": null, "fill_value": NaN, "order": "C", "filters": []}"#).unwrap();
-    s.set(".zattrs", br#"{"offset": -Infinity}"#).unwrap();
+    s.set(".zarray", Bytes::from_static(br#"{"zarr_format": 2, "shape": [3], "chunks": [3], "dtype": "<f4", "compressor": null, "fill_value": NaN, "order": "C", "filters": []}"#)).unwrap();
+    s.set(".zattrs", Bytes::from_static(br#"{"offset": -Infinity}"#))
+        .unwrap();
     let a = Array::open(s, "").unwrap();
     let (_, data) = a.read_all().unwrap();
     let ArrayBytes::Fixed(bytes) = data else {
@@ -435,7 +437,7 @@ fn lenient_metadata_with_bare_nan_is_read() {
     attrs.insert("gain".into(), json!(2.5));
     let mut a = a;
     a.set_attributes(attrs).unwrap();
-    let text = String::from_utf8(a.store().get(".zattrs").unwrap().unwrap()).unwrap();
+    let text = String::from_utf8(a.store().get(".zattrs").unwrap().unwrap().to_vec()).unwrap();
     assert!(text.contains("\"offset\": -Infinity"), "{text}");
 }
 
@@ -548,7 +550,8 @@ fn hierarchies_consolidate_and_reopen_from_one_document() {
                 "zarr.json"
             })
             .unwrap()
-            .unwrap(),
+            .unwrap()
+            .to_vec(),
         )
         .unwrap();
         assert!(

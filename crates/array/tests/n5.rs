@@ -12,6 +12,7 @@ use neurochunk_array::{
     MemoryStore, N5AxisOrder, NodeMetadata, OpenOptions, Store, ZarrFormat,
 };
 use neurochunk_codec::n5::compression_from_n5_json;
+use neurochunk_store::Bytes;
 use serde_json::{json, Map, Value};
 
 fn hex(s: &str) -> Vec<u8> {
@@ -63,15 +64,15 @@ fn n5_01_store(edge_block: &str) -> Arc<dyn Store> {
     let s = store();
     s.set(
         "vol/attributes.json",
-        br#"{"blockSize":[2,2],"compression":{"type":"raw"},"dataType":"uint16","dimensions":[3,2]}"#,
+        Bytes::from_static(br#"{"blockSize":[2,2],"compression":{"type":"raw"},"dataType":"uint16","dimensions":[3,2]}"#),
     )
     .unwrap();
     s.set(
         "vol/0/0",
-        &hex("0000 0002 00000002 00000002 0001 0002 0004 0005"),
+        hex("0000 0002 00000002 00000002 0001 0002 0004 0005").into(),
     )
     .unwrap();
-    s.set("vol/1/0", &hex(edge_block)).unwrap();
+    s.set("vol/1/0", hex(edge_block).into()).unwrap();
     s
 }
 
@@ -139,7 +140,7 @@ fn writes_truncated_edge_blocks_like_the_java_reference() {
         assert_eq!(doc["dataType"], json!("uint16"));
         assert_eq!(doc["compression"], json!({"type": "raw"}));
         assert_eq!(
-            String::from_utf8(s.get("attributes.json").unwrap().unwrap()).unwrap(),
+            String::from_utf8(s.get("attributes.json").unwrap().unwrap().to_vec()).unwrap(),
             r#"{"n5":"4.0.0"}"#,
             "N5-12: the root carries the version, as Java writes it"
         );
@@ -155,12 +156,12 @@ fn readme_example_block_n5_03() {
     let s = store();
     s.set(
         "attributes.json",
-        br#"{"n5":"4.0.0","dimensions":[1,2,3],"blockSize":[1,2,3],"dataType":"uint16","compression":{"type":"raw"}}"#,
+        Bytes::from_static(br#"{"n5":"4.0.0","dimensions":[1,2,3],"blockSize":[1,2,3],"dataType":"uint16","compression":{"type":"raw"}}"#),
     )
     .unwrap();
     s.set(
         "0/0/0",
-        &hex("0000 0003 00000001 00000002 00000003 0001 0002 0003 0004 0005 0006"),
+        hex("0000 0003 00000001 00000002 00000003 0001 0002 0003 0004 0005 0006").into(),
     )
     .unwrap();
     // Listed view, shape [1,2,3]: element (0,j,k) is payload element j + 2k.
@@ -255,13 +256,13 @@ fn string_and_object_datasets_use_modes_1_and_2() {
     let s = store();
     s.set(
         "names/attributes.json",
-        br#"{"dimensions":[3],"blockSize":[2],"dataType":"string","compression":{"type":"raw"}}"#,
+        Bytes::from_static(br#"{"dimensions":[3],"blockSize":[2],"dataType":"string","compression":{"type":"raw"}}"#),
     )
     .unwrap();
     // N5-11: block ["a","bc"].
     s.set(
         "names/0",
-        &hex("0001 0001 00000002 00000005 61 00 62 63 00"),
+        hex("0001 0001 00000002 00000005 61 00 62 63 00").into(),
     )
     .unwrap();
     let (shape, data) = Array::open(s.clone(), "names").unwrap().read_all().unwrap();
@@ -288,10 +289,10 @@ fn string_and_object_datasets_use_modes_1_and_2() {
     assert_eq!(s.get("names/1").unwrap().unwrap(), expected);
     s.set(
         "blob/attributes.json",
-        br#"{"dimensions":[1],"blockSize":[1],"dataType":"object","compression":{"type":"raw"}}"#,
+        Bytes::from_static(br#"{"dimensions":[1],"blockSize":[1],"dataType":"object","compression":{"type":"raw"}}"#),
     )
     .unwrap();
-    s.set("blob/0", &hex("0002 00000003 aabbcc")).unwrap();
+    s.set("blob/0", hex("0002 00000003 aabbcc").into()).unwrap();
     let (_, data) = Array::open(s.clone(), "blob").unwrap().read_all().unwrap();
     assert_eq!(
         data,
@@ -312,11 +313,11 @@ fn every_root_version_form_is_a_container_n5_12() {
     ] {
         let s = store();
         if let Some(doc) = root {
-            s.set("attributes.json", doc).unwrap();
+            s.set("attributes.json", Bytes::from_static(doc)).unwrap();
         }
         s.set(
             "g/vol/attributes.json",
-            br#"{"dimensions":[4],"blockSize":[4],"dataType":"uint8","compression":{"type":"raw"}}"#,
+            Bytes::from_static(br#"{"dimensions":[4],"blockSize":[4],"dataType":"uint8","compression":{"type":"raw"}}"#),
         )
         .unwrap();
         let nodes = list_nodes_with(s.as_ref(), "", &listed()).unwrap();
@@ -328,7 +329,8 @@ fn every_root_version_form_is_a_container_n5_12() {
         ));
     }
     let s = store();
-    s.set("attributes.json", br#"{"n5":"5.0.0"}"#).unwrap();
+    s.set("attributes.json", Bytes::from_static(br#"{"n5":"5.0.0"}"#))
+        .unwrap();
     let err = open_node(s.as_ref(), "").unwrap_err().to_string();
     assert!(
         err.contains("5.0.0") && err.contains("attributes.json"),
@@ -342,7 +344,7 @@ fn attributes_keep_the_keys_the_format_reserves() {
     // A zarr-python 2 root array: version 2.0.0 and user attributes beside the dataset keys.
     s.set(
         "attributes.json",
-        br#"{"blockSize":[2],"compression":{"type":"raw"},"dataType":"int32","dimensions":[3],"n5":"2.0.0","pixelResolution":{"dimensions":[4.0],"unit":"nm"}}"#,
+        Bytes::from_static(br#"{"blockSize":[2],"compression":{"type":"raw"},"dataType":"int32","dimensions":[3],"n5":"2.0.0","pixelResolution":{"dimensions":[4.0],"unit":"nm"}}"#),
     )
     .unwrap();
     let mut a = Array::open(s.clone(), "").unwrap();
@@ -371,7 +373,7 @@ fn attributes_keep_the_keys_the_format_reserves() {
     .unwrap();
     assert_eq!(
         g.get("attributes.json").unwrap().unwrap(),
-        br#"{"n5":"4.0.0","a":1}"#
+        &br#"{"n5":"4.0.0","a":1}"#[..]
     );
     // A user attribute may not shadow a reserved key.
     let err = create_group(
@@ -418,8 +420,9 @@ fn bad_input_gives_errors_naming_dataset_and_block() {
     ];
     for (block, what, parts) in cases {
         let s = store();
-        s.set("vol/attributes.json", attrs).unwrap();
-        s.set("vol/0/1", &hex(block)).unwrap();
+        s.set("vol/attributes.json", Bytes::from_static(attrs))
+            .unwrap();
+        s.set("vol/0/1", hex(block).into()).unwrap();
         let a = Array::open(s.clone(), "vol").unwrap();
         let err = a.read_all().unwrap_err().to_string();
         assert_error_names(err, parts);
@@ -451,7 +454,7 @@ fn bad_input_gives_errors_naming_dataset_and_block() {
         (b"{\"dimensions\": [4", &["/vol", "attributes.json"]),
     ] {
         let s = store();
-        s.set("vol/attributes.json", doc).unwrap();
+        s.set("vol/attributes.json", Bytes::from_static(doc)).unwrap();
         let err = Array::open(s, "vol").unwrap_err().to_string();
         assert_error_names(err, parts);
     }
@@ -463,7 +466,7 @@ fn legacy_and_lenient_attributes_are_read() {
     // Version-0 style `compressionType`, missing blockSize (n5 3.x defaults it to dimensions).
     s.set(
         "a/attributes.json",
-        br#"{"dimensions":[3],"dataType":"uint8","compressionType":"gzip"}"#,
+        Bytes::from_static(br#"{"dimensions":[3],"dataType":"uint8","compressionType":"gzip"}"#),
     )
     .unwrap();
     let a = Array::open(s.clone(), "a").unwrap();
@@ -476,7 +479,7 @@ fn legacy_and_lenient_attributes_are_read() {
     // tensorstore's `axes` become dimension names (in the presentation order).
     s.set(
         "b/attributes.json",
-        br#"{"axes":["x","y"],"blockSize":[2,2],"compression":{"blocksize":0,"clevel":5,"cname":"lz4","shuffle":1,"type":"blosc"},"dataType":"float32","dimensions":[4,3]}"#,
+        Bytes::from_static(br#"{"axes":["x","y"],"blockSize":[2,2],"compression":{"blocksize":0,"clevel":5,"cname":"lz4","shuffle":1,"type":"blosc"},"dataType":"float32","dimensions":[4,3]}"#),
     )
     .unwrap();
     let b = Array::open_with(s.clone(), "b", &reversed()).unwrap();
@@ -529,7 +532,7 @@ fn snapshot(s: &Arc<dyn Store>) -> Vec<(String, Vec<u8>)> {
         .unwrap()
         .into_iter()
         .map(|k| {
-            let v = s.get(&k).unwrap().unwrap();
+            let v = s.get(&k).unwrap().unwrap().to_vec();
             (k, v)
         })
         .collect()

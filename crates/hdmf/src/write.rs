@@ -430,25 +430,25 @@ impl NwbWriter {
         chunk: Vec<u8>,
     ) -> HdmfResult<()> {
         let key = store_key(path);
-        let set = |name: &str, bytes: &[u8]| {
+        let set = |name: &str, bytes: neurochunk_store::Bytes| {
             self.store
                 .set(&neurochunk_store::join_key(key, name), bytes)
                 .map_err(|e| HdmfError::store(&self.final_path, e))
         };
         set(
             ".zarray",
-            to_python_json(doc, PyJsonStyle::ZARR_PYTHON2).as_bytes(),
+            to_python_json(doc, PyJsonStyle::ZARR_PYTHON2).into(),
         )?;
         set(
             ".zattrs",
-            to_python_json(&Value::Object(attrs), PyJsonStyle::ZARR_PYTHON2).as_bytes(),
+            to_python_json(&Value::Object(attrs), PyJsonStyle::ZARR_PYTHON2).into(),
         )?;
         let empty = doc
             .get("shape")
             .and_then(Value::as_array)
             .is_some_and(|s| s.iter().any(|d| d.as_u64() == Some(0)));
         if !empty {
-            set("0", &chunk)?;
+            set("0", chunk.into())?;
         }
         Ok(())
     }

@@ -1,12 +1,15 @@
 //! A store over a directory tree. Writes go to a temporary file in the destination directory
 //! and are renamed into place, so a killed writer never leaves a torn value behind.
 
-use std::fs::{self, File};
-use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::{validate_key, validate_prefix, ByteRange, DirListing, Store, StoreError, StoreResult};
+use crate::{
+    validate_key, validate_prefix, ByteRange, Bytes, DirListing, Store, StoreError, StoreResult,
+    ValueWriter,
+};
 
 /// Names of in-flight temporary files start with this; listings skip them.
 const TEMP_PREFIX: &str = ".neurochunk-tmp-";
@@ -14,17 +17,14 @@ const TEMP_PREFIX: &str = ".neurochunk-tmp-";
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A filesystem store rooted at a directory.
+///
+/// Errors name the root directory and the key, so together they name the file. Directories
+/// are created as values are written; removing values leaves their (possibly empty)
+/// directories, which [`Store::list_dir`] still lists as prefixes.
 #[derive(Debug, Clone)]
 pub struct FsStore {
     root: PathBuf,
     read_only: bool,
-}
-
-fn io_error(path: &Path, source: std::io::Error) -> StoreError {
-    StoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 impl FsStore {
@@ -67,9 +67,108 @@ impl FsStore {
 
     fn check_writable(&self, key: &str) -> StoreResult<()> {
         if self.read_only {
-            Err(StoreError::ReadOnly(key.to_string()))
+            Err(StoreError::ReadOnly {
+                key: key.to_string(),
+            })
         } else {
             Ok(())
+        }
+    }
+
+    /// A [`StoreError::Backend`] for an I/O error on `key` (a key, a prefix or `""` for the
+    /// root directory), naming this store's root.
+    fn io_error(&self, key: &str, source: std::io::Error) -> StoreError {
+        StoreError::backend(self.root.display().to_string(), key, source)
+    }
+
+    /// A writer to a new temporary file beside the file of `key`.
+    fn temp_writer(&self, key: &str) -> StoreResult<FsValueWriter<'_>> {
+        self.check_writable(key)?;
+        let path = self.key_path(key)?;
+        let dir = path.parent().unwrap_or(&self.root);
+        fs::create_dir_all(dir).map_err(|e| self.io_error(key, e))?;
+        let temp = dir.join(format!(
+            "{TEMP_PREFIX}{}-{}",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| self.io_error(key, e))?;
+        Ok(FsValueWriter {
+            store: self,
+            key: key.to_string(),
+            path,
+            temp,
+            file: Some(BufWriter::new(file)),
+            committed: false,
+        })
+    }
+}
+
+/// A value being written to a temporary file; [`ValueWriter::commit`] renames it into place,
+/// dropping it uncommitted removes it.
+struct FsValueWriter<'a> {
+    store: &'a FsStore,
+    key: String,
+    path: PathBuf,
+    temp: PathBuf,
+    /// `None` once the file is closed for the rename.
+    file: Option<BufWriter<File>>,
+    /// The temporary file has been renamed into place.
+    committed: bool,
+}
+
+impl FsValueWriter<'_> {
+    fn file(&mut self) -> std::io::Result<&mut BufWriter<File>> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("the value's file is already closed"))
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        let file = self.file()?;
+        file.flush()?;
+        // Close the file before it is renamed.
+        drop(self.file.take());
+        fs::rename(&self.temp, &self.path)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Write for FsValueWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file()?.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.file()?.write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file()?.flush()
+    }
+}
+
+impl ValueWriter for FsValueWriter<'_> {
+    fn commit(mut self: Box<Self>) -> StoreResult<()> {
+        match self.finish() {
+            Ok(()) => Ok(()),
+            // Dropping `self` removes the temporary file.
+            Err(e) => Err(self.store.io_error(&self.key, e)),
+        }
+    }
+}
+
+impl Drop for FsValueWriter<'_> {
+    fn drop(&mut self) {
+        // Uncommitted (or a failed commit): the temporary file must not stay behind.
+        if !self.committed {
+            drop(self.file.take());
+            let _ = fs::remove_file(&self.temp);
         }
     }
 }
@@ -79,39 +178,39 @@ fn is_temp_name(name: &str) -> bool {
 }
 
 impl Store for FsStore {
-    fn get(&self, key: &str) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
         let path = self.key_path(key)?;
         match fs::read(&path) {
-            Ok(bytes) => Ok(Some(bytes)),
+            Ok(bytes) => Ok(Some(Bytes::from(bytes))),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             // A directory where a value was expected reads as missing (e.g. `c` in v3).
             Err(_) if path.is_dir() => Ok(None),
-            Err(e) => Err(io_error(&path, e)),
+            Err(e) => Err(self.io_error(key, e)),
         }
     }
 
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Vec<u8>>>> {
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>> {
         let path = self.key_path(key)?;
         let mut file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_error(&path, e)),
+            Err(e) => return Err(self.io_error(key, e)),
         };
-        let size = file.metadata().map_err(|e| io_error(&path, e))?.len();
+        let metadata = file.metadata().map_err(|e| self.io_error(key, e))?;
+        if metadata.is_dir() {
+            // As in `get`: a directory is not a value.
+            return Ok(None);
+        }
+        let size = metadata.len();
         let mut out = Vec::with_capacity(ranges.len());
         for range in ranges {
-            let (start, end) = range
-                .resolve(size)
-                .ok_or_else(|| StoreError::RangeOutOfBounds {
-                    key: key.to_string(),
-                    range: range.to_string(),
-                    size,
-                })?;
+            let (start, end) = range.resolve_for(key, size)?;
             let mut buf = vec![0u8; (end - start) as usize];
             file.seek(SeekFrom::Start(start))
-                .map_err(|e| io_error(&path, e))?;
-            file.read_exact(&mut buf).map_err(|e| io_error(&path, e))?;
-            out.push(buf);
+                .map_err(|e| self.io_error(key, e))?;
+            file.read_exact(&mut buf)
+                .map_err(|e| self.io_error(key, e))?;
+            out.push(Bytes::from(buf));
         }
         Ok(Some(out))
     }
@@ -122,31 +221,22 @@ impl Store for FsStore {
             Ok(m) if m.is_file() => Ok(Some(m.len())),
             Ok(_) => Ok(None),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_error(&path, e)),
+            Err(e) => Err(self.io_error(key, e)),
         }
     }
 
-    fn set(&self, key: &str, value: &[u8]) -> StoreResult<()> {
-        self.check_writable(key)?;
-        let path = self.key_path(key)?;
-        let dir = path.parent().unwrap_or(&self.root).to_path_buf();
-        fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
-        let temp = dir.join(format!(
-            "{TEMP_PREFIX}{}-{}",
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let result = (|| {
-            let mut file = File::create(&temp)?;
-            file.write_all(value)?;
-            drop(file);
-            fs::rename(&temp, &path)
-        })();
-        if let Err(e) = result {
-            let _ = fs::remove_file(&temp);
-            return Err(io_error(&path, e));
-        }
-        Ok(())
+    fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
+        let mut writer = Box::new(self.temp_writer(key)?);
+        writer
+            .write_all(&value)
+            .map_err(|e| self.io_error(key, e))?;
+        writer.commit()
+    }
+
+    /// Streams into a temporary file in the value's directory, renamed into place on commit
+    /// (the same atomicity as [`Store::set`]) and removed when dropped uncommitted.
+    fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
+        Ok(Box::new(self.temp_writer(key)?))
     }
 
     fn delete(&self, key: &str) -> StoreResult<()> {
@@ -155,7 +245,7 @@ impl Store for FsStore {
         match fs::remove_file(&path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io_error(&path, e)),
+            Err(e) => Err(self.io_error(key, e)),
         }
     }
 
@@ -176,7 +266,7 @@ impl Store for FsStore {
                 let _ = e;
                 self.delete(prefix)
             }
-            Err(e) => Err(io_error(&path, e)),
+            Err(e) => Err(self.io_error(prefix, e)),
         }
     }
 
@@ -198,10 +288,10 @@ impl Store for FsStore {
                 {
                     continue
                 }
-                Err(e) => return Err(io_error(&dir, e)),
+                Err(e) => return Err(self.io_error(&key_prefix, e)),
             };
             for entry in entries {
-                let entry = entry.map_err(|e| io_error(&dir, e))?;
+                let entry = entry.map_err(|e| self.io_error(&key_prefix, e))?;
                 let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                     continue;
                 };
@@ -213,7 +303,7 @@ impl Store for FsStore {
                 } else {
                     format!("{key_prefix}/{name}")
                 };
-                let file_type = entry.file_type().map_err(|e| io_error(&entry.path(), e))?;
+                let file_type = entry.file_type().map_err(|e| self.io_error(&key, e))?;
                 let is_dir = if file_type.is_symlink() {
                     entry.path().is_dir()
                 } else {
@@ -240,10 +330,10 @@ impl Store for FsStore {
             Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
                 return Ok(listing)
             }
-            Err(e) => return Err(io_error(&dir, e)),
+            Err(e) => return Err(self.io_error(prefix, e)),
         };
         for entry in entries {
-            let entry = entry.map_err(|e| io_error(&dir, e))?;
+            let entry = entry.map_err(|e| self.io_error(prefix, e))?;
             let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                 continue;
             };

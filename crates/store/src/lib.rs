@@ -2,54 +2,117 @@
 //!
 //! Every format (Zarr v2, Zarr v3, N5) stores its metadata documents and chunks as values
 //! under `/`-separated keys. This crate defines the one narrow trait the format layers use
-//! ([`Store`]), with a filesystem backend ([`FsStore`], atomic writes) and an in-memory
-//! backend ([`MemoryStore`]). It knows nothing about arrays or formats.
+//! ([`Store`]), with a filesystem backend ([`FsStore`], atomic writes), an in-memory backend
+//! ([`MemoryStore`]) and a view of a sub-tree of another store ([`PrefixStore`]). It knows
+//! nothing about arrays or formats.
+//!
+//! The trait is shaped for remote object storage as well as local files: values are
+//! [`Bytes`] (cheap to clone and slice, no copy when a backend already holds them), errors
+//! name keys rather than file paths ([`StoreError::Backend`] carries any backend's error),
+//! reads can be batched ([`Store::get_many`]) and large values can be streamed
+//! ([`Store::writer`]). Every implementation is expected to pass the [`conformance`] kit.
 //!
 //! Keys are relative, `/`-separated, and may not contain empty, `.` or `..` segments, a
 //! leading `/`, a backslash or a NUL byte: such keys are refused with [`StoreError::InvalidKey`]
 //! so no key can escape the store's root.
 
+pub mod conformance;
 mod filesystem;
 mod key;
 mod memory;
+mod prefix;
+mod writer;
 
+pub use bytes::Bytes;
 pub use filesystem::FsStore;
 pub use key::{join_key, validate_key, validate_prefix};
 pub use memory::MemoryStore;
+pub use prefix::PrefixStore;
+pub use writer::{BufferedWriter, ValueWriter};
 
 use std::fmt::Debug;
-use std::path::PathBuf;
 
-/// Errors from a store, each naming the key or path concerned.
+/// Errors from a store, each naming the key concerned.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
-    #[error("invalid key '{key}': {reason}")]
-    InvalidKey { key: String, reason: &'static str },
-    #[error("I/O error on '{}': {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
+    /// The key does not exist, where its absence is an error (e.g. [`Store::get_required`]).
+    /// [`Store::get`] and friends report a missing key as `Ok(None)` instead.
+    #[error("no value at '{key}'")]
+    NotFound {
+        /// The missing key.
+        key: String,
     },
+    /// The key (or prefix) is malformed or would escape the store's root.
+    #[error("invalid key '{key}': {reason}")]
+    InvalidKey {
+        /// The key as given.
+        key: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
+    /// A byte range does not fit the value.
     #[error("byte range {range} is past the end of '{key}' ({size} bytes)")]
     RangeOutOfBounds {
+        /// The key read.
         key: String,
-        range: String,
+        /// The range asked for.
+        range: ByteRange,
+        /// The size of the value in bytes.
         size: u64,
     },
-    #[error("store is read-only: cannot write '{0}'")]
-    ReadOnly(String),
+    /// The store refuses writes.
+    #[error("store is read-only: cannot write '{key}'")]
+    ReadOnly {
+        /// The key (or prefix) that was to be written or removed.
+        key: String,
+    },
+    /// The backend failed: a file system, network or service error.
+    #[error("{store}: error on '{key}': {source}")]
+    Backend {
+        /// The store, described so a person can find it (a root directory, a bucket URL).
+        store: String,
+        /// The key (or prefix) concerned.
+        key: String,
+        /// The backend's own error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
+impl StoreError {
+    /// A [`StoreError::Backend`] error.
+    pub fn backend(
+        store: impl Into<String>,
+        key: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        StoreError::Backend {
+            store: store.into(),
+            key: key.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// Results of store operations.
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// A byte range within one value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ByteRange {
     /// `length` bytes from `offset`; `None` reads to the end.
-    FromStart { offset: u64, length: Option<u64> },
+    FromStart {
+        /// The first byte.
+        offset: u64,
+        /// How many bytes; `None` for everything from `offset` on.
+        length: Option<u64>,
+    },
     /// The last `length` bytes.
-    Suffix { length: u64 },
+    Suffix {
+        /// How many bytes.
+        length: u64,
+    },
 }
 
 impl ByteRange {
@@ -66,6 +129,17 @@ impl ByteRange {
             }
             ByteRange::Suffix { length } => (length <= size).then_some((size - length, size)),
         }
+    }
+
+    /// Like [`ByteRange::resolve`], but a range that does not fit is a
+    /// [`StoreError::RangeOutOfBounds`] naming `key`.
+    pub fn resolve_for(&self, key: &str, size: u64) -> StoreResult<(u64, u64)> {
+        self.resolve(size)
+            .ok_or_else(|| StoreError::RangeOutOfBounds {
+                key: key.to_string(),
+                range: *self,
+                size,
+            })
     }
 }
 
@@ -90,26 +164,127 @@ impl std::fmt::Display for ByteRange {
 /// The direct children of a prefix: values and sub-prefixes (without the trailing `/`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DirListing {
+    /// Names of the values directly under the prefix.
     pub keys: Vec<String>,
+    /// Names of the sub-prefixes directly under the prefix.
     pub prefixes: Vec<String>,
 }
 
+/// One read of a batch ([`Store::get_many`]): a key and what to read of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadRequest {
+    /// The key to read.
+    pub key: String,
+    /// The byte ranges to read, in order; `None` reads the whole value.
+    pub ranges: Option<Vec<ByteRange>>,
+}
+
+impl ReadRequest {
+    /// Read the whole value at `key`.
+    pub fn whole(key: impl Into<String>) -> Self {
+        ReadRequest {
+            key: key.into(),
+            ranges: None,
+        }
+    }
+
+    /// Read these byte ranges of the value at `key`.
+    pub fn ranges(key: impl Into<String>, ranges: Vec<ByteRange>) -> Self {
+        ReadRequest {
+            key: key.into(),
+            ranges: Some(ranges),
+        }
+    }
+}
+
+/// The answer to one [`ReadRequest`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadResponse {
+    /// The key does not exist.
+    Missing,
+    /// The whole value (the request had no ranges).
+    Whole(Bytes),
+    /// One part per requested range, in the order asked.
+    Ranges(Vec<Bytes>),
+}
+
 /// A key/value store. Implementations are safe to share between threads.
+///
+/// # How the array layer uses a store
+///
+/// The array layer's read path is *plan → fetch → decode → scatter*: a selection is planned
+/// into the chunks (and, for sharded arrays, the inner chunks and byte ranges) it touches;
+/// their bytes are fetched from the store; each chunk is decoded by its codec chain; and the
+/// decoded elements are scattered into the caller's output buffer. Only the fetch step talks
+/// to the store, through [`get`](Store::get), [`get_ranges`](Store::get_ranges) and
+/// [`get_many`](Store::get_many). A local backend serves these directly; a remote backend
+/// (S3, GCS, HTTP) overrides [`get_many`](Store::get_many) to issue the requests of a batch
+/// concurrently, and [`writer`](Store::writer) to upload large values in parts.
+///
+/// # Contract
+///
+/// - A missing key is `Ok(None)` for [`get`](Store::get), [`get_ranges`](Store::get_ranges)
+///   and [`size`](Store::size), [`ReadResponse::Missing`] in [`get_many`](Store::get_many),
+///   and [`StoreError::NotFound`] only where a value is required.
+/// - A prefix is not a value: reading it as a key reads as missing.
+/// - Keys are checked with [`validate_key`], prefixes with [`validate_prefix`]; a bad one is
+///   [`StoreError::InvalidKey`].
+/// - Writes are atomic: readers see the old or the new value, never a mix.
+///
+/// [`conformance::check_store`] checks all of this for an implementation.
 pub trait Store: Send + Sync + Debug {
     /// The whole value, or `None` when the key does not exist.
-    fn get(&self, key: &str) -> StoreResult<Option<Vec<u8>>>;
-    /// Several byte ranges of one value, or `None` when the key does not exist.
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Vec<u8>>>>;
+    fn get(&self, key: &str) -> StoreResult<Option<Bytes>>;
+    /// Several byte ranges of one value, in the order asked, or `None` when the key does not
+    /// exist. A range that does not fit is [`StoreError::RangeOutOfBounds`].
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>>;
     /// Size of the value in bytes, or `None` when the key does not exist.
     fn size(&self, key: &str) -> StoreResult<Option<u64>>;
     /// Store a value; readers see either the old or the new value, never a mix.
-    fn set(&self, key: &str, value: &[u8]) -> StoreResult<()>;
+    fn set(&self, key: &str, value: Bytes) -> StoreResult<()>;
     /// Remove a value; removing a missing key is not an error.
     fn delete(&self, key: &str) -> StoreResult<()>;
-    /// Every key under `prefix` (`""` for all), sorted.
+    /// Every key that starts with `prefix` (`""` for all), sorted. The match is on the text
+    /// of the key: `"a"` matches `a/b` and `a-b/c`, `"a/"` only `a/b`.
     fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>>;
-    /// The direct children of `prefix` (`""` for the root), each sorted.
+    /// The direct children of the directory `prefix` (`""` for the root, a trailing `/` is
+    /// optional), each list sorted.
     fn list_dir(&self, prefix: &str) -> StoreResult<DirListing>;
+
+    /// The whole value; a missing key is [`StoreError::NotFound`].
+    fn get_required(&self, key: &str) -> StoreResult<Bytes> {
+        self.get(key)?.ok_or_else(|| StoreError::NotFound {
+            key: key.to_string(),
+        })
+    }
+
+    /// Answer a batch of reads, one result per request in the same order. One failed request
+    /// does not fail the others.
+    ///
+    /// The default makes one [`get`](Store::get) or [`get_ranges`](Store::get_ranges) call per
+    /// request, in turn; a remote backend overrides it to issue them concurrently.
+    fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
+        requests
+            .iter()
+            .map(|request| match &request.ranges {
+                None => Ok(self
+                    .get(&request.key)?
+                    .map_or(ReadResponse::Missing, ReadResponse::Whole)),
+                Some(ranges) => Ok(self
+                    .get_ranges(&request.key, ranges)?
+                    .map_or(ReadResponse::Missing, ReadResponse::Ranges)),
+            })
+            .collect()
+    }
+
+    /// A writer that streams a (large) value to `key`. Nothing is visible until
+    /// [`ValueWriter::commit`]; dropping the writer without committing abandons the value.
+    ///
+    /// The default buffers the value in memory and [`set`](Store::set)s it on commit.
+    fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
+        validate_key(key)?;
+        Ok(Box::new(BufferedWriter::new(self, key)))
+    }
 
     /// Remove every key under `prefix`.
     fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
@@ -118,6 +293,7 @@ pub trait Store: Send + Sync + Debug {
         }
         Ok(())
     }
+
     /// True when the key exists.
     fn exists(&self, key: &str) -> StoreResult<bool> {
         Ok(self.size(key)?.is_some())

@@ -3,37 +3,41 @@
 use std::collections::BTreeMap;
 use std::sync::RwLock;
 
-use crate::{validate_key, validate_prefix, ByteRange, DirListing, Store, StoreError, StoreResult};
+use crate::{validate_key, validate_prefix, ByteRange, Bytes, DirListing, Store, StoreResult};
 
-/// A store that keeps every value in memory.
+type Map = BTreeMap<String, Bytes>;
+
+/// A store that keeps every value in memory. Values are kept as the [`Bytes`] given to
+/// [`Store::set`], so reads (whole values and byte ranges) share them instead of copying.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    map: RwLock<BTreeMap<String, Vec<u8>>>,
+    map: RwLock<Map>,
 }
 
 impl MemoryStore {
+    /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Vec<u8>>> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Map> {
         // A poisoned lock only means another thread panicked mid-operation; the map itself is
         // always in a consistent state because every mutation is a single map call.
         self.map.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Vec<u8>>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Map> {
         self.map.write().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Store for MemoryStore {
-    fn get(&self, key: &str) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
         validate_key(key)?;
         Ok(self.read().get(key).cloned())
     }
 
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Vec<u8>>>> {
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>> {
         validate_key(key)?;
         let map = self.read();
         let Some(value) = map.get(key) else {
@@ -43,15 +47,8 @@ impl Store for MemoryStore {
         ranges
             .iter()
             .map(|range| {
-                let (start, end) =
-                    range
-                        .resolve(size)
-                        .ok_or_else(|| StoreError::RangeOutOfBounds {
-                            key: key.to_string(),
-                            range: range.to_string(),
-                            size,
-                        })?;
-                Ok(value[start as usize..end as usize].to_vec())
+                let (start, end) = range.resolve_for(key, size)?;
+                Ok(value.slice(start as usize..end as usize))
             })
             .collect::<StoreResult<Vec<_>>>()
             .map(Some)
@@ -62,9 +59,9 @@ impl Store for MemoryStore {
         Ok(self.read().get(key).map(|v| v.len() as u64))
     }
 
-    fn set(&self, key: &str, value: &[u8]) -> StoreResult<()> {
+    fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
         validate_key(key)?;
-        self.write().insert(key.to_string(), value.to_vec());
+        self.write().insert(key.to_string(), value);
         Ok(())
     }
 

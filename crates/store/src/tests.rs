@@ -1,101 +1,112 @@
-//! Behaviour shared by every store backend, run against each.
+//! The conformance kit run against every backend, and what is particular to each.
+
+use std::sync::Arc;
 
 use super::*;
 
-fn exercise(store: &dyn Store) {
-    assert_eq!(store.get("a/b").unwrap(), None);
-    store.set("a/b", b"hello world").unwrap();
-    store.set("a/c/d", b"x").unwrap();
-    store.set("a-b/e", b"y").unwrap();
-    store.set("z", b"").unwrap();
-    assert_eq!(
-        store.get("a/b").unwrap().as_deref(),
-        Some(&b"hello world"[..])
-    );
-    assert_eq!(store.size("a/b").unwrap(), Some(11));
-    assert_eq!(store.size("a").unwrap(), None, "a directory is not a value");
+#[test]
+fn memory_store_conforms() {
+    conformance::check_store(&MemoryStore::new());
+}
 
-    let parts = store
-        .get_ranges(
-            "a/b",
-            &[
-                ByteRange::FromStart {
-                    offset: 6,
-                    length: Some(5),
-                },
-                ByteRange::Suffix { length: 3 },
-                ByteRange::FromStart {
-                    offset: 0,
-                    length: None,
-                },
-            ],
-        )
-        .unwrap()
+#[test]
+fn filesystem_store_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    conformance::check_store(&FsStore::new(dir.path()));
+    assert_no_temporary_files(dir.path());
+}
+
+#[test]
+fn filesystem_store_in_a_missing_directory_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    conformance::check_store(&FsStore::new(dir.path().join("not/yet/there")));
+}
+
+#[test]
+fn prefix_store_over_memory_conforms() {
+    let inner: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    inner.set("outside", Bytes::from_static(b"x")).unwrap();
+    inner.set("sub/treeish", Bytes::from_static(b"x")).unwrap();
+    conformance::check_store(&PrefixStore::new(inner.clone(), "sub/tree").unwrap());
+    assert_eq!(
+        inner.list_prefix("").unwrap(),
+        vec!["outside", "sub/treeish"],
+        "the view touched keys outside its prefix"
+    );
+}
+
+#[test]
+fn prefix_store_over_filesystem_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner: Arc<dyn Store> = Arc::new(FsStore::new(dir.path()));
+    inner.set("outside", Bytes::from_static(b"x")).unwrap();
+    inner.set("sub/treeish", Bytes::from_static(b"x")).unwrap();
+    conformance::check_store(&PrefixStore::new(inner.clone(), "sub/tree/").unwrap());
+    assert_eq!(
+        inner.list_prefix("").unwrap(),
+        vec!["outside", "sub/treeish"],
+        "the view touched keys outside its prefix"
+    );
+    assert_no_temporary_files(dir.path());
+}
+
+#[test]
+fn prefix_store_with_an_empty_prefix_conforms() {
+    conformance::check_store(&PrefixStore::new(Arc::new(MemoryStore::new()), "").unwrap());
+}
+
+#[test]
+fn read_only_stores_refuse_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    FsStore::new(dir.path())
+        .set("kept", Bytes::from_static(b"v"))
         .unwrap();
-    assert_eq!(
-        parts,
-        vec![b"world".to_vec(), b"rld".to_vec(), b"hello world".to_vec()]
-    );
-    let err = store
-        .get_ranges(
-            "a/b",
-            &[ByteRange::FromStart {
-                offset: 8,
-                length: Some(10),
-            }],
-        )
-        .unwrap_err();
-    assert!(err.to_string().contains("past the end of 'a/b'"), "{err}");
+    let store = FsStore::read_only(dir.path());
+    conformance::check_read_only(&store);
+    assert_eq!(store.get("kept").unwrap().as_deref(), Some(&b"v"[..]));
+    conformance::check_read_only(&PrefixStore::new(Arc::new(store), "a/b").unwrap());
+    assert_no_temporary_files(dir.path());
+}
 
-    assert_eq!(
-        store.list_prefix("").unwrap(),
-        vec!["a-b/e", "a/b", "a/c/d", "z"]
-    );
-    assert_eq!(store.list_prefix("a/").unwrap(), vec!["a/b", "a/c/d"]);
-    assert_eq!(
-        store.list_prefix("a").unwrap(),
-        vec!["a-b/e", "a/b", "a/c/d"]
-    );
-    let root = store.list_dir("").unwrap();
-    assert_eq!(root.keys, vec!["z"]);
-    assert_eq!(root.prefixes, vec!["a", "a-b"]);
-    let a = store.list_dir("a").unwrap();
-    assert_eq!(a.keys, vec!["b"]);
-    assert_eq!(a.prefixes, vec!["c"]);
-
-    store.set("a/b", b"replaced").unwrap();
-    assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b"replaced"[..]));
-    store.delete("a/b").unwrap();
-    store.delete("a/b").unwrap();
-    assert_eq!(store.get("a/b").unwrap(), None);
-    store.delete_prefix("a/").unwrap();
-    assert_eq!(store.list_prefix("").unwrap(), vec!["a-b/e", "z"]);
-
-    for bad in [
-        "../x",
-        "/etc/passwd",
-        "a/../../b",
-        "a//b",
-        "./a",
-        "a\\b",
-        "",
-        "C:/x",
-    ] {
-        let err = store.set(bad, b"no").unwrap_err();
-        assert!(matches!(err, StoreError::InvalidKey { .. }), "{bad}: {err}");
-        assert!(store.get(bad).is_err(), "{bad}");
+#[test]
+fn prefix_store_maps_keys_and_refuses_escapes() {
+    let inner: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let view = PrefixStore::new(inner.clone(), "p/q").unwrap();
+    assert_eq!(view.prefix(), "p/q");
+    view.set("a/b", Bytes::from_static(b"1")).unwrap();
+    inner.set("p/qr/c", Bytes::from_static(b"2")).unwrap();
+    assert_eq!(inner.get("p/q/a/b").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(view.list_prefix("").unwrap(), vec!["a/b"]);
+    assert_eq!(view.list_prefix("a").unwrap(), vec!["a/b"]);
+    assert_eq!(view.list_dir("").unwrap().prefixes, vec!["a"]);
+    for bad in ["../qr/c", "/p/qr/c", "a/../../qr/c"] {
+        assert!(
+            matches!(view.get(bad), Err(StoreError::InvalidKey { ref key, .. }) if key == bad),
+            "{bad}"
+        );
+    }
+    for bad in ["..", "../", "/x", "a//b"] {
+        assert!(
+            PrefixStore::new(inner.clone(), bad).is_err(),
+            "prefix {bad:?}"
+        );
     }
 }
 
 #[test]
-fn memory_store_behaves() {
-    exercise(&MemoryStore::new());
-}
-
-#[test]
-fn filesystem_store_behaves() {
+fn filesystem_errors_name_the_root_and_the_key() {
     let dir = tempfile::tempdir().unwrap();
-    exercise(&FsStore::new(dir.path()));
+    let store = FsStore::new(dir.path());
+    store.set("file", Bytes::from_static(b"x")).unwrap();
+    // A value where a directory is needed.
+    let err = store
+        .set("file/below", Bytes::from_static(b"y"))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains(&dir.path().display().to_string()), "{text}");
+    assert!(text.contains("'file/below'"), "{text}");
+    assert!(std::error::Error::source(&err).is_some());
 }
 
 #[test]
@@ -103,7 +114,9 @@ fn filesystem_writes_leave_no_temporary_files() {
     let dir = tempfile::tempdir().unwrap();
     let store = FsStore::new(dir.path());
     for i in 0..20 {
-        store.set(&format!("c/{i}"), &vec![i as u8; 1000]).unwrap();
+        store
+            .set(&format!("c/{i}"), Bytes::from(vec![i as u8; 1000]))
+            .unwrap();
     }
     let names: Vec<_> = std::fs::read_dir(dir.path().join("c"))
         .unwrap()
@@ -114,10 +127,40 @@ fn filesystem_writes_leave_no_temporary_files() {
 }
 
 #[test]
+fn filesystem_writer_streams_to_a_hidden_temporary_file() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let store = FsStore::new(dir.path());
+    let mut writer = store.writer("w/v").unwrap();
+    writer.write_all(b"partial").unwrap();
+    writer.flush().unwrap();
+    let temps = || {
+        std::fs::read_dir(dir.path().join("w"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with(".neurochunk-tmp-"))
+            .count()
+    };
+    assert_eq!(temps(), 1, "the value is written beside its final place");
+    assert_eq!(store.list_dir("w").unwrap().keys, Vec::<String>::new());
+    drop(writer);
+    assert_eq!(temps(), 0, "an abandoned value leaves no temporary file");
+
+    let mut writer = store.writer("w/v").unwrap();
+    writer.write_all(b"whole").unwrap();
+    writer.commit().unwrap();
+    assert_eq!(temps(), 0);
+    assert_eq!(
+        std::fs::read(dir.path().join("w/v")).unwrap(),
+        b"whole".to_vec()
+    );
+}
+
+#[test]
 fn filesystem_listing_skips_in_flight_temporary_files() {
     let dir = tempfile::tempdir().unwrap();
     let store = FsStore::new(dir.path());
-    store.set("x/0", b"a").unwrap();
+    store.set("x/0", Bytes::from_static(b"a")).unwrap();
     std::fs::write(dir.path().join("x/.neurochunk-tmp-1-1"), b"partial").unwrap();
     assert_eq!(store.list_prefix("").unwrap(), vec!["x/0"]);
     assert_eq!(store.list_dir("x").unwrap().keys, vec!["0"]);
@@ -127,14 +170,15 @@ fn filesystem_listing_skips_in_flight_temporary_files() {
 fn concurrent_writers_never_tear_a_value() {
     let dir = tempfile::tempdir().unwrap();
     let store = FsStore::new(dir.path());
-    let big_a = vec![b'a'; 1 << 20];
-    let big_b = vec![b'b'; 1 << 20];
+    let big_a = Bytes::from(vec![b'a'; 1 << 20]);
+    let big_b = Bytes::from(vec![b'b'; 1 << 20]);
     std::thread::scope(|s| {
         for i in 0..4 {
             let (store, a, b) = (&store, &big_a, &big_b);
             s.spawn(move || {
                 for _ in 0..10 {
-                    store.set("k", if i % 2 == 0 { a } else { b }).unwrap();
+                    let value = if i % 2 == 0 { a } else { b };
+                    store.set("k", value.clone()).unwrap();
                 }
             });
         }
@@ -151,11 +195,37 @@ fn concurrent_writers_never_tear_a_value() {
 }
 
 #[test]
-fn read_only_store_refuses_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = FsStore::read_only(dir.path());
-    assert!(matches!(
-        store.set("a", b"x").unwrap_err(),
-        StoreError::ReadOnly(_)
-    ));
+fn memory_store_reads_share_the_stored_bytes() {
+    let store = MemoryStore::new();
+    let value = Bytes::from(vec![7u8; 64]);
+    store.set("k", value.clone()).unwrap();
+    let got = store.get("k").unwrap().unwrap();
+    assert_eq!(got.as_ptr(), value.as_ptr(), "get copied the value");
+    let part = store
+        .get_ranges("k", &[ByteRange::Suffix { length: 8 }])
+        .unwrap()
+        .unwrap();
+    assert_eq!(part[0].as_ptr(), value[56..].as_ptr(), "get_ranges copied");
+}
+
+/// No temporary file anywhere under `root`.
+fn assert_no_temporary_files(root: &std::path::Path) {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let entry = entry.unwrap();
+            let name = entry.file_name().into_string().unwrap();
+            assert!(
+                !name.starts_with(".neurochunk-tmp-"),
+                "temporary file left: {}",
+                entry.path().display()
+            );
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
 }
