@@ -1,17 +1,16 @@
 //! [`Array`]: open, create, read and write regions of one array, chunk by chunk in parallel.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use neurochunk_codec::nd::{self, gather_variable, SharedBuffer, VariablePart};
 use neurochunk_codec::{subset, ArrayBytes, ChunkRepr};
 use neurochunk_store::{join_key, Store};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::copy::{copy_fixed, copy_into_shared, for_each_run, invert, AxisPairs, SharedOutput};
 use crate::error::{ArrayError, ArrayResult};
 use crate::metadata::{document_bytes, ArrayMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS};
-use crate::selection::{resolve, ResolvedSelection, Selection};
+use crate::selection::{resolve, BlockTask, BlockTasks, ResolvedSelection, Selection};
 
 /// Run-time behaviour of an opened array (not stored in its metadata).
 #[derive(Clone, Copy, Debug, Default)]
@@ -28,13 +27,6 @@ pub struct Array {
     path: String,
     meta: ArrayMetadata,
     options: ArrayOptions,
-}
-
-/// One chunk touched by a selection: its grid index and, per axis, the pairs
-/// (index within the chunk, index within the selection).
-pub(crate) struct ChunkTask {
-    pub index: Vec<u64>,
-    pub pairs: Vec<AxisPairs>,
 }
 
 impl Array {
@@ -207,20 +199,9 @@ impl Array {
         Ok(())
     }
 
-    /// The chunks a resolved selection touches, with per-axis index pairs.
-    pub(crate) fn chunk_tasks(&self, resolved: &ResolvedSelection) -> Vec<ChunkTask> {
-        let per_axis: Vec<Vec<(u64, AxisPairs)>> = resolved
-            .indices
-            .iter()
-            .zip(&self.meta.chunk_shape)
-            .map(|(indices, &chunk)| {
-                group_by_chunk(
-                    indices.iter().copied().enumerate().map(|(p, i)| (i, p)),
-                    chunk,
-                )
-            })
-            .collect();
-        cartesian(&per_axis)
+    /// The chunks a resolved selection touches, with the part of the selection in each.
+    pub(crate) fn chunk_tasks(&self, resolved: &ResolvedSelection) -> BlockTasks {
+        BlockTasks::new(&resolved.axes, &self.meta.chunk_shape)
     }
 
     /// Read a region. Returns the result's shape (integer-indexed axes dropped) and elements
@@ -241,58 +222,74 @@ impl Array {
         let extent = resolved.extent();
         let repr = self.repr();
         let Some(elem) = repr.data_type.fixed_size() else {
-            return self.read_variable(&tasks, &extent, resolved.len(), &repr);
+            return self.read_variable(&tasks, &extent, &repr);
         };
         let mut out = vec![0u8; resolved.len() * elem];
         let fill_is_zero = repr.fill_value.iter().all(|&b| b == 0);
-        let shared = SharedOutput::new(&mut out);
+        let shared = SharedBuffer::new(&mut out);
         let sharding = self.meta.codecs.sharding();
-        tasks.par_iter().try_for_each(|task| -> ArrayResult<()> {
-            if let Some(sharding) = sharding {
-                return crate::sharded::read_shard_into(
-                    self, sharding, task, &shared, &extent, &repr,
-                );
-            }
-            let key = self.chunk_key(&task.index);
-            match self.store.get(&key)? {
-                Some(bytes) => {
-                    let decoded = self.decode_chunk(&task.index, &key, Vec::from(bytes), &repr)?;
-                    if let ArrayBytes::Fixed(buf) = &decoded {
-                        copy_into_shared(buf, &repr.shape, &shared, &extent, &task.pairs, elem);
-                    }
+        (0..tasks.len())
+            .into_par_iter()
+            .try_for_each(|t| -> ArrayResult<()> {
+                let task = tasks.get(t);
+                if let Some(sharding) = sharding {
+                    return crate::sharded::read_shard_into(
+                        self, sharding, &task, &shared, &extent, &repr,
+                    );
                 }
-                None if fill_is_zero => {}
-                None => fill_shared(&shared, &extent, &task.pairs, &repr.fill_value),
-            }
-            Ok(())
-        })?;
+                let key = self.chunk_key(&task.index);
+                // This task writes only the output elements whose positions are, per axis,
+                // those of its runs. A selection axis is strictly monotonic, so each position's
+                // index lies in exactly one chunk along that axis, and `BlockTasks` gives each
+                // chunk one task: the output elements of two tasks differ in the position
+                // along an axis where their chunks differ, so no two tasks write the same
+                // bytes. `out` stays borrowed by `shared` until the loop has ended.
+                let axes = task.block_to_selection();
+                match self.store.get(&key)? {
+                    Some(bytes) => {
+                        let decoded =
+                            self.decode_chunk(&task.index, &key, Vec::from(bytes), &repr)?;
+                        if let ArrayBytes::Fixed(buf) = &decoded {
+                            // SAFETY: `axes` selects this chunk's output elements, which no
+                            // other task writes (above); nothing reads `out` meanwhile.
+                            unsafe { shared.copy(buf, &repr.shape, &extent, &axes, elem) };
+                        }
+                    }
+                    None if fill_is_zero => {}
+                    // SAFETY: as for the copy: only this chunk's output elements.
+                    None => unsafe { shared.fill(&extent, &axes, &repr.fill_value) },
+                }
+                Ok(())
+            })?;
         Ok(ArrayBytes::Fixed(out))
     }
 
     fn read_variable(
         &self,
-        tasks: &[ChunkTask],
+        tasks: &BlockTasks,
         extent: &[usize],
-        len: usize,
         repr: &ChunkRepr,
     ) -> ArrayResult<ArrayBytes> {
-        let decoded: Vec<ArrayBytes> = tasks
-            .par_iter()
-            .map(|task| self.retrieve_chunk(&task.index))
+        let chunks: Vec<(ArrayBytes, Vec<nd::AxisMap>)> = (0..tasks.len())
+            .into_par_iter()
+            .map(|t| {
+                let task = tasks.get(t);
+                Ok((self.retrieve_chunk(&task.index)?, task.block_to_selection()))
+            })
             .collect::<ArrayResult<_>>()?;
-        let mut slots: Vec<Option<&[u8]>> = vec![None; len];
-        for (task, chunk) in tasks.iter().zip(&decoded) {
-            let elements = variable_elements(chunk);
-            for_each_run(&task.pairs, &repr.shape, extent, |s, d, n| {
-                for i in 0..n {
-                    slots[d + i] = elements.get(s + i).copied();
-                }
-            });
+        let parts = chunks
+            .iter()
+            .map(|(chunk, axes)| VariablePart::of(chunk, &repr.shape, axes))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| self.mixed_kinds())?;
+        Ok(gather_variable(extent, &parts))
+    }
+
+    fn mixed_kinds(&self) -> ArrayError {
+        ArrayError::Unsupported {
+            path: crate::display_path(&self.path),
+            message: "fixed-size and variable-length data cannot be mixed".into(),
         }
-        let fill = repr.fill_value.as_slice();
-        Ok(variable_from_elements(
-            slots.iter().map(|s| s.unwrap_or(fill)),
-        ))
     }
 
     /// Write `data` (C order, shaped like the selection's result) into a region.
@@ -317,11 +314,17 @@ impl Array {
                 ),
             });
         }
+        if !offsets_consistent(data) {
+            return Err(ArrayError::Selection {
+                path: crate::display_path(&self.path),
+                message: "data to write has variable-length offsets that decrease or point past its bytes".into(),
+            });
+        }
         let tasks = self.chunk_tasks(&resolved);
         let extent = resolved.extent();
-        tasks
-            .par_iter()
-            .try_for_each(|task| self.write_chunk_region(task, data, &extent))
+        (0..tasks.len())
+            .into_par_iter()
+            .try_for_each(|t| self.write_chunk_region(&tasks.get(t), data, &extent))
     }
 
     /// Write the whole array.
@@ -331,49 +334,33 @@ impl Array {
 
     fn write_chunk_region(
         &self,
-        task: &ChunkTask,
+        task: &BlockTask,
         data: &ArrayBytes,
         extent: &[usize],
     ) -> ArrayResult<()> {
         let repr = self.repr();
-        let covers_chunk = task.pairs.iter().enumerate().all(|(d, pairs)| {
+        let covers_chunk = task.runs.iter().enumerate().all(|(d, run)| {
             let start = task.index[d] * repr.shape[d] as u64;
-            let inside = (self.meta.shape[d] - start).min(repr.shape[d] as u64) as usize;
-            pairs.len() == inside
+            let inside = (self.meta.shape[d] - start).min(repr.shape[d] as u64);
+            run.count == inside
         });
         let mut chunk = if covers_chunk {
             subset::fill_for_repr(&repr)
         } else {
             self.retrieve_chunk(&task.index)?
         };
-        let to_chunk = invert(&task.pairs);
-        match (&mut chunk, data) {
-            (ArrayBytes::Fixed(dst), ArrayBytes::Fixed(src)) => {
-                let elem = repr.data_type.fixed_size().unwrap_or(1);
-                copy_fixed(src, extent, dst, &repr.shape, &to_chunk, elem);
-            }
-            (dst @ ArrayBytes::Variable { .. }, src @ ArrayBytes::Variable { .. }) => {
-                let source = variable_elements(src);
-                let mut elements: Vec<&[u8]> = variable_elements(dst);
-                for_each_run(&to_chunk, extent, &repr.shape, |s, d, n| {
-                    for i in 0..n {
-                        if let (Some(slot), Some(value)) =
-                            (elements.get_mut(d + i), source.get(s + i))
-                        {
-                            *slot = value;
-                        }
-                    }
-                });
-                let rebuilt = variable_from_elements(elements.into_iter());
-                *dst = rebuilt;
-            }
-            _ => {
-                return Err(ArrayError::Unsupported {
-                    path: crate::display_path(&self.path),
-                    message: "fixed-size and variable-length data cannot be mixed".into(),
-                })
-            }
+        if matches!(chunk, ArrayBytes::Fixed(_)) != matches!(data, ArrayBytes::Fixed(_)) {
+            return Err(self.mixed_kinds());
         }
+        let elem = repr.data_type.fixed_size().unwrap_or(1);
+        nd::insert(
+            &mut chunk,
+            &repr.shape,
+            data,
+            extent,
+            &task.selection_to_block(),
+            elem,
+        );
         self.store_chunk(&task.index, chunk)
     }
 
@@ -459,6 +446,13 @@ pub(crate) fn check_decoded(
         (ArrayBytes::Variable { offsets, .. }, None) => offsets.len() == expected + 1,
         _ => false,
     };
+    if ok && !offsets_consistent(decoded) {
+        return Err(ArrayError::ChunkCorrupt {
+            path: crate::display_path(path),
+            key: key.to_string(),
+            message: "decoded variable-length offsets decrease or point past the data".into(),
+        });
+    }
     if ok {
         Ok(())
     } else {
@@ -483,77 +477,13 @@ pub(crate) fn check_decoded(
     }
 }
 
-/// Write the fill value at every destination position of `pairs`.
-pub(crate) fn fill_shared(out: &SharedOutput, extent: &[usize], pairs: &[AxisPairs], fill: &[u8]) {
-    let elem = fill.len();
-    let src_shape: Vec<usize> = pairs
-        .iter()
-        .map(|p| p.iter().map(|&(s, _)| s + 1).max().unwrap_or(0))
-        .collect();
-    for_each_run(pairs, &src_shape, extent, |_, d, n| {
-        for i in 0..n {
-            out.write((d + i) * elem, fill);
-        }
-    });
-}
-
-/// Group `(index, position in selection)` pairs of one axis by chunk:
-/// `(chunk index, [(index within the chunk, position in selection)])`.
-pub(crate) fn group_by_chunk(
-    pairs: impl Iterator<Item = (u64, usize)>,
-    chunk: usize,
-) -> Vec<(u64, AxisPairs)> {
-    let mut groups: BTreeMap<u64, AxisPairs> = BTreeMap::new();
-    let chunk = chunk as u64;
-    for (i, pos) in pairs {
-        groups
-            .entry(i / chunk)
-            .or_default()
-            .push(((i % chunk) as usize, pos));
-    }
-    groups.into_iter().collect()
-}
-
-/// Every combination of per-axis chunk groups.
-pub(crate) fn cartesian(per_axis: &[Vec<(u64, AxisPairs)>]) -> Vec<ChunkTask> {
-    let mut tasks = vec![ChunkTask {
-        index: Vec::new(),
-        pairs: Vec::new(),
-    }];
-    for groups in per_axis {
-        let mut next = Vec::with_capacity(tasks.len() * groups.len());
-        for task in &tasks {
-            for (chunk, pairs) in groups {
-                let mut index = task.index.clone();
-                index.push(*chunk);
-                let mut all = task.pairs.clone();
-                all.push(pairs.clone());
-                next.push(ChunkTask { index, pairs: all });
-            }
-        }
-        tasks = next;
-    }
-    tasks
-}
-
-/// The elements of a variable-length buffer as slices.
-pub(crate) fn variable_elements(data: &ArrayBytes) -> Vec<&[u8]> {
+/// False for a variable-length buffer whose offsets decrease or point past its bytes.
+fn offsets_consistent(data: &ArrayBytes) -> bool {
     match data {
-        ArrayBytes::Variable { data, offsets } => offsets
-            .windows(2)
-            .map(|w| data.get(w[0]..w[1]).unwrap_or(&[]))
-            .collect(),
-        ArrayBytes::Fixed(_) => Vec::new(),
+        ArrayBytes::Fixed(_) => true,
+        ArrayBytes::Variable { data, offsets } => {
+            offsets.windows(2).all(|w| w[0] <= w[1])
+                && offsets.last().is_none_or(|&o| o <= data.len())
+        }
     }
-}
-
-/// Build a variable-length buffer from elements.
-pub(crate) fn variable_from_elements<'a>(elements: impl Iterator<Item = &'a [u8]>) -> ArrayBytes {
-    let mut data = Vec::new();
-    let mut offsets = vec![0];
-    for e in elements {
-        data.extend_from_slice(e);
-        offsets.push(data.len());
-    }
-    ArrayBytes::Variable { data, offsets }
 }

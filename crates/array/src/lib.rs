@@ -11,7 +11,6 @@
 //! a read needs the output plus about one decoded chunk per worker.
 
 mod array;
-mod copy;
 mod error;
 mod hierarchy;
 mod metadata;

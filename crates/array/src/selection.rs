@@ -1,5 +1,9 @@
 //! Region selections: per axis an integer or a `start:stop[:step]` slice, as in NumPy basic
-//! indexing, resolved against an array's shape into the list of indices read or written.
+//! indexing, resolved against an array's shape into one arithmetic run per axis (first index,
+//! step, count), and split arithmetically into the chunks (or inner chunks) they touch.
+//! Nothing here is proportional to the number of selected elements.
+
+use neurochunk_codec::nd::AxisMap;
 
 use crate::error::{ArrayError, ArrayResult};
 
@@ -99,11 +103,72 @@ pub fn parse_selection(text: &str) -> Result<Selection, String> {
     Ok(Selection(axes))
 }
 
-/// A selection resolved against a shape: the array indices chosen along every axis.
+/// A strided run of indices along one axis: the `count` indices `first`, `first + step`, …
+/// (`step` is never zero), which are the positions `position`, `position + 1`, … of the
+/// selection along that axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AxisRun {
+    pub first: u64,
+    pub step: i64,
+    pub position: u64,
+    pub count: u64,
+}
+
+impl AxisRun {
+    /// The index of element `i` of the run.
+    fn index(&self, i: u64) -> u64 {
+        (self.first as i128 + i as i128 * self.step as i128) as u64
+    }
+
+    /// Split the run at the boundaries of blocks of `block` indices: for each block it
+    /// touches, in position order, the block number and the part inside it (`first` relative
+    /// to the block's start). One entry per touched block, however many indices it holds.
+    pub fn split(&self, block: u64) -> Vec<(u64, AxisRun)> {
+        let mut parts = Vec::new();
+        let mut i = 0;
+        while i < self.count {
+            let index = self.index(i);
+            let number = index / block;
+            let offset = index - number * block;
+            let stride = self.step.unsigned_abs();
+            // Indices left in this block in the direction of the step.
+            let room = if self.step > 0 {
+                (block - 1 - offset) / stride + 1
+            } else {
+                offset / stride + 1
+            };
+            let count = room.min(self.count - i);
+            parts.push((
+                number,
+                AxisRun {
+                    first: offset,
+                    step: self.step,
+                    position: self.position + i,
+                    count,
+                },
+            ));
+            i += count;
+        }
+        parts
+    }
+
+    /// The copy of this run from a block (source) into the selection (destination).
+    pub fn block_to_selection(&self) -> AxisMap {
+        AxisMap::new(
+            self.first as usize,
+            self.step as isize,
+            self.position as usize,
+            1,
+            self.count as usize,
+        )
+    }
+}
+
+/// A selection resolved against a shape: one run per array axis.
 #[derive(Clone, Debug)]
 pub(crate) struct ResolvedSelection {
-    /// For each array axis, the selected indices in output order.
-    pub indices: Vec<Vec<u64>>,
+    /// For each array axis, the selected indices in output order (positions from 0).
+    pub axes: Vec<AxisRun>,
     /// The shape of the result (axes selected by an integer are dropped).
     pub output_shape: Vec<usize>,
 }
@@ -111,12 +176,72 @@ pub(crate) struct ResolvedSelection {
 impl ResolvedSelection {
     /// Number of selected elements.
     pub fn len(&self) -> usize {
-        self.indices.iter().map(Vec::len).product()
+        self.axes.iter().map(|a| a.count as usize).product()
     }
 
     /// The selected extent on each axis (before integer axes are dropped).
     pub fn extent(&self) -> Vec<usize> {
-        self.indices.iter().map(Vec::len).collect()
+        self.axes.iter().map(|a| a.count as usize).collect()
+    }
+}
+
+/// One block (a chunk, or an inner chunk of a shard) that a selection touches: its grid
+/// index and, per axis, the part of the selection inside it.
+pub(crate) struct BlockTask {
+    pub index: Vec<u64>,
+    pub runs: Vec<AxisRun>,
+}
+
+impl BlockTask {
+    /// The copy from the block (source) into the selection's buffer (destination).
+    pub fn block_to_selection(&self) -> Vec<AxisMap> {
+        self.runs.iter().map(AxisRun::block_to_selection).collect()
+    }
+
+    /// The copy from the selection's buffer (source) into the block (destination).
+    pub fn selection_to_block(&self) -> Vec<AxisMap> {
+        self.runs
+            .iter()
+            .map(|r| r.block_to_selection().inverse())
+            .collect()
+    }
+}
+
+/// The blocks a selection touches, enumerated lazily: task `t` is the `t`-th combination, in
+/// C order, of the blocks touched along each axis. Storage is one entry per touched block
+/// and axis.
+pub(crate) struct BlockTasks {
+    per_axis: Vec<Vec<(u64, AxisRun)>>,
+}
+
+impl BlockTasks {
+    pub fn new(runs: &[AxisRun], block_shape: &[usize]) -> BlockTasks {
+        BlockTasks {
+            per_axis: runs
+                .iter()
+                .zip(block_shape)
+                .map(|(run, &block)| run.split(block as u64))
+                .collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.per_axis.iter().map(Vec::len).product()
+    }
+
+    pub fn get(&self, mut t: usize) -> BlockTask {
+        let rank = self.per_axis.len();
+        let mut index = vec![0; rank];
+        let mut runs = Vec::with_capacity(rank);
+        for d in (0..rank).rev() {
+            let blocks = &self.per_axis[d];
+            let (number, run) = blocks[t % blocks.len()];
+            t /= blocks.len();
+            index[d] = number;
+            runs.push(run);
+        }
+        runs.reverse();
+        BlockTask { index, runs }
     }
 }
 
@@ -136,11 +261,17 @@ pub(crate) fn resolve(
             shape.len()
         )));
     }
-    let mut indices = Vec::with_capacity(shape.len());
+    let mut axes = Vec::with_capacity(shape.len());
     let mut output_shape = Vec::with_capacity(shape.len());
     for (axis, &len) in shape.iter().enumerate() {
         let sel = selection.0.get(axis).unwrap_or(&AxisSelection::ALL);
         let n = len as i64;
+        let run = |first: i64, step: i64, count: i64| AxisRun {
+            first: first.max(0) as u64,
+            step,
+            position: 0,
+            count: count.max(0) as u64,
+        };
         match *sel {
             AxisSelection::Index(i) => {
                 let idx = if i < 0 { i + n } else { i };
@@ -149,12 +280,12 @@ pub(crate) fn resolve(
                         "index {i} is out of bounds for axis {axis} with size {len}"
                     )));
                 }
-                indices.push(vec![idx as u64]);
+                axes.push(run(idx, 1, 1));
             }
             AxisSelection::Slice { start, stop, step } => {
                 let step = step.unwrap_or(1);
-                // Python's slice.indices semantics, except that an explicit out-of-bounds stop is an error
-                // (silently clipping would hide a caller's mistake).
+                // Python's slice.indices semantics, except that an explicit out-of-bounds
+                // bound is an error (silently clipping would hide a caller's mistake).
                 for bound in [start, stop].into_iter().flatten() {
                     if bound > n || bound < -n {
                         return Err(err(format!(
@@ -163,35 +294,22 @@ pub(crate) fn resolve(
                     }
                 }
                 let norm = |v: i64| if v < 0 { v + n } else { v };
-                let list: Vec<u64> = if step > 0 {
+                let axis_run = if step > 0 {
                     let s = start.map(norm).unwrap_or(0);
                     let e = stop.map(norm).unwrap_or(n);
-                    (s..e.max(s))
-                        .step_by(step as usize)
-                        .map(|v| v as u64)
-                        .collect()
+                    run(s, step, if e > s { (e - s - 1) / step + 1 } else { 0 })
                 } else {
-                    let s = start.map(norm).unwrap_or(n - 1);
+                    // A start of `n` counts from the last index, as in Python.
+                    let s = start.map(norm).unwrap_or(n - 1).min(n - 1);
                     let e = stop.map(norm).unwrap_or(-1);
-                    let mut out = Vec::new();
-                    let mut v = s;
-                    while v > e {
-                        if v >= 0 && v < n {
-                            out.push(v as u64);
-                        }
-                        v += step;
-                    }
-                    out
+                    run(s, step, if s > e { (s - e - 1) / -step + 1 } else { 0 })
                 };
-                output_shape.push(list.len());
-                indices.push(list);
+                output_shape.push(axis_run.count as usize);
+                axes.push(axis_run);
             }
         }
     }
-    Ok(ResolvedSelection {
-        indices,
-        output_shape,
-    })
+    Ok(ResolvedSelection { axes, output_shape })
 }
 
 #[cfg(test)]
@@ -227,16 +345,103 @@ mod tests {
         assert!(parse_selection("1:2:3:4").is_err());
     }
 
+    /// Every index of a resolved selection, per axis.
+    fn indices(r: &ResolvedSelection) -> Vec<Vec<u64>> {
+        r.axes
+            .iter()
+            .map(|a| (0..a.count).map(|i| a.index(i)).collect())
+            .collect()
+    }
+
     #[test]
     fn resolves_like_numpy() {
         let sel = parse_selection("1:7:2,-1,::-3").unwrap();
         let r = resolve(&sel, &[10, 4, 7], "x").unwrap();
-        assert_eq!(r.indices, vec![vec![1, 3, 5], vec![3], vec![6, 3, 0]]);
+        assert_eq!(indices(&r), vec![vec![1, 3, 5], vec![3], vec![6, 3, 0]]);
         assert_eq!(r.output_shape, vec![3, 3]);
         let r = resolve(&parse_selection("-3:").unwrap(), &[5], "x").unwrap();
-        assert_eq!(r.indices, vec![vec![2, 3, 4]]);
+        assert_eq!(indices(&r), vec![vec![2, 3, 4]]);
         let r = resolve(&parse_selection("3:1").unwrap(), &[5], "x").unwrap();
         assert_eq!(r.output_shape, vec![0]);
+        // Negative steps: a start of `n` is the last index; stops exclude, as in Python.
+        for (text, expected) in [
+            ("5::-3", vec![4, 1]),
+            ("::-1", vec![4, 3, 2, 1, 0]),
+            ("3:0:-2", vec![3, 1]),
+            ("-1:-5:-1", vec![4, 3, 2, 1]),
+            ("1:3:-1", vec![]),
+            ("::7", vec![0]),
+        ] {
+            let r = resolve(&parse_selection(text).unwrap(), &[5], "x").unwrap();
+            assert_eq!(indices(&r), vec![expected], "{text}");
+        }
+        let r = resolve(&parse_selection("::-1").unwrap(), &[0], "x").unwrap();
+        assert_eq!(r.len(), 0);
+        let r = resolve(&Selection::all(), &[], "x").unwrap();
+        assert_eq!((r.len(), r.output_shape.len()), (1, 0), "0-d: one element");
+    }
+
+    #[test]
+    fn runs_split_at_block_boundaries_without_listing_indices() {
+        let run = |first, step, count| AxisRun {
+            first,
+            step,
+            position: 0,
+            count,
+        };
+        let parts = run(1, 3, 5).split(4); // 1 4 7 10 13
+        assert_eq!(
+            parts,
+            vec![
+                (0, run(1, 3, 1)),
+                (
+                    1,
+                    AxisRun {
+                        position: 1,
+                        ..run(0, 3, 2)
+                    }
+                ),
+                (
+                    2,
+                    AxisRun {
+                        position: 3,
+                        ..run(2, 3, 1)
+                    }
+                ),
+                (
+                    3,
+                    AxisRun {
+                        position: 4,
+                        ..run(1, 3, 1)
+                    }
+                ),
+            ]
+        );
+        let parts = run(9, -4, 3).split(4); // 9 5 1
+        let blocks: Vec<u64> = parts.iter().map(|p| p.0).collect();
+        assert_eq!(blocks, vec![2, 1, 0]);
+        assert!(parts.iter().all(|p| p.1.first == 1 && p.1.count == 1));
+        // A step larger than the array: one block per index, none in between.
+        let parts = run(0, 1_000_000_000, 3).split(1);
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts[2].0, 2_000_000_000);
+        // 10^8 contiguous indices in 10^6-element blocks: 100 parts.
+        let parts = run(0, 1, 100_000_000).split(1_000_000);
+        assert_eq!(parts.len(), 100);
+        assert!(parts
+            .iter()
+            .all(|p| p.1.count == 1_000_000 && p.1.first == 0));
+        let tasks = BlockTasks::new(&[run(0, 1, 6), run(5, -1, 6)], &[4, 3]);
+        assert_eq!(tasks.len(), 4);
+        let task = tasks.get(1);
+        assert_eq!(task.index, vec![0, 0]);
+        assert_eq!(
+            task.runs[1],
+            AxisRun {
+                position: 3,
+                ..run(2, -1, 3)
+            }
+        );
     }
 
     #[test]

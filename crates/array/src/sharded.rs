@@ -2,13 +2,14 @@
 //! inner chunks the selection needs, through byte ranges when they are a small part of the
 //! shard; inner chunks are decoded in parallel straight into the output.
 
+use neurochunk_codec::nd::SharedBuffer;
 use neurochunk_codec::{ArrayBytes, ChunkRepr, ShardingCodec};
 use neurochunk_store::ByteRange;
 use rayon::prelude::*;
 
-use crate::array::{cartesian, check_decoded, fill_shared, group_by_chunk, Array, ChunkTask};
-use crate::copy::{copy_into_shared, SharedOutput};
+use crate::array::{check_decoded, Array};
 use crate::error::{ArrayError, ArrayResult};
+use crate::selection::{BlockTask, BlockTasks};
 
 /// Where the bytes of the needed inner chunks come from.
 enum ShardSource {
@@ -19,8 +20,8 @@ enum ShardSource {
 pub(crate) fn read_shard_into(
     array: &Array,
     sharding: &ShardingCodec,
-    task: &ChunkTask,
-    out: &SharedOutput,
+    task: &BlockTask,
+    out: &SharedBuffer,
     extent: &[usize],
     shard_repr: &ChunkRepr,
 ) -> ArrayResult<()> {
@@ -35,9 +36,14 @@ pub(crate) fn read_shard_into(
     let fill = &shard_repr.fill_value;
     let fill_is_zero = fill.iter().all(|&b| b == 0);
 
+    // The caller's task owns the output elements of this shard's runs, which no other task
+    // writes, and nothing reads the output while the tasks run (see `Array::read`). Inside
+    // the shard, the inner tasks split those runs at inner-chunk boundaries, one task per
+    // touched inner chunk, so their output elements are disjoint as well.
     let Some(shard_len) = store.size(&key)? else {
         if !fill_is_zero {
-            fill_shared(out, extent, &task.pairs, fill);
+            // SAFETY: only this shard's output elements, which no other task writes.
+            unsafe { out.fill(extent, &task.block_to_selection(), fill) };
         }
         return Ok(());
     };
@@ -45,15 +51,7 @@ pub(crate) fn read_shard_into(
     let inner_shape = sharding.inner_chunk_shape().to_vec();
     let per_shard = sharding.chunks_per_shard(shard_shape).map_err(codec_err)?;
     let total_inner: usize = per_shard.iter().product();
-    let per_axis: Vec<_> = task
-        .pairs
-        .iter()
-        .zip(&inner_shape)
-        .map(|(pairs, &inner)| {
-            group_by_chunk(pairs.iter().map(|&(local, pos)| (local as u64, pos)), inner)
-        })
-        .collect();
-    let inner_tasks = cartesian(&per_axis);
+    let inner_tasks = BlockTasks::new(&task.runs, &inner_shape);
 
     let index_len = sharding
         .index_encoded_size(shard_shape)
@@ -107,7 +105,8 @@ pub(crate) fn read_shard_into(
             .fold(0usize, |acc, (&i, &n)| acc * n + i as usize)
     };
     let mut locations = Vec::with_capacity(inner_tasks.len());
-    for inner in &inner_tasks {
+    for t in 0..inner_tasks.len() {
+        let inner = inner_tasks.get(t);
         let entry = index.get(linear(&inner.index)).copied().flatten();
         if let Some((offset, length)) = entry {
             if offset.checked_add(length).is_none_or(|end| end > shard_len) {
@@ -161,14 +160,17 @@ pub(crate) fn read_shard_into(
     };
     let elem = inner_repr.data_type.fixed_size().unwrap_or(1);
     let inner_chain = sharding.inner_chain();
-    inner_tasks
-        .par_iter()
-        .enumerate()
-        .try_for_each(|(i, inner)| -> ArrayResult<()> {
+    (0..inner_tasks.len())
+        .into_par_iter()
+        .try_for_each(|i| -> ArrayResult<()> {
+            let inner = inner_tasks.get(i);
+            let axes = inner.block_to_selection();
             let bytes: Vec<u8> = match (&source, locations[i], range_slot[i]) {
                 (_, None, _) => {
                     if !fill_is_zero {
-                        fill_shared(out, extent, &inner.pairs, fill);
+                        // SAFETY: only this inner chunk's output elements (see the top of
+                        // the function), which no other task writes.
+                        unsafe { out.fill(extent, &axes, fill) };
                     }
                     return Ok(());
                 }
@@ -191,7 +193,9 @@ pub(crate) fn read_shard_into(
                     })?;
             check_decoded(&decoded, &inner_repr, array.path(), &inner_key)?;
             if let ArrayBytes::Fixed(buf) = &decoded {
-                copy_into_shared(buf, &inner_repr.shape, out, extent, &inner.pairs, elem);
+                // SAFETY: only this inner chunk's output elements (see the top of the
+                // function), which no other task writes.
+                unsafe { out.copy(buf, &inner_repr.shape, extent, &axes, elem) };
             }
             Ok(())
         })

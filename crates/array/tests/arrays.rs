@@ -7,53 +7,14 @@ use std::sync::Arc;
 use neurochunk_array::convert::{copy_data, derive_metadata, ConvertOptions};
 use neurochunk_array::{
     consolidate, create_group, list_nodes, open_node, parse_selection, Array, ArrayBytes,
-    ArrayMetadata, ChunkKeyEncoding, CodecChain, DataType, MemoryStore, NodeMetadata, Selection,
-    Store, ZarrFormat,
+    ArrayMetadata, DataType, MemoryStore, NodeMetadata, Selection, Store, ZarrFormat,
 };
-use neurochunk_codec::{parse_compressor_spec, BytesCodec};
 use neurochunk_dtype::Endian;
 use neurochunk_store::{ByteRange, Bytes, DirListing, StoreResult};
 use serde_json::{json, Map, Value};
 
-fn u16s(values: &[u16]) -> ArrayBytes {
-    ArrayBytes::Fixed(values.iter().flat_map(|v| v.to_le_bytes()).collect())
-}
-
-fn as_u16(data: &ArrayBytes) -> Vec<u16> {
-    match data {
-        ArrayBytes::Fixed(b) => b
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect(),
-        ArrayBytes::Variable { .. } => panic!("expected fixed-size data"),
-    }
-}
-
-fn meta(format: ZarrFormat, shape: &[u64], chunks: &[usize], compressor: &str) -> ArrayMetadata {
-    ArrayMetadata {
-        format,
-        shape: shape.to_vec(),
-        chunk_shape: chunks.to_vec(),
-        data_type: DataType::UInt16,
-        fill_value: Some(vec![0, 0]),
-        key_encoding: match format {
-            ZarrFormat::V2 => ChunkKeyEncoding::V2_DOT,
-            ZarrFormat::V3 => ChunkKeyEncoding::V3_DEFAULT,
-            ZarrFormat::N5 => neurochunk_array::n5::N5_KEY_ENCODING,
-        },
-        codecs: Arc::new(CodecChain::new(
-            Vec::new(),
-            Arc::new(BytesCodec::new(Some(Endian::Little))),
-            parse_compressor_spec(compressor, 2).unwrap(),
-        )),
-        attributes: Map::new(),
-        dimension_names: None,
-    }
-}
-
-fn store() -> Arc<dyn Store> {
-    Arc::new(MemoryStore::new())
-}
+mod common;
+use common::{as_u16, meta, store, string_meta, u16s};
 
 #[test]
 fn v2_uncompressed_edge_chunks_match_zarr_python_bytes() {
@@ -461,16 +422,7 @@ fn resize_drops_chunks_outside_the_new_shape() {
 fn variable_length_strings_round_trip_in_both_formats() {
     for format in [ZarrFormat::V2, ZarrFormat::V3] {
         let s = store();
-        let m = ArrayMetadata {
-            data_type: DataType::String,
-            fill_value: Some(Vec::new()),
-            codecs: Arc::new(CodecChain::new(
-                Vec::new(),
-                Arc::new(neurochunk_codec::VlenUtf8Codec::new()),
-                Vec::new(),
-            )),
-            ..meta(format, &[5], &[2], "none")
-        };
+        let m = string_meta(format, &[5], &[2]);
         let a = Array::create(s.clone(), "t", m).unwrap();
         let words = ["a", "bc", "é", "", "neuron"];
         let mut data = Vec::new();

@@ -9,11 +9,14 @@ use neurochunk_array::convert::{convert_hierarchy, derive_metadata, ConvertOptio
 use neurochunk_array::n5::n5_array_metadata;
 use neurochunk_array::{
     create_group, list_nodes_with, open_node, parse_selection, Array, ArrayBytes, DataType,
-    MemoryStore, N5AxisOrder, NodeMetadata, OpenOptions, Store, ZarrFormat,
+    N5AxisOrder, NodeMetadata, OpenOptions, Store, ZarrFormat,
 };
 use neurochunk_codec::n5::compression_from_n5_json;
 use neurochunk_store::Bytes;
 use serde_json::{json, Map, Value};
+
+mod common;
+use common::{as_u16, store, u16s};
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.split_whitespace().collect();
@@ -21,24 +24,6 @@ fn hex(s: &str) -> Vec<u8> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
         .collect()
-}
-
-fn u16s(values: &[u16]) -> ArrayBytes {
-    ArrayBytes::Fixed(values.iter().flat_map(|v| v.to_le_bytes()).collect())
-}
-
-fn as_u16(data: &ArrayBytes) -> Vec<u16> {
-    match data {
-        ArrayBytes::Fixed(b) => b
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect(),
-        ArrayBytes::Variable { .. } => panic!("expected fixed-size data"),
-    }
-}
-
-fn store() -> Arc<dyn Store> {
-    Arc::new(MemoryStore::new())
 }
 
 fn listed() -> OpenOptions {

@@ -11,7 +11,9 @@
 //! * [`CodecChain`] — a chunk's pipeline, from/to Zarr v3 and v2 JSON, encode/decode.
 //! * [`ShardingCodec`] — `sharding_indexed`, with the index helpers partial reads need.
 //! * [`CodecRegistry`] — codec names and ids → constructors; extensible at run time.
-//! * [`codecs`] — the built-in codecs; [`subset`] — N-d block copies and fill helpers.
+//! * [`codecs`] — the built-in codecs; [`nd`] — the N-d strided copy engine (chunk ↔ region
+//!   copies, shared output buffers, variable-length gathers); [`subset`] — permutations and
+//!   fill helpers.
 //! * [`n5`] — the N5 block codec (header, big-endian column-major payload, compression) and
 //!   N5 `compression` JSON.
 //! * [`pickle`] — a restricted pickle reader (no code is run) and a small writer, behind the
@@ -21,6 +23,7 @@ mod api;
 mod chain;
 pub mod codecs;
 pub mod n5;
+pub mod nd;
 mod numeric;
 pub mod pickle;
 mod registry;

@@ -33,7 +33,8 @@ use crate::codecs::lz4::Lz4Codec;
 use crate::codecs::n5_lz4::N5Lz4Codec;
 use crate::codecs::xz::LzmaCodec;
 use crate::codecs::zstd::ZstdCodec;
-use crate::subset::{extract_region, fill_for_repr, insert_region, permute, permute_variable};
+use crate::nd::{extract_region, insert_region};
+use crate::subset::{fill_for_repr, permute, permute_variable};
 use crate::util::{config_err, corrupt, unsupported, v3_json, Conf};
 use crate::{ArrayBytes, ArrayToBytesCodec, BytesToBytesCodec, ChunkRepr, CodecResult};
 

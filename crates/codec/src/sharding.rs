@@ -15,9 +15,8 @@ use serde_json::{json, Value};
 
 use crate::codecs::bytes::BytesCodec;
 use crate::codecs::checksum::ChecksumCodec;
-use crate::subset::{
-    extract_region, fill_buffer, fill_for_repr, fill_variable, is_all_fill, SharedDst,
-};
+use crate::nd::{box_axes, extract_region, gather_variable, SharedBuffer, VariablePart};
+use crate::subset::{fill_buffer, fill_for_repr, fill_variable, is_all_fill};
 use crate::util::{config_err, corrupt, obj, unsupported, v3_json, Conf};
 use crate::{ArrayBytes, ArrayToBytesCodec, ChunkRepr, CodecChain, CodecResult};
 
@@ -50,6 +49,16 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
         }
     }
     c
+}
+
+/// The origin (element coordinates in the shard) of inner chunk `i` (C order) of a grid of
+/// `cps` inner chunks of `inner` elements.
+fn inner_origin(i: usize, cps: &[usize], inner: &[usize]) -> Vec<usize> {
+    unravel(i, cps)
+        .iter()
+        .zip(inner)
+        .map(|(c, s)| c * s)
+        .collect()
 }
 
 impl ShardingCodec {
@@ -193,11 +202,7 @@ impl ShardingCodec {
     /// The origin (element coordinates in the shard) of inner chunk `i` (C order).
     pub fn inner_chunk_origin(&self, i: usize, shard_shape: &[usize]) -> CodecResult<Vec<usize>> {
         let cps = self.chunks_per_shard(shard_shape)?;
-        Ok(unravel(i, &cps)
-            .iter()
-            .zip(&self.inner_chunk_shape)
-            .map(|(c, s)| c * s)
-            .collect())
+        Ok(inner_origin(i, &cps, &self.inner_chunk_shape))
     }
 
     /// Size in bytes of the encoded index, from the index codecs (not assumed).
@@ -430,66 +435,24 @@ fn assemble_variable(
     grid: &[usize],
     block: &[usize],
 ) -> CodecResult<ArrayBytes> {
-    let nd = grid.len();
     let shard: Vec<usize> = grid.iter().zip(block).map(|(g, b)| g * b).collect();
-    let total: usize = shard.iter().product();
-    let mut parts = Vec::with_capacity(blocks.len());
-    let mut data_len = 0;
-    for b in blocks {
-        match b {
-            ArrayBytes::Variable { data, offsets } => {
-                data_len += data.len();
-                parts.push((data, offsets));
-            }
-            ArrayBytes::Fixed(_) => {
-                return Err(corrupt(
+    let zeros = vec![0; grid.len()];
+    let axes: Vec<_> = (0..blocks.len())
+        .map(|i| box_axes(&zeros, &inner_origin(i, grid, block), block))
+        .collect();
+    let parts = blocks
+        .iter()
+        .zip(&axes)
+        .map(|(b, axes)| {
+            VariablePart::of(b, block, axes).ok_or_else(|| {
+                corrupt(
                     NAME,
                     "inner chunk decoded to fixed-size data for a variable-length type",
-                ))
-            }
-        }
-    }
-    let mut data = Vec::with_capacity(data_len);
-    let mut offsets = Vec::with_capacity(total + 1);
-    offsets.push(0);
-    if nd == 0 {
-        let (d, o) = parts[0];
-        return Ok(ArrayBytes::Variable {
-            data: d.clone(),
-            offsets: o.clone(),
-        });
-    }
-    let last = block[nd - 1];
-    let rows: usize = shard[..nd - 1].iter().product();
-    let mut coord = vec![0usize; nd.saturating_sub(1)];
-    for _ in 0..rows {
-        // Chunk grid coordinates and the row inside the chunk for the leading dimensions.
-        let mut chunk_lin = 0;
-        let mut row_in_chunk = 0;
-        for d in 0..nd - 1 {
-            chunk_lin = chunk_lin * grid[d] + coord[d] / block[d];
-            row_in_chunk = row_in_chunk * block[d] + coord[d] % block[d];
-        }
-        for j in 0..grid[nd - 1] {
-            let (d, o) = parts[chunk_lin * grid[nd - 1] + j];
-            let start = row_in_chunk * last;
-            let (lo, hi) = (o[start], o[start + last]);
-            let bytes = d
-                .get(lo..hi)
-                .ok_or_else(|| corrupt(NAME, "inner chunk offsets out of range"))?;
-            let shift = data.len();
-            data.extend_from_slice(bytes);
-            offsets.extend(o[start + 1..=start + last].iter().map(|x| x - lo + shift));
-        }
-        for d in (0..nd - 1).rev() {
-            coord[d] += 1;
-            if coord[d] < shard[d] {
-                break;
-            }
-            coord[d] = 0;
-        }
-    }
-    Ok(ArrayBytes::Variable { data, offsets })
+                )
+            })
+        })
+        .collect::<CodecResult<Vec<_>>>()?;
+    Ok(gather_variable(&shard, &parts))
 }
 
 fn check_variable(b: &ArrayBytes, n: usize) -> CodecResult<()> {
@@ -546,11 +509,7 @@ impl ArrayToBytesCodec for ShardingCodec {
             (0..n)
                 .into_par_iter()
                 .map(|i| {
-                    let origin: Vec<usize> = unravel(i, &cps)
-                        .iter()
-                        .zip(&self.inner_chunk_shape)
-                        .map(|(c, s)| c * s)
-                        .collect();
+                    let origin = inner_origin(i, &cps, &self.inner_chunk_shape);
                     let chunk =
                         extract_region(data, &repr.shape, &origin, &self.inner_chunk_shape, elem);
                     if skip_fill && is_all_fill(&chunk, &repr.fill_value) {
@@ -586,7 +545,7 @@ impl ArrayToBytesCodec for ShardingCodec {
                 let fill_zero = repr.fill_value.iter().all(|&b| b == 0);
                 let mut out = vec![0u8; total];
                 let zeros = vec![0usize; cps.len()];
-                let dst = SharedDst::new(&mut out);
+                let dst = SharedBuffer::new(&mut out);
                 let fill_chunk = if fill_zero {
                     None
                 } else {
@@ -600,11 +559,6 @@ impl ArrayToBytesCodec for ShardingCodec {
                     .par_iter()
                     .enumerate()
                     .try_for_each(|(i, e)| -> CodecResult<()> {
-                        let origin: Vec<usize> = unravel(i, &cps)
-                            .iter()
-                            .zip(&self.inner_chunk_shape)
-                            .map(|(c, s)| c * s)
-                            .collect();
                         let chunk;
                         let src: &[u8] = match e {
                             // Stored bytes are the elements: copy straight from the shard.
@@ -649,18 +603,15 @@ impl ArrayToBytesCodec for ShardingCodec {
                                 None => return Ok(()),
                             },
                         };
-                        // SAFETY: each task writes only its own inner chunk's region of `out`,
-                        // which stays borrowed (through `dst`) until the parallel loop ends.
+                        let origin = inner_origin(i, &cps, &self.inner_chunk_shape);
+                        let axes = box_axes(&zeros, &origin, &self.inner_chunk_shape);
+                        // SAFETY: task `i` writes only the box of inner chunk `i` in the shard
+                        // (origin `i`'s grid position times the inner chunk shape, which
+                        // divides the shard shape), and the inner chunks of a shard tile it
+                        // without overlap, so no two tasks write the same bytes. `out` is
+                        // borrowed by `dst` until the parallel loop has ended.
                         unsafe {
-                            dst.copy_region(
-                                src,
-                                &self.inner_chunk_shape,
-                                &zeros,
-                                &repr.shape,
-                                &origin,
-                                &self.inner_chunk_shape,
-                                elem,
-                            );
+                            dst.copy(src, &self.inner_chunk_shape, &repr.shape, &axes, elem);
                         }
                         Ok(())
                     })?;

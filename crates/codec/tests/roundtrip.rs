@@ -571,7 +571,7 @@ fn subset_helpers() {
     let src = noise(5 * 6 * 7 * 2, 9);
     let mut dst = vec![0u8; 4 * 8 * 7 * 2];
     let (ss, ds, region) = ([1, 2, 0], [2, 3, 0], [2, 4, 7]);
-    subset::copy_region(&src, &src_shape, &ss, &mut dst, &[4, 8, 7], &ds, &region, 2);
+    nd::copy_region(&src, &src_shape, &ss, &mut dst, &[4, 8, 7], &ds, &region, 2);
     for i in 0..2 {
         for j in 0..4 {
             for k in 0..7 {
@@ -588,10 +588,10 @@ fn subset_helpers() {
 
     // Variable-length extract / insert.
     let all = strings(&[b"a", b"bb", b"", b"dddd", b"e", b"ff"]);
-    let part = subset::extract_region(&all, &[2, 3], &[0, 1], &[2, 2], 0);
+    let part = nd::extract_region(&all, &[2, 3], &[0, 1], &[2, 2], 0);
     assert_eq!(part, strings(&[b"bb", b"", b"e", b"ff"]));
     let mut target = subset::fill_variable(b"-", 6);
-    subset::insert_region(&mut target, &[2, 3], &[0, 1], &part, &[2, 2], 0);
+    nd::insert_region(&mut target, &[2, 3], &[0, 1], &part, &[2, 2], 0);
     assert_eq!(target, strings(&[b"-", b"bb", b"", b"-", b"e", b"ff"]));
 
     // Fill buffers and the bitwise fill comparison (NaN equals the same NaN).
