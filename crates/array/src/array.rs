@@ -225,8 +225,59 @@ impl Array {
             return self.read_variable(&tasks, &extent, &repr);
         };
         let mut out = vec![0u8; resolved.len() * elem];
+        self.read_fixed_into(resolved, &tasks, &mut out)?;
+        Ok(ArrayBytes::Fixed(out))
+    }
+
+    /// The region's shape (integer-indexed axes dropped), checked against the array.
+    pub fn selection_shape(&self, selection: &Selection) -> ArrayResult<Vec<usize>> {
+        Ok(resolve(selection, &self.meta.shape, &self.path)?.output_shape)
+    }
+
+    /// Read a region of a fixed-size data type into `out` (the region's elements in C order,
+    /// in-memory layout), decoding each chunk straight into it: `out` must be exactly the
+    /// region's element count times the element size.
+    pub fn read_bytes_into(&self, selection: &Selection, out: &mut [u8]) -> ArrayResult<()> {
+        let resolved = resolve(selection, &self.meta.shape, &self.path)?;
+        let repr = self.repr();
+        let Some(elem) = repr.data_type.fixed_size() else {
+            return Err(ArrayError::Unsupported {
+                path: crate::display_path(&self.path),
+                message: "variable-length elements cannot be read into a fixed-size buffer".into(),
+            });
+        };
+        if out.len() != resolved.len() * elem {
+            return Err(ArrayError::Selection {
+                path: crate::display_path(&self.path),
+                message: format!(
+                    "the output buffer holds {} bytes, but the region of shape {:?} needs {}",
+                    out.len(),
+                    resolved.output_shape,
+                    resolved.len() * elem
+                ),
+            });
+        }
+        if repr.fill_value.iter().all(|&b| b == 0) {
+            // Missing chunks are not written when the fill value is zero.
+            out.fill(0);
+        }
+        let tasks = self.chunk_tasks(&resolved);
+        self.read_fixed_into(&resolved, &tasks, out)
+    }
+
+    /// Decode the chunks of `tasks` into `out`; with a zero fill value, `out` must already be
+    /// zero wherever a chunk is missing.
+    fn read_fixed_into(
+        &self,
+        resolved: &ResolvedSelection,
+        tasks: &BlockTasks,
+        out: &mut [u8],
+    ) -> ArrayResult<()> {
+        let extent = resolved.extent();
+        let repr = self.repr();
+        let elem = repr.data_type.fixed_size().unwrap_or(1);
         let fill_is_zero = repr.fill_value.iter().all(|&b| b == 0);
-        let shared = SharedBuffer::new(&mut out);
+        let shared = SharedBuffer::new(out);
         let sharding = self.meta.codecs.sharding();
         (0..tasks.len())
             .into_par_iter()
@@ -260,8 +311,7 @@ impl Array {
                     None => unsafe { shared.fill(&extent, &axes, &repr.fill_value) },
                 }
                 Ok(())
-            })?;
-        Ok(ArrayBytes::Fixed(out))
+            })
     }
 
     fn read_variable(

@@ -367,9 +367,7 @@ impl ArrayBuilder {
         };
         if self.format == ZarrFormat::N5 && fill.as_ref().is_some_and(|f| f.iter().any(|&b| b != 0))
         {
-            return Err(err(
-                "N5 has no fill value (missing blocks read as 0)".into(),
-            ));
+            return Err(err("N5 has no fill value (missing blocks read as 0)".into()));
         }
         Ok(fill)
     }

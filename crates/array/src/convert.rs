@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use neurochunk_codec::{
-    ArrayToArrayCodec, ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, CodecChain, IndexLocation,
-    ShardingCodec,
+    AnyCodec, ArrayToArrayCodec, ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, Codec,
+    CodecChain, IndexLocation, ShardingCodec,
 };
 use neurochunk_dtype::Endian;
 use neurochunk_store::Store;
@@ -29,10 +29,10 @@ pub struct ConvertOptions {
     pub chunks: Option<Vec<usize>>,
     /// Shard shape (Zarr v3 only).
     pub shards: Option<Vec<usize>>,
-    /// Replace the bytes→bytes codecs (compressors, checksums) with those of a command-line
-    /// spec such as `zstd:3,crc32c` (see `neurochunk_codec::parse_compressor_spec`); blosc's
-    /// type size follows each array's element size.
-    pub compressors: Option<String>,
+    /// Replace the bytes→bytes codecs (compressions, checksums), e.g.
+    /// `vec![Codec::zstd(3), Codec::Crc32c]`; an empty list stores chunks uncompressed. Blosc
+    /// shuffles by each array's element size.
+    pub compressors: Option<Vec<Codec>>,
     /// Byte order of the stored elements.
     pub endian: Option<Endian>,
     /// Store elements in Fortran order (a `transpose` codec / v2 `order: "F"`).
@@ -94,6 +94,28 @@ fn flatten(chain: &CodecChain) -> FlatChain {
 pub struct DerivedArray {
     pub metadata: ArrayMetadata,
     pub changes: Vec<String>,
+}
+
+/// The runtime bytes→bytes codecs of `codecs`, which must all be compressions or checksums.
+pub(crate) fn build_compressors(
+    codecs: &[Codec],
+    repr: &neurochunk_codec::ChunkRepr,
+    path: &str,
+) -> ArrayResult<Vec<Arc<dyn BytesToBytesCodec>>> {
+    codecs
+        .iter()
+        .map(|codec| match codec.build(repr) {
+            Ok(AnyCodec::BytesToBytes(c)) => Ok(c),
+            Ok(_) => Err(ArrayError::Unsupported {
+                path: crate::display_path(path),
+                message: format!("{codec} is not a compression or checksum (a bytes→bytes codec)"),
+            }),
+            Err(source) => Err(ArrayError::Codecs {
+                path: crate::display_path(path),
+                source,
+            }),
+        })
+        .collect()
 }
 
 /// The short name of a codec in messages (`numcodecs.delta` → `delta`).
@@ -177,13 +199,8 @@ pub fn derive_array(
         };
     }
     let explicit_codecs = options.compressors.is_some();
-    if let Some(spec) = &options.compressors {
-        b2b =
-            neurochunk_codec::parse_compressor_spec(spec, src.data_type.fixed_size().unwrap_or(1))
-                .map_err(|source| ArrayError::Codecs {
-                    path: crate::display_path(path),
-                    source,
-                })?;
+    if let Some(codecs) = &options.compressors {
+        b2b = build_compressors(codecs, &src.chunk_repr(), path)?;
     }
     if let Some(fortran) = options.fortran_order {
         a2a.retain(|c| c.name() != "transpose");

@@ -11,16 +11,19 @@
 //! a read needs the output plus about one decoded chunk per worker.
 
 mod array;
+mod builder;
 mod error;
 mod hierarchy;
 mod metadata;
 pub mod n5;
 mod selection;
 mod sharded;
+mod typed;
 
 pub mod convert;
 
 pub use array::{Array, ArrayOptions};
+pub use builder::{default_chunk_shape, ArrayBuilder, FillValue};
 pub use error::{ArrayError, ArrayResult};
 pub use hierarchy::{
     consolidate, create_group, list_nodes, list_nodes_with, open_node, open_node_with, walk_nodes,
@@ -30,9 +33,10 @@ pub use metadata::{
     ArrayMetadata, ChunkKeyEncoding, ConsolidatedEntry, GroupMetadata, NodeMetadata, ZarrFormat,
 };
 pub use selection::{parse_selection, AxisSelection, Selection};
+pub use typed::Element;
 
 pub use n5::OpenOptions;
-pub use neurochunk_codec::{ArrayBytes, CodecChain, N5AxisOrder};
+pub use neurochunk_codec::{ArrayBytes, Codec, CodecChain, CodecKind, N5AxisOrder};
 pub use neurochunk_dtype::DataType;
 pub use neurochunk_store::{FsStore, MemoryStore, Store};
 

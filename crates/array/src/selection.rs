@@ -38,6 +38,81 @@ impl AxisSelection {
     }
 }
 
+impl AxisSelection {
+    /// `start:stop:step` with every part given (NumPy slice semantics; `step` may be negative,
+    /// never zero).
+    pub fn slice(start: i64, stop: i64, step: i64) -> Self {
+        AxisSelection::Slice {
+            start: Some(start),
+            stop: Some(stop),
+            step: Some(step),
+        }
+    }
+
+    /// Every `step`-th element of the whole axis (`::step`).
+    pub fn every(step: i64) -> Self {
+        AxisSelection::Slice {
+            start: None,
+            stop: None,
+            step: Some(step),
+        }
+    }
+}
+
+impl From<i64> for AxisSelection {
+    /// One index; the axis is dropped from the result.
+    fn from(index: i64) -> Self {
+        AxisSelection::Index(index)
+    }
+}
+
+impl From<std::ops::Range<u64>> for AxisSelection {
+    fn from(r: std::ops::Range<u64>) -> Self {
+        AxisSelection::range(r.start, r.end)
+    }
+}
+
+impl From<std::ops::RangeFrom<u64>> for AxisSelection {
+    fn from(r: std::ops::RangeFrom<u64>) -> Self {
+        AxisSelection::Slice {
+            start: Some(r.start as i64),
+            stop: None,
+            step: None,
+        }
+    }
+}
+
+impl From<std::ops::RangeTo<u64>> for AxisSelection {
+    fn from(r: std::ops::RangeTo<u64>) -> Self {
+        AxisSelection::Slice {
+            start: None,
+            stop: Some(r.end as i64),
+            step: None,
+        }
+    }
+}
+
+impl From<std::ops::RangeFull> for AxisSelection {
+    fn from(_: std::ops::RangeFull) -> Self {
+        AxisSelection::ALL
+    }
+}
+
+/// Build a [`Selection`] in code, one expression per axis: an integer index, a range
+/// (`2..5`, `3..`, `..4`, `..`) or an [`AxisSelection`] (e.g. `AxisSelection::every(2)`).
+///
+/// ```
+/// use neurochunk_array::{selection, AxisSelection, Selection};
+/// let s = selection![0..10_u64, 5_i64, AxisSelection::every(-2)];
+/// assert_eq!(s, "0:10,5,::-2".parse::<Selection>().unwrap());
+/// ```
+#[macro_export]
+macro_rules! selection {
+    ($($axis:expr),* $(,)?) => {
+        $crate::Selection(vec![$($crate::AxisSelection::from($axis)),*])
+    };
+}
+
 /// A selection over every axis of an array (missing trailing axes select everything).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selection(pub Vec<AxisSelection>);
@@ -57,6 +132,21 @@ impl Selection {
                 .map(|(&s, &n)| AxisSelection::range(s, s + n))
                 .collect(),
         )
+    }
+}
+
+impl std::str::FromStr for Selection {
+    type Err = String;
+
+    /// Parse NumPy-style text such as `"0:10, 5, ::2"` (see [`parse_selection`]).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        parse_selection(text)
+    }
+}
+
+impl<A: Into<AxisSelection>> FromIterator<A> for Selection {
+    fn from_iter<I: IntoIterator<Item = A>>(axes: I) -> Self {
+        Selection(axes.into_iter().map(Into::into).collect())
     }
 }
 

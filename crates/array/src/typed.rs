@@ -51,7 +51,9 @@ elements! {
 /// The in-memory bytes of elements (which are little-endian on every supported target).
 fn check_little_endian() {
     #[cfg(target_endian = "big")]
-    compile_error!("neurochunk keeps elements little-endian in memory: big-endian targets are not supported");
+    compile_error!(
+        "neurochunk keeps elements little-endian in memory: big-endian targets are not supported"
+    );
 }
 
 impl Array {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use neurochunk_array::convert::{copy_data, derive_metadata, ConvertOptions};
 use neurochunk_array::{
     consolidate, create_group, list_nodes, open_node, parse_selection, Array, ArrayBytes,
-    ArrayMetadata, DataType, MemoryStore, NodeMetadata, Selection, Store, ZarrFormat,
+    ArrayMetadata, Codec, DataType, MemoryStore, NodeMetadata, Selection, Store, ZarrFormat,
 };
 use neurochunk_dtype::Endian;
 use neurochunk_store::{ByteRange, Bytes, DirListing, StoreResult};
@@ -20,12 +20,7 @@ use common::{as_u16, meta, store, string_meta, u16s};
 fn v2_uncompressed_edge_chunks_match_zarr_python_bytes() {
     // formats.md V2-01: 2x3 uint16 in 2x2 chunks; the edge chunk is stored full size.
     let s = store();
-    let a = Array::create(
-        s.clone(),
-        "",
-        meta(ZarrFormat::V2, &[2, 3], &[2, 2], "none"),
-    )
-    .unwrap();
+    let a = Array::create(s.clone(), "", meta(ZarrFormat::V2, &[2, 3], &[2, 2], &[])).unwrap();
     a.write_all(&u16s(&[1, 2, 3, 4, 5, 6])).unwrap();
     assert_eq!(s.get("0.0").unwrap().unwrap(), vec![1, 0, 2, 0, 4, 0, 5, 0]);
     assert_eq!(s.get("0.1").unwrap().unwrap(), vec![3, 0, 0, 0, 6, 0, 0, 0]);
@@ -50,7 +45,7 @@ fn v3_keys_and_document_match_zarr_python() {
     let a = Array::create(
         s.clone(),
         "g/x",
-        meta(ZarrFormat::V3, &[2, 3], &[2, 2], "none"),
+        meta(ZarrFormat::V3, &[2, 3], &[2, 2], &[]),
     )
     .unwrap();
     a.write_all(&u16s(&[1, 2, 3, 4, 5, 6])).unwrap();
@@ -92,7 +87,7 @@ fn v3_keys_and_document_match_zarr_python() {
 fn regions_with_steps_and_negative_indices_read_like_numpy() {
     for format in [ZarrFormat::V2, ZarrFormat::V3] {
         let s = store();
-        let a = Array::create(s, "a", meta(format, &[7, 9], &[3, 4], "zstd:1")).unwrap();
+        let a = Array::create(s, "a", meta(format, &[7, 9], &[3, 4], &[Codec::zstd(1)])).unwrap();
         let values: Vec<u16> = (0..63).collect();
         a.write_all(&u16s(&values)).unwrap();
         let at = |r: usize, c: usize| values[r * 9 + c];
@@ -118,7 +113,7 @@ fn regions_with_steps_and_negative_indices_read_like_numpy() {
 fn partial_writes_keep_neighbours_and_sparse_chunks_read_as_fill() {
     for format in [ZarrFormat::V2, ZarrFormat::V3] {
         let s = store();
-        let mut m = meta(format, &[10, 10], &[4, 4], "gzip:1");
+        let mut m = meta(format, &[10, 10], &[4, 4], &[Codec::Gzip { level: 1 }]);
         m.fill_value = Some(7u16.to_le_bytes().to_vec());
         let a = Array::create(s.clone(), "", m).unwrap();
         a.write(
@@ -148,7 +143,7 @@ fn fortran_order_and_big_endian_layout_bytes() {
     let src = ArrayMetadata {
         data_type: DataType::Int32,
         fill_value: Some(vec![0; 4]),
-        ..meta(ZarrFormat::V2, &[2, 3], &[2, 3], "none")
+        ..meta(ZarrFormat::V2, &[2, 3], &[2, 3], &[])
     };
     for format in [ZarrFormat::V2, ZarrFormat::V3] {
         let options = ConvertOptions {
@@ -220,12 +215,12 @@ impl Store for CountingStore {
     }
 }
 
-fn sharded_meta(index_crc: &str) -> ArrayMetadata {
-    let plain = meta(ZarrFormat::V3, &[64, 64], &[8, 8], "none");
+fn sharded_meta(index_crc: &[Codec]) -> ArrayMetadata {
+    let plain = meta(ZarrFormat::V3, &[64, 64], &[8, 8], &[]);
     let options = ConvertOptions {
         chunks: Some(vec![8, 8]),
         shards: Some(vec![32, 32]),
-        compressors: Some(index_crc.into()),
+        compressors: Some(index_crc.to_vec()),
         ..Default::default()
     };
     derive_metadata(&plain, &options, "").unwrap()
@@ -239,7 +234,7 @@ fn sharded_reads_fetch_only_the_needed_inner_chunks() {
         ranged: 0.into(),
     });
     let s: Arc<dyn Store> = counting.clone();
-    let a = Array::create(s.clone(), "", sharded_meta("zstd:1")).unwrap();
+    let a = Array::create(s.clone(), "", sharded_meta(&[Codec::zstd(1)])).unwrap();
     let values: Vec<u16> = (0..4096u32).map(|v| (v * 7 % 65521) as u16).collect();
     a.write_all(&u16s(&values)).unwrap();
     assert_eq!(s.list_prefix("c/").unwrap().len(), 4, "2x2 shards");
@@ -272,7 +267,7 @@ fn sharded_layout_matches_zarr_python_bytes() {
     let plain = ArrayMetadata {
         data_type: DataType::UInt8,
         fill_value: Some(vec![0]),
-        ..meta(ZarrFormat::V3, &[4], &[2], "none")
+        ..meta(ZarrFormat::V3, &[4], &[2], &[])
     };
     let options = ConvertOptions {
         shards: Some(vec![4]),
@@ -304,7 +299,7 @@ fn corrupt_chunks_give_errors_naming_array_and_key() {
     let a = Array::create(
         s.clone(),
         "grp/vol",
-        meta(ZarrFormat::V3, &[8], &[4], "zstd:1,crc32c"),
+        meta(ZarrFormat::V3, &[8], &[4], &[Codec::zstd(1), Codec::Crc32c]),
     )
     .unwrap();
     a.write_all(&u16s(&[1, 2, 3, 4, 5, 6, 7, 8])).unwrap();
@@ -326,7 +321,7 @@ fn corrupt_chunks_give_errors_naming_array_and_key() {
     assert!(err.contains("c/0"), "{err}");
 
     let s = store();
-    let a = Array::create(s.clone(), "sh", sharded_meta("none")).unwrap();
+    let a = Array::create(s.clone(), "sh", sharded_meta(&[])).unwrap();
     a.write_all(&u16s(&vec![5; 4096])).unwrap();
     let mut shard = s.get("sh/c/0/0").unwrap().unwrap().to_vec();
     // Point the first index entry far past the end; the index sits before the 4-byte crc.
@@ -405,7 +400,7 @@ fn lenient_metadata_with_bare_nan_is_read() {
 #[test]
 fn resize_drops_chunks_outside_the_new_shape() {
     let s = store();
-    let mut a = Array::create(s.clone(), "", meta(ZarrFormat::V3, &[8], &[2], "none")).unwrap();
+    let mut a = Array::create(s.clone(), "", meta(ZarrFormat::V3, &[8], &[2], &[])).unwrap();
     a.write_all(&u16s(&[1, 2, 3, 4, 5, 6, 7, 8])).unwrap();
     a.resize(vec![3]).unwrap();
     assert_eq!(s.list_prefix("c/").unwrap(), vec!["c/0", "c/1"]);
@@ -466,7 +461,7 @@ fn hierarchies_consolidate_and_reopen_from_one_document() {
         attrs.insert("foo".into(), json!("bär"));
         create_group(s.as_ref(), "", format, attrs).unwrap();
         create_group(s.as_ref(), "sub", format, Map::new()).unwrap();
-        let mut m = meta(format, &[2], &[2], "none");
+        let mut m = meta(format, &[2], &[2], &[]);
         m.attributes.insert("n".into(), json!(1));
         Array::create(s.clone(), "sub/x", m)
             .unwrap()
@@ -519,7 +514,12 @@ fn conversion_streams_between_formats_and_layouts() {
     let src = Array::create(
         s.clone(),
         "src",
-        meta(ZarrFormat::V2, &[33, 17], &[5, 4], "zlib:1"),
+        meta(
+            ZarrFormat::V2,
+            &[33, 17],
+            &[5, 4],
+            &[Codec::Zlib { level: 1 }],
+        ),
     )
     .unwrap();
     let values: Vec<u16> = (0..33 * 17).map(|v| (v % 251) as u16).collect();
@@ -528,7 +528,11 @@ fn conversion_streams_between_formats_and_layouts() {
         format: Some(ZarrFormat::V3),
         chunks: Some(vec![4, 4]),
         shards: Some(vec![8, 16]),
-        compressors: Some("blosc:zstd:3:bitshuffle".into()),
+        compressors: Some(vec![Codec::Blosc {
+            cname: neurochunk_codec::BloscCompressor::Zstd,
+            clevel: 3,
+            shuffle: neurochunk_codec::BloscShuffle::BitShuffle,
+        }]),
         ..Default::default()
     };
     let dst_meta = derive_metadata(src.metadata(), &options, "dst").unwrap();

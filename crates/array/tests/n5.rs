@@ -8,7 +8,7 @@ use std::sync::Arc;
 use neurochunk_array::convert::{convert_hierarchy, derive_metadata, ConvertOptions};
 use neurochunk_array::n5::n5_array_metadata;
 use neurochunk_array::{
-    create_group, list_nodes_with, open_node, parse_selection, Array, ArrayBytes, DataType,
+    create_group, list_nodes_with, open_node, parse_selection, Array, ArrayBytes, Codec, DataType,
     N5AxisOrder, NodeMetadata, OpenOptions, Store, ZarrFormat,
 };
 use neurochunk_codec::n5::compression_from_n5_json;
@@ -612,31 +612,34 @@ fn zarr_to_n5_maps_codecs_or_explains_why_not() {
     .unwrap();
     let n5 = Array::create(src.clone(), "", meta).unwrap();
     for (spec, expected) in [
-        ("zstd:5", json!({"type": "zstd", "level": 5})),
+        (vec![Codec::zstd(5)], json!({"type": "zstd", "level": 5})),
         (
-            "zlib:3",
+            vec![Codec::Zlib { level: 3 }],
             json!({"type": "gzip", "level": 3, "useZlib": true}),
         ),
-        ("lz4", json!({"type": "lz4", "blockSize": 65536})),
-        ("none", json!({"type": "raw"})),
+        (
+            vec![Codec::Lz4 { acceleration: 1 }],
+            json!({"type": "lz4", "blockSize": 65536}),
+        ),
+        (vec![], json!({"type": "raw"})),
     ] {
         let options = ConvertOptions {
             format: Some(ZarrFormat::N5),
-            compressors: Some(spec.into()),
+            compressors: Some(spec.clone()),
             ..Default::default()
         };
         let m = derive_metadata(n5.metadata(), &options, "").unwrap();
         assert_eq!(
             m.codecs.n5_block().unwrap().compression_json(),
             &expected,
-            "{spec}"
+            "{spec:?}"
         );
     }
     for (options, needle) in [
         (
             ConvertOptions {
                 format: Some(ZarrFormat::N5),
-                compressors: Some("zstd,crc32c".into()),
+                compressors: Some(vec![Codec::zstd(0), Codec::Crc32c]),
                 ..Default::default()
             },
             "one compression",

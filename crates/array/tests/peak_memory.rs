@@ -15,11 +15,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use neurochunk_array::{
-    parse_selection, Array, ArrayBytes, ArrayMetadata, ChunkKeyEncoding, CodecChain, DataType,
-    FsStore, Selection, Store, ZarrFormat,
+    parse_selection, Array, ArrayBuilder, ArrayBytes, Codec, DataType, FsStore, Selection, Store,
 };
-use neurochunk_codec::{parse_compressor_spec, BytesCodec};
-use neurochunk_dtype::Endian;
 use rayon::prelude::*;
 
 const LEN: u64 = 100_000_000;
@@ -45,22 +42,11 @@ fn peak_rss() -> u64 {
 
 fn write_array(dir: &Path) {
     let store: Arc<dyn Store> = Arc::new(FsStore::new(dir));
-    let meta = ArrayMetadata {
-        format: ZarrFormat::V3,
-        shape: vec![LEN],
-        chunk_shape: vec![CHUNK],
-        data_type: DataType::Float64,
-        fill_value: Some(0f64.to_le_bytes().to_vec()),
-        key_encoding: ChunkKeyEncoding::V3_DEFAULT,
-        codecs: Arc::new(CodecChain::new(
-            Vec::new(),
-            Arc::new(BytesCodec::new(Some(Endian::Little))),
-            parse_compressor_spec("zstd:1", 8).unwrap(),
-        )),
-        attributes: serde_json::Map::new(),
-        dimension_names: None,
-    };
-    let array = Array::create(store, "", meta).unwrap();
+    let array = ArrayBuilder::new([LEN], DataType::Float64)
+        .chunks([CHUNK])
+        .codecs([Codec::zstd(1)])
+        .create(store, "")
+        .unwrap();
     // One chunk per task, so the writer never holds the whole array either.
     (0..LEN / CHUNK as u64).into_par_iter().for_each(|c| {
         let start = c * CHUNK as u64;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use fastrand::Rng;
 use neurochunk_array::convert::{derive_metadata, ConvertOptions};
 use neurochunk_array::{
-    Array, ArrayBytes, ArrayMetadata, AxisSelection, DataType, MemoryStore, N5AxisOrder, Selection,
-    Store, ZarrFormat,
+    Array, ArrayBytes, ArrayMetadata, AxisSelection, Codec, DataType, MemoryStore, N5AxisOrder,
+    Selection, Store, ZarrFormat,
 };
 use serde_json::Map;
 
@@ -161,7 +161,7 @@ fn plain_meta(
     shape: &[u64],
     chunks: &[usize],
     fill: u16,
-    compressor: &str,
+    compressor: &[Codec],
 ) -> ArrayMetadata {
     ArrayMetadata {
         fill_value: Some(fill.to_le_bytes().to_vec()),
@@ -190,8 +190,8 @@ fn random_array(rng: &mut Rng, layout: Layout) -> (Array, Vec<u64>, u16) {
     };
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let meta = match layout {
-        Layout::V2 => plain_meta(ZarrFormat::V2, &shape, &chunks, fill, "zstd:1"),
-        Layout::V3 => plain_meta(ZarrFormat::V3, &shape, &chunks, fill, "none"),
+        Layout::V2 => plain_meta(ZarrFormat::V2, &shape, &chunks, fill, &[Codec::zstd(1)]),
+        Layout::V3 => plain_meta(ZarrFormat::V3, &shape, &chunks, fill, &[]),
         Layout::Sharded => {
             let shards: Vec<usize> = chunks
                 .iter()
@@ -200,10 +200,14 @@ fn random_array(rng: &mut Rng, layout: Layout) -> (Array, Vec<u64>, u16) {
             let options = ConvertOptions {
                 chunks: Some(chunks.clone()),
                 shards: Some(shards),
-                compressors: Some(if rng.u64(..2) == 0 { "zstd:1" } else { "none" }.into()),
+                compressors: Some(if rng.u64(..2) == 0 {
+                    vec![Codec::zstd(1)]
+                } else {
+                    Vec::new()
+                }),
                 ..Default::default()
             };
-            let plain = plain_meta(ZarrFormat::V3, &shape, &chunks, fill, "none");
+            let plain = plain_meta(ZarrFormat::V3, &shape, &chunks, fill, &[]);
             derive_metadata(&plain, &options, "a").unwrap()
         }
         Layout::N5(order) => neurochunk_array::n5::n5_array_metadata(
@@ -306,7 +310,7 @@ fn steps_beyond_the_array_and_reversed_edge_chunks() {
     let array = Array::create(
         store,
         "a",
-        plain_meta(ZarrFormat::V3, &[10, 7], &[3, 4], 5, "none"),
+        plain_meta(ZarrFormat::V3, &[10, 7], &[3, 4], 5, &[]),
     )
     .unwrap();
     let values: Vec<u16> = (0..70).collect();

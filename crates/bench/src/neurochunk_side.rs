@@ -4,13 +4,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use neurochunk_array::convert::{derive_metadata, ConvertOptions};
 use neurochunk_array::{
-    Array, ArrayBytes, ArrayMetadata, ChunkKeyEncoding, CodecChain, DataType, FsStore, Store,
-    ZarrFormat,
+    Array, ArrayBuilder, ArrayBytes, ArrayMetadata, Codec, DataType, FsStore, Store, ZarrFormat,
 };
-use neurochunk_codec::{parse_compressor_spec, BytesCodec};
-use neurochunk_dtype::Endian;
 
 use crate::error::{BenchError, BenchResult, Context};
 use crate::rows::{Compression, Format, Layout, Library, Row};
@@ -18,46 +14,28 @@ use crate::rows::{Compression, Format, Layout, Library, Row};
 /// neurochunk, through its public array API.
 pub struct Neurochunk;
 
-/// The array metadata neurochunk writes for `row`.
+/// The array metadata neurochunk writes for `row`, described with the array builder.
 pub fn metadata(row: &Row, shape: &[u64]) -> BenchResult<ArrayMetadata> {
-    let spec = match row.compression {
-        Compression::None => "none".to_string(),
-        Compression::Zstd(level) => format!("zstd:{level}"),
+    let codecs = match row.compression {
+        Compression::None => Vec::new(),
+        Compression::Zstd(level) => vec![Codec::zstd(level)],
     };
-    let (format, key_encoding) = match row.format {
-        Format::V2 => (ZarrFormat::V2, ChunkKeyEncoding::V2_DOT),
-        Format::V3 => (ZarrFormat::V3, ChunkKeyEncoding::V3_DEFAULT),
+    let format = match row.format {
+        Format::V2 => ZarrFormat::V2,
+        Format::V3 => ZarrFormat::V3,
     };
-    let element_size = 2;
-    let compressors =
-        parse_compressor_spec(&spec, element_size).context(format!("codec spec {spec:?}"))?;
-    let chunk_shape = vec![row.codec_chunk(); shape.len()];
-    let plain = ArrayMetadata {
-        format,
-        shape: shape.to_vec(),
-        chunk_shape: chunk_shape.clone(),
-        data_type: DataType::UInt16,
-        fill_value: Some(vec![0, 0]),
-        key_encoding,
-        codecs: Arc::new(CodecChain::new(
-            Vec::new(),
-            Arc::new(BytesCodec::new(Some(Endian::Little))),
-            compressors,
-        )),
-        attributes: serde_json::Map::new(),
-        dimension_names: None,
-    };
-    match row.layout {
-        Layout::Chunked { .. } => Ok(plain),
-        Layout::Sharded { shard, .. } => {
-            let options = ConvertOptions {
-                chunks: Some(chunk_shape),
-                shards: Some(vec![shard; shape.len()]),
-                ..Default::default()
-            };
-            derive_metadata(&plain, &options, "").context("deriving the sharded metadata")
-        }
+    let mut builder = ArrayBuilder::new(shape.to_vec(), DataType::UInt16)
+        .format(format)
+        .chunks(vec![row.codec_chunk(); shape.len()])
+        .codecs(codecs);
+    if let Layout::Sharded { shard, .. } = row.layout {
+        builder = builder.shards(vec![shard; shape.len()]);
     }
+    if format == ZarrFormat::V2 {
+        // zarrs writes Zarr v2 chunk keys as `0.1.2`.
+        builder = builder.chunk_key_separator('.');
+    }
+    builder.metadata("").context("describing the array")
 }
 
 impl Library for Neurochunk {

@@ -9,15 +9,15 @@ use neurochunk_array::convert::{
     chunk_count, convert_array, convert_hierarchy, derive_metadata, ConvertOptions,
 };
 use neurochunk_array::{
-    consolidate as consolidate_group, open_node_with, parse_selection, Array, ArrayBytes,
-    ArrayMetadata, ChunkKeyEncoding, CodecChain, DataType, FsStore, N5AxisOrder, NodeMetadata,
-    OpenOptions, Store, ZarrFormat,
+    consolidate as consolidate_group, open_node_with, parse_selection, Array, ArrayBuilder,
+    ArrayBytes, Codec, DataType, FillValue, FsStore, N5AxisOrder, NodeMetadata, OpenOptions, Store,
+    ZarrFormat,
 };
-use neurochunk_codec::{parse_compressor_spec, BytesCodec, VlenBytesCodec, VlenUtf8Codec};
 use neurochunk_dtype::npy;
 use neurochunk_dtype::Endian;
 use serde_json::{Map, Value};
 
+use crate::codec_spec::parse_codecs;
 use crate::{progress, CmdResult, Failure};
 
 /// The on-disk format to write.
@@ -150,10 +150,6 @@ impl LayoutArgs {
                 )));
             }
         }
-        if let Some(spec) = &self.codec {
-            // Check the spec once up front so a typo fails before any data moves.
-            parse_compressor_spec(spec, 1).map_err(|e| Failure(format!("--codec: {e}")))?;
-        }
         Ok(ConvertOptions {
             format,
             chunks: self
@@ -166,7 +162,12 @@ impl LayoutArgs {
                 .as_deref()
                 .map(|s| parse_shape(s, "--shards"))
                 .transpose()?,
-            compressors: self.codec.clone(),
+            compressors: self
+                .codec
+                .as_deref()
+                .map(parse_codecs)
+                .transpose()
+                .map_err(|e| Failure(format!("--codec: {e}")))?,
             endian: self.endian.map(Endian::from),
             fortran_order: self.order.map(|o| matches!(o, OrderArg::F)),
             separator: self.dimension_separator,
@@ -333,23 +334,6 @@ fn to_variable(data_type: &DataType, bytes: &[u8]) -> Option<(DataType, ArrayByt
     Some((vtype, ArrayBytes::Variable { data, offsets }))
 }
 
-/// A chunk shape of about 1 MiB when none is given: halve the largest axis until it fits.
-fn default_chunks(shape: &[usize], elem: usize) -> Vec<usize> {
-    let mut chunks: Vec<usize> = shape.iter().map(|&s| s.max(1)).collect();
-    while chunks.iter().product::<usize>() * elem.max(1) > (1 << 20) {
-        let Some((axis, _)) = chunks
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 1)
-            .max_by_key(|(_, &c)| c)
-        else {
-            break;
-        };
-        chunks[axis] = chunks[axis].div_ceil(2);
-    }
-    chunks
-}
-
 fn parse_json_arg(text: &str, flag: &str) -> Result<Value, Failure> {
     neurochunk_dtype::json::parse_lenient(text.as_bytes())
         .map_err(|e| Failure(format!("{flag}: {e}")))
@@ -365,27 +349,8 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         (false, _) => (header.data_type.clone(), ArrayBytes::Fixed(bytes)),
     };
     let fill_value = match &args.fill_value {
-        None => Some(data_type.zero_fill()),
-        Some(text) => {
-            let json = parse_json_arg(text, "--fill-value")?;
-            match format {
-                ZarrFormat::V2 => neurochunk_dtype::v2::fill_value_from_v2_json(&json, &data_type),
-                ZarrFormat::V3 => {
-                    neurochunk_dtype::v3::fill_value_from_v3_json(&json, &data_type).map(Some)
-                }
-                ZarrFormat::N5 => {
-                    let fill = neurochunk_dtype::v3::fill_value_from_v3_json(&json, &data_type)
-                        .map_err(|e| Failure(format!("--fill-value: {e}")))?;
-                    if fill.iter().any(|&b| b != 0) {
-                        return Err(Failure(
-                            "--fill-value: N5 has no fill value (missing blocks read as 0)".into(),
-                        ));
-                    }
-                    Ok(Some(fill))
-                }
-            }
-            .map_err(|e| Failure(format!("--fill-value: {e}")))?
-        }
+        None => FillValue::Zero,
+        Some(text) => FillValue::Json(parse_json_arg(text, "--fill-value")?),
     };
     let attributes = match &args.attrs {
         None => Map::new(),
@@ -398,40 +363,56 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             }
         },
     };
-    let elem = data_type.fixed_size().unwrap_or(16);
-    let base_chunks = default_chunks(&header.shape, elem);
-    let a2b: Arc<dyn neurochunk_codec::ArrayToBytesCodec> = match data_type {
-        DataType::String => Arc::new(VlenUtf8Codec::new()),
-        DataType::Bytes => Arc::new(VlenBytesCodec::new()),
-        _ => Arc::new(BytesCodec::new(Some(Endian::Little))),
-    };
-    // N5's default is gzip, which every N5 reader (the Java reference included) has built in.
-    let default_spec = if format == ZarrFormat::N5 {
-        "gzip:6"
-    } else {
-        "zstd:3"
-    };
-    let default_compressor =
-        parse_compressor_spec(default_spec, data_type.fixed_size().unwrap_or(1))?;
-    // Describe a plain array first, then let the conversion rules apply the layout options.
-    let plain = ArrayMetadata {
-        format,
-        shape: header.shape.iter().map(|&s| s as u64).collect(),
-        chunk_shape: base_chunks,
-        data_type: data_type.clone(),
-        fill_value,
-        key_encoding: match format {
-            ZarrFormat::V2 => ChunkKeyEncoding::V2_DOT,
-            ZarrFormat::V3 => ChunkKeyEncoding::V3_DEFAULT,
-            ZarrFormat::N5 => neurochunk_array::n5::N5_KEY_ENCODING,
-        },
-        codecs: Arc::new(CodecChain::new(Vec::new(), a2b, default_compressor)),
-        attributes,
-        dimension_names: None,
-    };
     let options = args.layout.options(Some(format))?;
     let (root, node) = locate_node(&args.path);
-    let meta = derive_metadata(&plain, &options, &node)
+    let rank = header.shape.len();
+    if format == ZarrFormat::N5
+        && (options.endian.is_some()
+            || options.fortran_order.is_some()
+            || options.separator.is_some())
+    {
+        return Err(Failure(format!(
+            "{}: N5 blocks are always big-endian and column-major with '/' block paths; \
+             --endian, --order and --dimension-separator do not apply",
+            args.path.display()
+        )));
+    }
+    // The command line's layout options as the typed codecs of the array.
+    let mut codecs = Vec::new();
+    if options.fortran_order == Some(true) && rank > 1 {
+        codecs.push(Codec::Transpose {
+            order: (0..rank).rev().collect(),
+        });
+    }
+    if let (Some(endian), Some(_)) = (options.endian, data_type.fixed_size()) {
+        codecs.push(Codec::Bytes { endian });
+    }
+    codecs.extend(options.compressors.clone().unwrap_or_else(|| match format {
+        // N5's default is gzip, which every N5 reader (the Java reference included) has.
+        ZarrFormat::N5 => vec![Codec::Gzip { level: 6 }],
+        ZarrFormat::V2 | ZarrFormat::V3 => vec![Codec::zstd(3)],
+    }));
+    let mut builder = ArrayBuilder::new(
+        header.shape.iter().map(|&s| s as u64).collect::<Vec<_>>(),
+        data_type.clone(),
+    )
+    .format(format)
+    .codecs(codecs)
+    .fill_value(fill_value)
+    .attributes(attributes)
+    .n5_axis_order(options.n5_axis_order)
+    .write_empty_chunks(args.write_empty_chunks);
+    if let Some(chunks) = options.chunks {
+        builder = builder.chunks(chunks);
+    }
+    if let Some(shards) = options.shards {
+        builder = builder.shards(shards);
+    }
+    if let Some(separator) = options.separator {
+        builder = builder.chunk_key_separator(separator);
+    }
+    let meta = builder
+        .metadata(&node)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if args.path.exists() {
         std::fs::remove_dir_all(&args.path)

@@ -6,13 +6,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
-use neurochunk_array::convert::{convert_hierarchy, derive_metadata, ConvertOptions};
+use neurochunk_array::convert::{convert_hierarchy, ConvertOptions};
 use neurochunk_array::{
-    consolidate, create_group, list_nodes, Array, ArrayBytes, ArrayMetadata, ChunkKeyEncoding,
-    CodecChain, DataType, FsStore, Store, ZarrFormat,
+    consolidate, create_group, list_nodes, Array, ArrayBuilder, ArrayBytes, ArrayMetadata, Codec,
+    DataType, FsStore, Selection, Store, ZarrFormat,
 };
-use neurochunk_codec::{parse_compressor_spec, BytesCodec, VlenUtf8Codec};
-use neurochunk_dtype::Endian;
+use neurochunk_codec::{BloscCompressor, BloscShuffle};
 use serde_json::{json, Map, Value};
 
 use crate::inspect::print_tree;
@@ -88,32 +87,17 @@ fn as_bytes(values: &[u16]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-fn plain_metadata(
+/// A demo array: the given format, chunks and codecs (zstd level 3 when none are given).
+fn demo_array(
     format: ZarrFormat,
     shape: Vec<u64>,
     chunks: Vec<usize>,
     data_type: DataType,
-) -> Result<ArrayMetadata, Failure> {
-    let a2b: Arc<dyn neurochunk_codec::ArrayToBytesCodec> = match data_type {
-        DataType::String => Arc::new(VlenUtf8Codec::new()),
-        _ => Arc::new(BytesCodec::new(Some(Endian::Little))),
-    };
-    let compressors = parse_compressor_spec("zstd:3", data_type.fixed_size().unwrap_or(1))?;
-    Ok(ArrayMetadata {
-        format,
-        shape,
-        chunk_shape: chunks,
-        fill_value: Some(data_type.zero_fill()),
-        data_type,
-        key_encoding: match format {
-            ZarrFormat::V2 => ChunkKeyEncoding::V2_DOT,
-            ZarrFormat::V3 => ChunkKeyEncoding::V3_DEFAULT,
-            ZarrFormat::N5 => neurochunk_array::n5::N5_KEY_ENCODING,
-        },
-        codecs: Arc::new(CodecChain::new(Vec::new(), a2b, compressors)),
-        attributes: Map::new(),
-        dimension_names: None,
-    })
+) -> ArrayBuilder {
+    ArrayBuilder::new(shape, data_type)
+        .format(format)
+        .chunks(chunks)
+        .codecs([Codec::zstd(3)])
 }
 
 fn mb_per_s(bytes: usize, seconds: f64) -> f64 {
@@ -179,60 +163,33 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     let volume = as_bytes(&synthetic_volume(n));
     let shape = vec![n as u64; 3];
     let chunk = 64.min(n);
-    let base = |format| plain_metadata(format, shape.clone(), vec![chunk; 3], DataType::UInt16);
-    let layouts: Vec<(&str, ArrayMetadata)> = vec![
-        ("volume.zarr2.zstd", base(ZarrFormat::V2)?),
+    let base = |format| demo_array(format, shape.clone(), vec![chunk; 3], DataType::UInt16);
+    let layouts: Vec<(&str, ArrayBuilder)> = vec![
+        ("volume.zarr2.zstd", base(ZarrFormat::V2)),
         (
             "volume.zarr2.blosc",
-            derive_metadata(
-                &base(ZarrFormat::V2)?,
-                &ConvertOptions {
-                    compressors: Some("blosc:lz4:5:shuffle".into()),
-                    ..Default::default()
-                },
-                "",
-            )?,
+            base(ZarrFormat::V2).codecs([Codec::Blosc {
+                cname: BloscCompressor::Lz4,
+                clevel: 5,
+                shuffle: BloscShuffle::Shuffle,
+            }]),
         ),
-        ("volume.zarr3.zstd", base(ZarrFormat::V3)?),
+        ("volume.zarr3.zstd", base(ZarrFormat::V3)),
         (
             "volume.zarr3.sharded",
-            derive_metadata(
-                &base(ZarrFormat::V3)?,
-                &ConvertOptions {
-                    chunks: Some(vec![32.min(n); 3]),
-                    shards: Some(vec![(2 * chunk).min(n.next_multiple_of(32.min(n))); 3]),
-                    compressors: Some("zstd:3,crc32c".into()),
-                    ..Default::default()
-                },
-                "",
-            )?,
+            base(ZarrFormat::V3)
+                .chunks(vec![32.min(n); 3])
+                .shards(vec![(2 * chunk).min(n.next_multiple_of(32.min(n))); 3])
+                .codecs([Codec::zstd(3), Codec::Crc32c]),
         ),
-        (
-            "volume.zarr3.raw",
-            derive_metadata(
-                &base(ZarrFormat::V3)?,
-                &ConvertOptions {
-                    compressors: Some("none".into()),
-                    ..Default::default()
-                },
-                "",
-            )?,
-        ),
+        ("volume.zarr3.raw", base(ZarrFormat::V3).codecs([])),
         (
             "volume.n5.gzip",
-            derive_metadata(
-                &base(ZarrFormat::V3)?,
-                &ConvertOptions {
-                    format: Some(ZarrFormat::N5),
-                    compressors: Some("gzip:6".into()),
-                    ..Default::default()
-                },
-                "",
-            )?,
+            base(ZarrFormat::N5).codecs([Codec::Gzip { level: 6 }]),
         ),
     ];
-    for (label, meta) in layouts {
-        volume_round_trip(dir, label, meta, &volume)?;
+    for (label, builder) in layouts {
+        volume_round_trip(dir, label, builder.metadata("")?, &volume)?;
     }
 
     println!(
@@ -251,25 +208,21 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     imaging.insert("baseline".into(), json!(f64::NAN.to_string()));
     create_group(store.as_ref(), "imaging", ZarrFormat::V3, imaging)?;
     let small = n.min(64);
-    let mut raw = plain_metadata(
+    let raw_values = synthetic_volume(small);
+    demo_array(
         ZarrFormat::V3,
         vec![small as u64; 3],
         vec![32.min(small); 3],
         DataType::UInt16,
-    )?;
-    raw.dimension_names = Some(vec![Some("z".into()), Some("y".into()), Some("x".into())]);
-    let raw_values = as_bytes(&synthetic_volume(small));
-    Array::create(store.clone(), "imaging/raw", raw)?.write_all(&ArrayBytes::Fixed(raw_values))?;
+    )
+    .dimension_names(["z", "y", "x"])
+    .create(store.clone(), "imaging/raw")?
+    .write_elements(&Selection::all(), &raw_values)?;
     let frames = 1000u64;
-    let times: Vec<u8> = (0..frames)
-        .flat_map(|i| (i as f64 / 30.0).to_le_bytes())
-        .collect();
-    Array::create(
-        store.clone(),
-        "imaging/timestamps",
-        plain_metadata(ZarrFormat::V3, vec![frames], vec![256], DataType::Float64)?,
-    )?
-    .write_all(&ArrayBytes::Fixed(times))?;
+    let times: Vec<f64> = (0..frames).map(|i| i as f64 / 30.0).collect();
+    demo_array(ZarrFormat::V3, vec![frames], vec![256], DataType::Float64)
+        .create(store.clone(), "imaging/timestamps")?
+        .write_elements(&Selection::all(), &times)?;
     let names = ["CA1 pyramidal", "CA3", "dentate gyrus", "entorhinal ctx"];
     let mut text = Vec::new();
     let mut offsets = vec![0];
@@ -277,16 +230,13 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         text.extend_from_slice(name.as_bytes());
         offsets.push(text.len());
     }
-    Array::create(
-        store.clone(),
-        "regions",
-        plain_metadata(
-            ZarrFormat::V3,
-            vec![names.len() as u64],
-            vec![2],
-            DataType::String,
-        )?,
-    )?
+    demo_array(
+        ZarrFormat::V3,
+        vec![names.len() as u64],
+        vec![2],
+        DataType::String,
+    )
+    .create(store.clone(), "regions")?
     .write_all(&ArrayBytes::Variable {
         data: text,
         offsets,
@@ -312,7 +262,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     let n5_store: Arc<dyn Store> = Arc::new(FsStore::new(dir.join("session.n5")));
     let options = ConvertOptions {
         format: Some(ZarrFormat::N5),
-        compressors: Some("gzip:6".into()),
+        compressors: Some(vec![Codec::Gzip { level: 6 }]),
         ..Default::default()
     };
     let session_attributes = match neurochunk_array::open_node(store.as_ref(), "")?.metadata {

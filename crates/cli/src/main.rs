@@ -4,6 +4,7 @@
 //! fails; the message names the file, node and chunk concerned.
 
 mod arrays;
+mod codec_spec;
 mod demo;
 mod inspect;
 mod nwb_cmd;

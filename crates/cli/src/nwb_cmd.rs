@@ -310,7 +310,9 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 convention: convention.into(),
                 scale,
                 namespaces,
-                write: WriteOptions { compressors },
+                write: WriteOptions {
+                    compressors: parse_compressors(compressors.as_deref())?,
+                },
             };
             let summary = write_demo(&out, &options)?;
             let file = NwbFile::open(&summary.path)?;
@@ -342,7 +344,9 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 &file,
                 &dst,
                 convention.into(),
-                WriteOptions { compressors },
+                WriteOptions {
+                    compressors: parse_compressors(compressors.as_deref())?,
+                },
                 &progress,
             )?;
             bar.finish_and_clear();
@@ -465,4 +469,12 @@ fn write_dataset(output: &Path, dataset: &Dataset, file: &Path, object: &str) ->
         .map_err(|m| Failure(format!("{}: '{object}': {m}", file.display())))?;
     npy::write_npy(output, &data_type, &dataset.shape, &bytes)?;
     Ok(())
+}
+
+/// The `--compressors` option as typed codecs.
+fn parse_compressors(spec: Option<&str>) -> Result<Option<Vec<neurochunk_codec::Codec>>, Failure> {
+    spec.map(|s| {
+        crate::codec_spec::parse_codecs(s).map_err(|e| Failure(format!("--compressors: {e}")))
+    })
+    .transpose()
 }

@@ -1,7 +1,6 @@
 //! The codec pipeline of one chunk ([`CodecChain`]): array→array codecs, one array→bytes
 //! codec, bytes→bytes codecs, built from Zarr v3 `codecs` JSON or Zarr v2
-//! `order`/`filters`/`compressor`, and written back to either form. Also the command-line
-//! compressor short-hand ([`parse_compressor_spec`]).
+//! `order`/`filters`/`compressor`, and written back to either form.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -10,15 +9,8 @@ use std::sync::Arc;
 use neurochunk_dtype::{DataType, Endian};
 use serde_json::Value;
 
-use crate::codecs::blosc::{BloscCodec, BloscCompressor, BloscShuffle};
 use crate::codecs::bytes::BytesCodec;
-use crate::codecs::bz2::Bz2Codec;
-use crate::codecs::checksum::ChecksumCodec;
-use crate::codecs::deflate::{GzipCodec, ZlibCodec};
-use crate::codecs::lz4::Lz4Codec;
 use crate::codecs::transpose::TransposeCodec;
-use crate::codecs::xz::LzmaCodec;
-use crate::codecs::zstd::ZstdCodec;
 use crate::registry::{AnyCodec, CodecRegistry};
 use crate::util::{config_err, unsupported};
 use crate::{
@@ -112,6 +104,22 @@ impl CodecChain {
             bytes_to_bytes,
             raw_little,
         }
+    }
+
+    /// [`CodecChain::new`], checking that the array→bytes codec can serialise the data type
+    /// it is handed (`repr`, after the array→array codecs).
+    pub fn try_new(
+        array_to_array: Vec<Arc<dyn ArrayToArrayCodec>>,
+        array_to_bytes: Arc<dyn ArrayToBytesCodec>,
+        bytes_to_bytes: Vec<Arc<dyn BytesToBytesCodec>>,
+        repr: &ChunkRepr,
+    ) -> CodecResult<CodecChain> {
+        check_array_to_bytes_fits(array_to_bytes.as_ref(), repr)?;
+        Ok(CodecChain::new(
+            array_to_array,
+            array_to_bytes,
+            bytes_to_bytes,
+        ))
     }
 
     /// True if encoding a chunk of `repr` is the identity on its in-memory bytes (a lone
@@ -613,135 +621,6 @@ fn is_reversed_transpose(json: &Value) -> bool {
             .all(|(i, o)| o.as_u64() == Some((order.len() - 1 - i) as u64)),
         None => false,
     }
-}
-
-const SPEC_FORMS: &str = "none | zstd[:LEVEL[:checksum]] | gzip[:LEVEL] | zlib[:LEVEL] | \
-blosc[:CNAME[:CLEVEL[:SHUFFLE]]] (CNAME blosclz|lz4|lz4hc|zstd|zlib|snappy, SHUFFLE noshuffle|shuffle|bitshuffle) | \
-bz2[:LEVEL] | lzma[:PRESET] | lz4[:ACCEL] | crc32c, several separated by commas";
-
-fn spec_err(msg: String) -> CodecError {
-    config_err("compressor", format!("{msg}; accepted forms: {SPEC_FORMS}"))
-}
-
-fn spec_int(part: Option<&str>, what: &str, lo: i64, hi: i64, default: i64) -> CodecResult<i64> {
-    match part {
-        None | Some("") => Ok(default),
-        Some(s) => match s.parse::<i64>() {
-            Ok(v) if (lo..=hi).contains(&v) => Ok(v),
-            _ => Err(spec_err(format!(
-                "invalid {what} '{s}' (expected {lo} to {hi})"
-            ))),
-        },
-    }
-}
-
-/// Parse a command-line compressor specification into bytes→bytes codecs. `typesize` is
-/// the element size blosc shuffles by.
-pub fn parse_compressor_spec(
-    spec: &str,
-    typesize: usize,
-) -> CodecResult<Vec<Arc<dyn BytesToBytesCodec>>> {
-    let mut out: Vec<Arc<dyn BytesToBytesCodec>> = Vec::new();
-    for item in spec.split(',').map(str::trim) {
-        let mut parts = item.split(':');
-        let kind = parts.next().unwrap_or("").to_ascii_lowercase();
-        let a = parts.next();
-        let b = parts.next();
-        let c = parts.next();
-        let too_many = |n: usize| -> CodecResult<()> {
-            let count = item.split(':').count() - 1;
-            if count > n {
-                Err(spec_err(format!("'{item}' has too many parts")))
-            } else {
-                Ok(())
-            }
-        };
-        match kind.as_str() {
-            "none" | "raw" => {
-                too_many(0)?;
-            }
-            "zstd" => {
-                too_many(2)?;
-                let level = spec_int(a, "zstd level", -131072, 22, 0)? as i32;
-                let checksum = match b {
-                    None => false,
-                    Some("checksum") => true,
-                    Some(other) => return Err(spec_err(format!("unknown zstd option '{other}'"))),
-                };
-                out.push(Arc::new(ZstdCodec::new(level, checksum)));
-            }
-            "gzip" => {
-                too_many(1)?;
-                out.push(Arc::new(GzipCodec::new(
-                    spec_int(a, "gzip level", 0, 9, 5)? as u32,
-                )));
-            }
-            "zlib" => {
-                too_many(1)?;
-                out.push(Arc::new(ZlibCodec::new(
-                    spec_int(a, "zlib level", 0, 9, 1)? as u32,
-                )));
-            }
-            "blosc" => {
-                too_many(3)?;
-                let cname = match a {
-                    None | Some("") => BloscCompressor::Zstd,
-                    Some(s) => BloscCompressor::parse(s)
-                        .ok_or_else(|| spec_err(format!("unknown blosc compressor '{s}'")))?,
-                };
-                let clevel = spec_int(b, "blosc level", 0, 9, 5)? as u8;
-                let shuffle = match c {
-                    None | Some("") => {
-                        if typesize == 1 {
-                            BloscShuffle::BitShuffle
-                        } else {
-                            BloscShuffle::Shuffle
-                        }
-                    }
-                    Some(s) => BloscShuffle::parse(s)
-                        .ok_or_else(|| spec_err(format!("unknown blosc shuffle '{s}'")))?,
-                };
-                out.push(Arc::new(BloscCodec::new(
-                    cname,
-                    clevel,
-                    shuffle,
-                    typesize.max(1),
-                    0,
-                )?));
-            }
-            "bz2" | "bzip2" => {
-                too_many(1)?;
-                out.push(Arc::new(Bz2Codec::new(
-                    spec_int(a, "bz2 level", 1, 9, 9)? as u32
-                )));
-            }
-            "lzma" | "xz" => {
-                too_many(1)?;
-                let preset = match a {
-                    None | Some("") => None,
-                    p => Some(spec_int(p, "lzma preset", 0, 9, 6)? as u32),
-                };
-                out.push(Arc::new(LzmaCodec::xz(preset)));
-            }
-            "lz4" => {
-                too_many(1)?;
-                out.push(Arc::new(Lz4Codec::new(spec_int(
-                    a,
-                    "lz4 acceleration",
-                    1,
-                    65537,
-                    1,
-                )?)));
-            }
-            "crc32c" => {
-                too_many(0)?;
-                out.push(Arc::new(ChecksumCodec::crc32c()));
-            }
-            "" => return Err(spec_err("empty compressor".to_string())),
-            other => return Err(spec_err(format!("unknown compressor '{other}'"))),
-        }
-    }
-    Ok(out)
 }
 
 /// Refuse an array→bytes codec that cannot serialise the data type it is handed (fixed-size

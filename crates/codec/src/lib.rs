@@ -8,6 +8,8 @@
 //! This crate knows element types (from `neurochunk-dtype`) but nothing about stores, keys or
 //! array metadata documents beyond the codec JSON itself.
 //!
+//! * [`Codec`] — a codec as a typed value (`Codec::Zstd { level: 3, checksum: false }`), built
+//!   into a runtime codec with [`Codec::build`].
 //! * [`CodecChain`] — a chunk's pipeline, from/to Zarr v3 and v2 JSON, encode/decode.
 //! * [`ShardingCodec`] — `sharding_indexed`, with the index helpers partial reads need.
 //! * [`CodecRegistry`] — codec names and ids → constructors; extensible at run time.
@@ -28,11 +30,12 @@ mod numeric;
 pub mod pickle;
 mod registry;
 mod sharding;
+mod spec;
 pub mod subset;
 mod util;
 
 pub use api::*;
-pub use chain::{parse_compressor_spec, CodecChain, V2Codecs};
+pub use chain::{CodecChain, V2Codecs};
 pub use codecs::blosc::{BloscCodec, BloscCompressor, BloscShuffle};
 pub use codecs::bytes::BytesCodec;
 pub use codecs::bz2::Bz2Codec;
@@ -53,3 +56,4 @@ pub use registry::{
     register_v2_codec, register_v3_codec, AnyCodec, CodecConstructor, CodecRegistry,
 };
 pub use sharding::{IndexLocation, ShardingCodec};
+pub use spec::{Codec, CodecKind};

@@ -230,7 +230,11 @@ impl fmt::Display for Codec {
             Codec::Transpose { order } => write!(f, "transpose{order:?}"),
             Codec::Bytes { endian } => write!(f, "bytes({endian:?})"),
             Codec::Zstd { level, checksum } => {
-                write!(f, "zstd(level {level}{})", if *checksum { ", checksum" } else { "" })
+                write!(
+                    f,
+                    "zstd(level {level}{})",
+                    if *checksum { ", checksum" } else { "" }
+                )
             }
             Codec::Gzip { level } | Codec::Zlib { level } | Codec::Bz2 { level } => {
                 write!(f, "{}(level {level})", self.name())

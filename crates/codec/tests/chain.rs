@@ -256,33 +256,69 @@ fn registry_accepts_new_codecs() {
 }
 
 #[test]
-fn compressor_specs() {
-    let codecs = parse_compressor_spec("zstd:5:checksum,crc32c", 4).unwrap();
-    assert_eq!(codecs.len(), 2);
+fn typed_codecs_build_the_runtime_codecs() {
+    let r = repr(&[8], DataType::UInt16, &[0, 0]);
+    let b2b = |codec: Codec| match codec.build(&r).unwrap() {
+        AnyCodec::BytesToBytes(c) => c,
+        other => panic!("{codec} built {other:?}"),
+    };
     assert_eq!(
-        codecs[0].to_v3_json(),
+        b2b(Codec::Zstd {
+            level: 5,
+            checksum: true
+        })
+        .to_v3_json(),
         json!({"name": "zstd", "configuration": {"level": 5, "checksum": true}})
     );
-    assert_eq!(codecs[1].to_v3_json(), json!({"name": "crc32c"}));
-    let blosc = parse_compressor_spec("blosc:lz4:5:bitshuffle", 2).unwrap();
+    assert_eq!(b2b(Codec::Crc32c).to_v3_json(), json!({"name": "crc32c"}));
     assert_eq!(
-        blosc[0].to_v3_json(),
+        b2b(Codec::Blosc {
+            cname: BloscCompressor::Lz4,
+            clevel: 5,
+            shuffle: BloscShuffle::BitShuffle
+        })
+        .to_v3_json(),
         json!({"name": "blosc", "configuration": {"typesize": 2, "cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "blocksize": 0}})
     );
-    assert!(parse_compressor_spec("none", 1).unwrap().is_empty());
-    for (spec, name) in [
-        ("gzip:9", "gzip"),
-        ("zlib", "numcodecs.zlib"),
-        ("bz2:3", "numcodecs.bz2"),
-        ("lzma:2", "numcodecs.lzma"),
-        ("lz4:3", "numcodecs.lz4"),
+    for (codec, name) in [
+        (Codec::Gzip { level: 9 }, "gzip"),
+        (Codec::Zlib { level: 1 }, "numcodecs.zlib"),
+        (Codec::Bz2 { level: 3 }, "numcodecs.bz2"),
+        (Codec::Lzma { preset: Some(2) }, "numcodecs.lzma"),
+        (Codec::Lz4 { acceleration: 3 }, "numcodecs.lz4"),
+        (Codec::Shuffle, "numcodecs.shuffle"),
     ] {
-        assert_eq!(parse_compressor_spec(spec, 1).unwrap()[0].name(), name);
+        assert_eq!(b2b(codec.clone()).name(), name, "{codec}");
+        assert_eq!(codec.kind(), CodecKind::BytesToBytes);
     }
-    for bad in ["foo", "gzip:10", "zstd:x", "blosc:lz5", "crc32c:1", ""] {
-        let err = parse_compressor_spec(bad, 1).unwrap_err();
+    assert!(matches!(
+        Codec::Transpose { order: vec![0] }.build(&r).unwrap(),
+        AnyCodec::ArrayToArray(_)
+    ));
+    assert!(matches!(
+        Codec::default_serializer(&DataType::UInt16)
+            .build(&r)
+            .unwrap(),
+        AnyCodec::ArrayToBytes(_)
+    ));
+    for bad in [
+        Codec::Gzip { level: 10 },
+        Codec::Bz2 { level: 0 },
+        Codec::Lzma { preset: Some(10) },
+        Codec::Lz4 { acceleration: 0 },
+        Codec::Blosc {
+            cname: BloscCompressor::Zstd,
+            clevel: 10,
+            shuffle: BloscShuffle::Shuffle,
+        },
+        Codec::Transpose { order: vec![1, 0] },
+    ] {
+        let err = bad.build(&r).unwrap_err();
         assert!(
-            err.to_string().contains("accepted forms: none | zstd"),
+            matches!(
+                err,
+                CodecError::Config { .. } | CodecError::Unsupported { .. }
+            ),
             "{bad}: {err}"
         );
     }

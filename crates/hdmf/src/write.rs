@@ -60,9 +60,9 @@ pub struct DatasetOptions {
 /// Options of a write session.
 #[derive(Clone, Debug, Default)]
 pub struct WriteOptions {
-    /// Compressors for numeric datasets as a command-line spec (`zstd:3`, `blosc:lz4:5`, …);
-    /// default Blosc/LZ4 (legacy) or Zstandard level 0 (v3), as hdmf-zarr writes.
-    pub compressors: Option<String>,
+    /// Compressions of numeric datasets (e.g. `vec![Codec::zstd(3)]`); default Blosc/LZ4
+    /// (legacy) or Zstandard level 0 (v3), as hdmf-zarr writes.
+    pub compressors: Option<Vec<neurochunk_codec::Codec>>,
 }
 
 /// A namespace to cache: its name, version, and documents (`namespace` plus one per schema
@@ -571,9 +571,9 @@ impl NwbWriter {
         }
         .map_err(|e| self.array_err(e))?;
         if custom_compression {
-            if let Some(spec) = &self.options.compressors {
+            if let Some(codecs) = &self.options.compressors {
                 let options = ConvertOptions {
-                    compressors: Some(spec.clone()),
+                    compressors: Some(codecs.clone()),
                     ..ConvertOptions::default()
                 };
                 meta = derive_metadata(&meta, &options, key).map_err(|e| self.array_err(e))?;

@@ -462,7 +462,7 @@ fn generic_zarr_conversion_keeps_pickled_compounds_and_reference_dictionaries() 
     let dst: Arc<dyn Store> = Arc::new(FsStore::new(&out));
     let options = ConvertOptions {
         format: Some(ZarrFormat::V2),
-        compressors: Some("zstd:3".into()),
+        compressors: Some(vec![neurochunk_codec::Codec::zstd(3)]),
         ..Default::default()
     };
     convert_hierarchy(src, "", dst, "", &options, &|_| {}, &|_, _| {}).unwrap();
@@ -478,9 +478,9 @@ fn generic_zarr_conversion_keeps_pickled_compounds_and_reference_dictionaries() 
     assert_eq!(written["filters"], json!([{"id": "pickle", "protocol": 2}]));
     // The chunks are records and dictionaries again, not JSON text.
     let chunk = std::fs::read(out.join("intervals/trials/timeseries/0")).unwrap();
-    let zstd = neurochunk_codec::parse_compressor_spec("zstd:3", 1).unwrap();
+    let zstd = neurochunk_codec::ZstdCodec::new(3, false);
     let mut decoded = Vec::new();
-    zstd[0].decode(&chunk, &mut decoded, None).unwrap();
+    neurochunk_codec::BytesToBytesCodec::decode(&zstd, &chunk, &mut decoded, None).unwrap();
     let array = neurochunk_codec::pickle::decode_object_array(&decoded).unwrap();
     assert_eq!(
         array.items[0]["timeseries"]["path"],
@@ -489,7 +489,7 @@ fn generic_zarr_conversion_keeps_pickled_compounds_and_reference_dictionaries() 
     // json2 reference columns keep dictionaries too (not their JSON text as strings).
     let chunk = std::fs::read(out.join("units/electrode_group/0")).unwrap();
     let mut decoded = Vec::new();
-    zstd[0].decode(&chunk, &mut decoded, None).unwrap();
+    neurochunk_codec::BytesToBytesCodec::decode(&zstd, &chunk, &mut decoded, None).unwrap();
     let listed: serde_json::Value = serde_json::from_slice(&decoded).unwrap();
     assert_eq!(
         listed[0],

@@ -7,7 +7,7 @@ use neurochunk_array::{
     ArrayBytes, ArrayMetadata, ChunkKeyEncoding, CodecChain, DataType, MemoryStore, Store,
     ZarrFormat,
 };
-use neurochunk_codec::{parse_compressor_spec, BytesCodec};
+use neurochunk_codec::{AnyCodec, BytesCodec, ChunkRepr, Codec};
 use neurochunk_dtype::Endian;
 use serde_json::Map;
 
@@ -29,7 +29,7 @@ pub fn meta(
     format: ZarrFormat,
     shape: &[u64],
     chunks: &[usize],
-    compressor: &str,
+    compressor: &[Codec],
 ) -> ArrayMetadata {
     ArrayMetadata {
         format,
@@ -45,10 +45,25 @@ pub fn meta(
         codecs: Arc::new(CodecChain::new(
             Vec::new(),
             Arc::new(BytesCodec::new(Some(Endian::Little))),
-            parse_compressor_spec(compressor, 2).unwrap(),
+            compressor
+                .iter()
+                .map(|c| match c.build(&repr_u16(chunks)).unwrap() {
+                    AnyCodec::BytesToBytes(c) => c,
+                    _ => panic!("{c} is not a compression"),
+                })
+                .collect(),
         )),
         attributes: Map::new(),
         dimension_names: None,
+    }
+}
+
+/// The representation of a uint16 chunk of `shape`.
+fn repr_u16(shape: &[usize]) -> ChunkRepr {
+    ChunkRepr {
+        shape: shape.to_vec(),
+        data_type: DataType::UInt16,
+        fill_value: vec![0, 0],
     }
 }
 
@@ -66,6 +81,6 @@ pub fn string_meta(format: ZarrFormat, shape: &[u64], chunks: &[usize]) -> Array
             Arc::new(neurochunk_codec::VlenUtf8Codec::new()),
             Vec::new(),
         )),
-        ..meta(format, shape, chunks, "none")
+        ..meta(format, shape, chunks, &[])
     }
 }

@@ -1,0 +1,53 @@
+//! neurochunk: large neuroscience data in the formats the field writes, from Rust.
+//!
+//! One library over any key/value store (local disk or memory today; object stores plug in
+//! through the same [`Store`] trait) for
+//! * chunked N-d arrays in **Zarr v2**, **Zarr v3** (sharding, consolidated metadata) and
+//!   **N5**, with Zarr's whole data type model ([`array`], [`dtype`], [`codec`]);
+//! * with the `nwb` feature, **NWB files on Zarr** as pynwb and hdmf-zarr write them, in both
+//!   hdmf-zarr conventions ([`nwb`]);
+//! * with the `tables` feature, **neurarrow tables** as Arrow IPC, Parquet and Hive-partitioned
+//!   Parquet, with the specification's validator ([`table`]).
+//!
+//! A user who needs only Zarr and N5 compiles neither arrow/parquet nor the NWB layer: both are
+//! off by default. The `neurochunk` command-line tool enables everything.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use neurochunk::{selection, ArrayBuilder, Codec, DataType, MemoryStore, Store};
+//!
+//! let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+//! let raw = ArrayBuilder::new([64, 64, 64], DataType::UInt16)
+//!     .chunks([16, 16, 16])
+//!     .shards([32, 32, 32])
+//!     .codecs([Codec::zstd(3), Codec::Crc32c])
+//!     .dimension_names(["z", "y", "x"])
+//!     .create(store.clone(), "volume/raw")?;
+//! let plane: Vec<u16> = (0..64 * 64).map(|i| i as u16).collect();
+//! raw.write_elements(&selection![5_i64, .., ..], &plane)?;
+//! let (shape, strided) = raw.read_elements::<u16>(&selection![5_i64, 0..8_u64, ..])?;
+//! assert_eq!(shape, vec![8, 64]);
+//! assert_eq!(strided[64 + 1], 65);
+//! # Ok::<(), neurochunk::array::ArrayError>(())
+//! ```
+#![warn(missing_docs)]
+
+pub use neurochunk_array as array;
+pub use neurochunk_codec as codec;
+pub use neurochunk_dtype as dtype;
+pub use neurochunk_store as store;
+
+/// NWB files on Zarr (both hdmf-zarr conventions): see [`neurochunk_hdmf`].
+#[cfg(feature = "nwb")]
+pub use neurochunk_hdmf as nwb;
+/// neurarrow tables (Arrow IPC, Parquet, Hive): see [`neurochunk_table`].
+#[cfg(feature = "tables")]
+pub use neurochunk_table as table;
+
+pub use neurochunk_array::convert::{convert_array, convert_hierarchy, ConvertOptions};
+pub use neurochunk_array::{
+    consolidate, create_group, list_nodes, open_node, selection, Array, ArrayBuilder, ArrayBytes,
+    ArrayError, ArrayMetadata, AxisSelection, Codec, DataType, Element, FillValue, N5AxisOrder,
+    NodeMetadata, Selection, ZarrFormat,
+};
+pub use neurochunk_store::{Bytes, FsStore, MemoryStore, PrefixStore, Store, StoreError};
