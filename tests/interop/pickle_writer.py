@@ -1,7 +1,7 @@
 """The restricted pickle writer's output, checked with NumPy's own `pickle.loads` and numcodecs.
 
 The Rust example `pickle_writer_cases` (crates/codec/examples) writes every writer case, the
-golden outputs that crates/codec/tests/pickle.rs pins byte for byte, and the `pickle` codec's
+golden outputs that crates/pickle/tests/pickle.rs pins byte for byte, and the `pickle` codec's
 own output to a directory; `check_writer_output` loads each with the peer's NumPy and checks
 the values, dtypes and shapes. Any DeprecationWarning (e.g. a `numpy.core` path) fails.
 """

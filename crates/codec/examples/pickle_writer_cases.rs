@@ -1,4 +1,4 @@
-//! Writes every case of the restricted pickle writer (and the `pickle` codec's own output) to
+//! Writes every case of `neurochunk-pickle`'s writer (and the `pickle` codec's own output) to
 //! `DIR/<name>.pickle`, for checking with NumPy: the interop suite runs this program and loads
 //! the files with `pickle.loads` and numcodecs (`tests/interop/*/test_pickle_writer_numpy_*.py`).
 //!

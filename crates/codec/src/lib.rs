@@ -18,8 +18,9 @@
 //!   fill helpers.
 //! * [`n5`] — the N5 block codec (header, big-endian column-major payload, compression) and
 //!   N5 `compression` JSON.
-//! * [`pickle`] — a restricted pickle reader (no code is run) and a small writer, behind the
-//!   numcodecs `pickle` object codec.
+//! * [`PickleCodec`] — the numcodecs `pickle` object codec, on the restricted reader and writer
+//!   of `neurochunk-pickle` (no code in a file is run; the globals it may name come from an
+//!   [`neurochunk_pickle::AllowList`], hdmf-zarr's by default).
 
 mod api;
 mod chain;
@@ -27,7 +28,6 @@ pub mod codecs;
 pub mod n5;
 pub mod nd;
 mod numeric;
-pub mod pickle;
 mod registry;
 mod sharding;
 mod spec;

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use neurochunk_array::convert::{convert_array, derive_metadata, ConvertOptions};
 use neurochunk_array::{consolidate, create_group, Array, ArrayMetadata, DataType};
-use neurochunk_codec::pickle::{encode_object_array, RecordField, RecordKind};
 use neurochunk_codec::ArrayBytes;
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::Endian;
+use neurochunk_pickle::{encode_object_array, RecordField, RecordKind};
 use neurochunk_store::{FsStore, Store};
 use serde_json::{json, Map, Value};
 

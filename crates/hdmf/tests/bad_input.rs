@@ -262,7 +262,7 @@ fn not_a_zarr_file_is_refused_clearly() {
 
 #[test]
 fn missing_chunks_of_a_pickled_compound_read_as_empty_rows() {
-    use neurochunk_codec::pickle::{encode_object_array, RecordField, RecordKind};
+    use neurochunk_pickle::{encode_object_array, RecordField, RecordKind};
     let dir = tempfile::tempdir().unwrap();
     let path = small_legacy(dir.path());
     let array = path.join("table/group");

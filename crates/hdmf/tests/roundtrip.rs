@@ -447,8 +447,7 @@ fn generic_zarr_conversion_keeps_pickled_compounds_and_reference_dictionaries() 
         .iter()
         .map(|r| r.as_ref().unwrap().to_json(true))
         .collect();
-    let pickled =
-        neurochunk_codec::pickle::encode_object_array(&[items.len()], &items, None).unwrap();
+    let pickled = neurochunk_pickle::encode_object_array(&[items.len()], &items, None).unwrap();
     std::fs::write(column.join("0"), pickled).unwrap();
     let zarray = column.join(".zarray");
     let mut doc: serde_json::Value =
@@ -481,7 +480,11 @@ fn generic_zarr_conversion_keeps_pickled_compounds_and_reference_dictionaries() 
     let zstd = neurochunk_codec::ZstdCodec::new(3, false);
     let mut decoded = Vec::new();
     neurochunk_codec::BytesToBytesCodec::decode(&zstd, &chunk, &mut decoded, None).unwrap();
-    let array = neurochunk_codec::pickle::decode_object_array(&decoded).unwrap();
+    let array = neurochunk_pickle::decode_object_array(
+        &decoded,
+        &neurochunk_pickle::AllowList::hdmf_zarr(),
+    )
+    .unwrap();
     assert_eq!(
         array.items[0]["timeseries"]["path"],
         "/acquisition/ElectricalSeries"

@@ -1,6 +1,7 @@
 //! The numcodecs `pickle` object codec (array→bytes) for `|O` arrays and structured arrays with
 //! `|O` fields, as hdmf-zarr writes them for NWB files. Chunks are read with the restricted
-//! reader of [`crate::pickle`] (nothing in a file is ever executed) and written as protocol 2
+//! reader of [`neurochunk_pickle`] (nothing in a file is ever executed; the globals a chunk may
+//! name come from the codec's [`AllowList`], hdmf-zarr's by default) and written as protocol 2
 //! pickles of `|O` arrays of Python `str`.
 //!
 //! Elements are variable-length text, as for `json2`: a Python `str` element becomes its text,
@@ -10,12 +11,12 @@
 
 use neurochunk_dtype::json::{non_finite_token, to_python_json, PyJsonStyle};
 use neurochunk_dtype::DataType;
+use neurochunk_pickle::{
+    decode_object_array, encode_object_array, encode_text_array, AllowList, PickleError,
+    RecordField, RecordKind,
+};
 use serde_json::{Map, Value};
 
-use crate::pickle::{
-    decode_object_array, encode_object_array, encode_text_array, PickleError, RecordField,
-    RecordKind,
-};
 use crate::util::{config_err, corrupt, unsupported, v2_json, v3_json, Conf};
 use crate::{ArrayBytes, ArrayToBytesCodec, ChunkRepr, CodecError, CodecResult};
 
@@ -27,27 +28,46 @@ pub const PICKLE_RECORD_KEY: &str = "neurochunk_record";
 
 /// The `pickle` codec; keeps the numcodecs configuration (`protocol`) to write it back
 /// unchanged. Chunks are always written with protocol 2, which every Python 3 reads.
+///
+/// Chunks are decoded under an [`AllowList`]: [`AllowList::hdmf_zarr`] unless the codec was
+/// made with [`PickleCodec::new`] or [`PickleCodec::from_config_with`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct PickleCodec {
     config: Map<String, Value>,
     /// For structured arrays with object fields: the fields and the v2 `dtype` they came from.
     record: Option<(Vec<RecordField>, Value)>,
+    /// The globals a chunk may name.
+    allow: AllowList,
 }
 
 impl Default for PickleCodec {
+    /// Protocol 5 in the configuration, hdmf-zarr's allow-list.
     fn default() -> Self {
+        PickleCodec::new(AllowList::hdmf_zarr())
+    }
+}
+
+impl PickleCodec {
+    /// The codec with protocol 5 in its configuration, decoding under `allow`.
+    pub fn new(allow: AllowList) -> Self {
         let mut config = Map::new();
         config.insert("protocol".into(), Value::from(5));
         PickleCodec {
             config,
             record: None,
+            allow,
         }
     }
-}
 
-impl PickleCodec {
-    /// Parse a numcodecs configuration (with or without `id`).
+    /// Parse a numcodecs configuration (with or without `id`); chunks are decoded under
+    /// [`AllowList::hdmf_zarr`].
     pub fn from_config(config: &Value) -> CodecResult<Self> {
+        Self::from_config_with(config, AllowList::hdmf_zarr())
+    }
+
+    /// Parse a numcodecs configuration (with or without `id`); chunks are decoded under
+    /// `allow`.
+    pub fn from_config_with(config: &Value, allow: AllowList) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
         c.i64_in("protocol", -1, 5)?;
         let mut full = Map::new();
@@ -64,6 +84,7 @@ impl PickleCodec {
         Ok(PickleCodec {
             config: full,
             record,
+            allow,
         })
     }
 
@@ -81,6 +102,11 @@ impl PickleCodec {
             ));
         }
         Self::from_config(config)
+    }
+
+    /// The globals a chunk may name.
+    pub fn allow_list(&self) -> &AllowList {
+        &self.allow
     }
 }
 
@@ -219,7 +245,7 @@ impl ArrayToBytesCodec for PickleCodec {
     }
 
     fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
-        let array = decode_object_array(&bytes).map_err(codec_error)?;
+        let array = decode_object_array(&bytes, &self.allow).map_err(codec_error)?;
         let n = repr.num_elements();
         // zarr-python reshapes the decoded chunk (`reshape(-1, order="A")`, then to the
         // chunk shape), so only the element count has to agree.

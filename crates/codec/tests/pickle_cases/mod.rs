@@ -1,123 +1,19 @@
 //! Test support shared by `pickle.rs` and the `pickle_writer_cases` example: the pickle
-//! writer's cases, its golden outputs and small constructors. The example writes every case to
-//! a directory, where the interop suite loads them with NumPy
-//! (`tests/interop/*/test_pickle_writer_numpy_*.py`).
+//! writer's cases, golden outputs and small constructors (from `neurochunk-pickle`'s tests),
+//! and the codec chain helpers. The example writes every case to a directory, where the
+//! interop suite loads them with NumPy (`tests/interop/*/test_pickle_writer_numpy_*.py`).
 
 #![allow(dead_code)]
 
-use neurochunk_codec::pickle::{encode_object_array, RecordField, RecordKind};
+#[path = "../../../pickle/tests/writer_cases/mod.rs"]
+mod writer_cases;
+
+pub use writer_cases::*;
+
 use neurochunk_codec::{ArrayBytes, ChunkRepr, CodecChain};
-use neurochunk_dtype::json::non_finite_value;
 use neurochunk_dtype::DataType;
-use serde_json::{json, Value};
-
-pub fn zref(path: &str, object_id: Value) -> Value {
-    json!({"source": ".", "path": path, "object_id": object_id, "source_object_id": "root-0"})
-}
-
-pub fn nan() -> Value {
-    non_finite_value(f64::NAN)
-}
-
-pub fn neg_inf() -> Value {
-    non_finite_value(f64::NEG_INFINITY)
-}
-
-pub fn record_fields() -> Vec<RecordField> {
-    vec![
-        RecordField {
-            name: "idx_start".into(),
-            kind: RecordKind::Numeric("<i4".into()),
-        },
-        RecordField {
-            name: "count".into(),
-            kind: RecordKind::Numeric("<i4".into()),
-        },
-        RecordField {
-            name: "timeseries".into(),
-            kind: RecordKind::Object,
-        },
-    ]
-}
-
-pub fn numeric_fields() -> Vec<RecordField> {
-    [
-        ("a", "<i2"),
-        ("b", ">f8"),
-        ("c", "|b1"),
-        ("d", "<u8"),
-        ("e", "f4"),
-    ]
-    .into_iter()
-    .map(|(name, t)| RecordField {
-        name: name.into(),
-        kind: RecordKind::Numeric(t.into()),
-    })
-    .collect()
-}
-
-/// A writer case: name, shape, items and the structured dtype, if any.
-pub type WriterCase = (
-    &'static str,
-    Vec<usize>,
-    Vec<Value>,
-    Option<Vec<RecordField>>,
-);
-
-/// The writer cases checked against NumPy (see `write_verification_files`).
-pub fn writer_cases() -> Vec<WriterCase> {
-    vec![
-        (
-            "objects",
-            vec![5],
-            vec![
-                json!("a"),
-                json!({"k": [1, 2.5, null, true], "é": "ü🦀"}),
-                json!(u64::MAX),
-                json!(i64::MIN),
-                nan(),
-            ],
-            None,
-        ),
-        (
-            "grid",
-            vec![2, 2],
-            vec![json!("r0c0"), json!("r0c1"), json!("r1c0"), json!(70000)],
-            None,
-        ),
-        ("zero_d", vec![], vec![json!("x")], None),
-        ("empty", vec![0], vec![], None),
-        (
-            "record",
-            vec![2],
-            vec![
-                json!({"idx_start": 0, "count": 5, "timeseries": zref("/acquisition/ts1", json!("oid-1"))}),
-                json!([5, 3, zref("/acquisition/ts2", Value::Null)]),
-            ],
-            Some(record_fields()),
-        ),
-        (
-            "numeric_record",
-            vec![2],
-            vec![
-                json!({"a": -2, "b": 1.5, "c": true, "d": u64::MAX, "e": 0.25}),
-                json!([7, neg_inf(), false, 0, "NaN"]),
-            ],
-            Some(numeric_fields()),
-        ),
-    ]
-}
-
-pub fn golden_cases() -> Vec<(&'static str, Vec<u8>)> {
-    let objects = encode_object_array(&[2], &[json!("a"), json!({"k": 1})], None).unwrap();
-    let record = encode_object_array(
-        &[1],
-        &[json!([1, 2, zref("/x", json!("o"))])],
-        Some(&record_fields()),
-    )
-    .unwrap();
-    vec![("golden_objects", objects), ("golden_record", record)]
-}
+use neurochunk_pickle::encode_object_array;
+use serde_json::json;
 
 pub fn repr(shape: &[usize]) -> ChunkRepr {
     ChunkRepr {

@@ -7,7 +7,7 @@
 use neurochunk_dtype::json::non_finite_token;
 use serde_json::Value;
 
-use super::{PickleError, RecordField, RecordKind};
+use crate::{PickleError, RecordField, RecordKind};
 
 /// Deepest JSON nesting written as Python objects.
 const MAX_DEPTH: usize = 128;
@@ -561,9 +561,10 @@ fn write_record(
     Ok(())
 }
 
-/// Pickle texts as Python `str` elements of an `|O` array of `shape` (the codec's writer;
-/// unlike [`encode_object_array`] no string is ever read as a float).
-pub(crate) fn encode_text_array<'a>(
+/// Pickle texts as the Python `str` elements of an `|O` array of `shape` (protocol 2, C order;
+/// NumPy 1.x and 2.x read it). Unlike [`encode_object_array`], every text stays a `str`: a
+/// non-finite marker string is not written as a float.
+pub fn encode_text_array<'a>(
     shape: &[usize],
     texts: impl ExactSizeIterator<Item = &'a str>,
 ) -> Result<Vec<u8>, PickleError> {

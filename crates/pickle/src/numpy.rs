@@ -6,8 +6,8 @@
 use neurochunk_dtype::json::non_finite_value;
 use serde_json::{Map, Number, Value};
 
-use super::read::{ArrayNode, Entry, Id, Machine, Node};
-use super::{PickleError, PickledArray};
+use crate::read::{ArrayNode, Entry, Id, Machine, Node};
+use crate::{PickleError, PickledArray};
 
 /// Deepest nesting of values converted to JSON (self-referencing values end here too).
 const MAX_DEPTH: usize = 128;
@@ -331,7 +331,7 @@ impl Conv<'_> {
             Node::Global(g) => {
                 return Err(unsupported(
                     at,
-                    format!("the global {} is not a value", g.python_name()),
+                    format!("the global {} is not a value", g.name),
                 ))
             }
             Node::Dtype(_) => return Err(unsupported(at, "a numpy dtype is not a value")),

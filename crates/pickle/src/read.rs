@@ -1,14 +1,15 @@
 //! The restricted pickle virtual machine: runs the opcodes of a pickle stream (protocols 0–5)
 //! into an arena of plain values without importing or calling anything. Globals are resolved
-//! against a fixed allow-list to markers ([`Global`]); `REDUCE`, `NEWOBJ` and `BUILD` on those
-//! markers build NumPy dtype / array descriptions, byte strings and dicts, and nothing else.
+//! against the caller's [`AllowList`] to markers ([`Global`]) carrying their [`Meaning`];
+//! `REDUCE`, `NEWOBJ` and `BUILD` on those markers build NumPy dtype / array descriptions,
+//! byte strings and dicts, and nothing else.
 //!
 //! Every read is bounds-checked, lengths are compared with the remaining input before any
 //! allocation, and errors carry the opcode and its byte offset.
 
 use std::collections::HashMap;
 
-use super::PickleError;
+use crate::{AllowList, Meaning, PickleError};
 
 /// Index of a value in [`Machine::arena`].
 pub(crate) type Id = usize;
@@ -29,68 +30,12 @@ const MAX_GLOBAL_NAME: usize = 256;
 const WORK_BASE: usize = 1 << 20;
 const WORK_PER_INPUT_BYTE: usize = 32;
 
-/// The allowed globals. Anything else is refused when the `GLOBAL` / `STACK_GLOBAL` opcode
-/// names it, before it could be called.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Global {
-    /// `numpy.(_)core.multiarray._reconstruct`
-    Reconstruct,
-    /// `numpy.(_)core.multiarray.scalar`
-    Scalar,
-    /// `numpy.ndarray`
-    Ndarray,
-    /// `numpy.dtype`
-    Dtype,
-    /// `numpy.(_)core.numeric._frombuffer` (protocol 5 numeric arrays)
-    Frombuffer,
-    /// `_codecs.encode` (protocols 0–2 write `bytes` as `encode(str, 'latin1')`)
-    CodecsEncode,
-    /// `copyreg._reconstructor` (protocols 0–1 write dict subclasses with it)
-    CopyregReconstructor,
-    /// `builtins.object`
-    Object,
-    /// `builtins.dict`
-    Dict,
-    /// `hdmf_zarr.utils.ZarrReference` (a `dict` subclass)
-    ZarrReference,
-}
-
-impl Global {
-    fn resolve(module: &str, name: &str) -> Option<Global> {
-        let multiarray = matches!(module, "numpy.core.multiarray" | "numpy._core.multiarray");
-        let numeric = matches!(module, "numpy.core.numeric" | "numpy._core.numeric");
-        let builtins = matches!(module, "builtins" | "__builtin__");
-        Some(match name {
-            "_reconstruct" if multiarray => Global::Reconstruct,
-            "scalar" if multiarray => Global::Scalar,
-            "_frombuffer" if numeric => Global::Frombuffer,
-            "ndarray" if module == "numpy" => Global::Ndarray,
-            "dtype" if module == "numpy" => Global::Dtype,
-            "encode" if module == "_codecs" => Global::CodecsEncode,
-            "_reconstructor" if matches!(module, "copyreg" | "copy_reg") => {
-                Global::CopyregReconstructor
-            }
-            "object" if builtins => Global::Object,
-            "dict" if builtins => Global::Dict,
-            "ZarrReference" if module == "hdmf_zarr.utils" => Global::ZarrReference,
-            _ => return None,
-        })
-    }
-
-    pub(crate) fn python_name(self) -> &'static str {
-        match self {
-            Global::Reconstruct => "numpy.core.multiarray._reconstruct",
-            Global::Scalar => "numpy.core.multiarray.scalar",
-            Global::Ndarray => "numpy.ndarray",
-            Global::Dtype => "numpy.dtype",
-            Global::Frombuffer => "numpy.core.numeric._frombuffer",
-            Global::CodecsEncode => "_codecs.encode",
-            Global::CopyregReconstructor => "copyreg._reconstructor",
-            Global::Object => "builtins.object",
-            Global::Dict => "builtins.dict",
-            Global::ZarrReference => "hdmf_zarr.utils.ZarrReference",
-        }
-    }
+/// A global the allow-list accepted: its meaning to the interpreter and its name as the stream
+/// spelled it (`module.name`, for messages).
+#[derive(Clone, Debug)]
+pub(crate) struct Global {
+    pub meaning: Meaning,
+    pub name: Box<str>,
 }
 
 /// A NumPy dtype: the constructor string (`"i4"`, `"V16"`, `"O8"`) and, once `BUILD` ran,
@@ -275,13 +220,16 @@ struct Vm<'a> {
     stack: Vec<Id>,
     metastack: Vec<Vec<Id>>,
     memo: HashMap<u64, Id>,
+    /// The globals the stream may name.
+    allow: &'a AllowList,
     /// Work units left (see [`WORK_BASE`]).
     work: usize,
 }
 
 impl Machine {
-    /// Run the pickle in `data` up to its `STOP` opcode.
-    pub(crate) fn run(data: &[u8]) -> Result<Machine, PickleError> {
+    /// Run the pickle in `data` up to its `STOP` opcode, loading only the globals `allow`
+    /// lists.
+    pub(crate) fn run(data: &[u8], allow: &AllowList) -> Result<Machine, PickleError> {
         let mut vm = Vm {
             data,
             pos: 0,
@@ -291,6 +239,7 @@ impl Machine {
             stack: Vec::new(),
             metastack: Vec::new(),
             memo: HashMap::new(),
+            allow,
             work: WORK_BASE.saturating_add(data.len().saturating_mul(WORK_PER_INPUT_BYTE)),
         };
         let result = vm.run()?;
@@ -840,9 +789,12 @@ impl<'a> Vm<'a> {
     }
 
     fn global(&mut self, module: &str, name: &str) -> Result<(), PickleError> {
-        match Global::resolve(module, name) {
-            Some(g) => {
-                self.push(Node::Global(g));
+        match self.allow.meaning(module, name) {
+            Some(meaning) => {
+                self.push(Node::Global(Global {
+                    meaning,
+                    name: format!("{module}.{name}").into(),
+                }));
                 Ok(())
             }
             None => Err(PickleError::RefusedGlobal {
@@ -911,10 +863,18 @@ impl<'a> Vm<'a> {
         Ok(shape)
     }
 
-    fn global_of(&self, id: Id) -> Option<Global> {
+    fn global_of(&self, id: Id) -> Option<Meaning> {
         match self.node(id) {
-            Node::Global(g) => Some(*g),
+            Node::Global(g) => Some(g.meaning),
             _ => None,
+        }
+    }
+
+    /// The name of the global `id` as the stream spelled it (for messages).
+    fn global_name(&self, id: Id) -> &str {
+        match self.node(id) {
+            Node::Global(g) => &g.name,
+            _ => "?",
         }
     }
 
@@ -939,17 +899,20 @@ impl<'a> Vm<'a> {
             vm.invalid(format!(
                 "unexpected arguments ({} of them) for {}",
                 args.len(),
-                g.python_name()
+                vm.global_name(callable)
             ))
         };
         match g {
-            Global::Reconstruct => {
+            Meaning::Reconstruct => {
                 let (Some(class), Some(shape), Some(_), None) = (arg(0), arg(1), arg(2), arg(3))
                 else {
                     return Err(wrong_args(self));
                 };
-                if self.global_of(class) != Some(Global::Ndarray) {
-                    return Err(self.invalid("_reconstruct is only read for numpy.ndarray"));
+                if self.global_of(class) != Some(Meaning::Ndarray) {
+                    return Err(self.invalid(format!(
+                        "{} is only read for numpy.ndarray",
+                        self.global_name(callable)
+                    )));
                 }
                 let shape = self.shape_of(shape)?;
                 Ok(self.alloc(Node::Array(ArrayNode {
@@ -959,7 +922,7 @@ impl<'a> Vm<'a> {
                     data: None,
                 })))
             }
-            Global::Dtype => {
+            Meaning::Dtype => {
                 let (Some(spec), None) = (arg(0), arg(3)) else {
                     return Err(wrong_args(self));
                 };
@@ -969,7 +932,7 @@ impl<'a> Vm<'a> {
                 }
                 Ok(self.alloc(Node::Dtype(DtypeNode { spec, state: None })))
             }
-            Global::Scalar => {
+            Meaning::Scalar => {
                 let (Some(dtype), value, None) = (arg(0), arg(1), arg(2)) else {
                     return Err(wrong_args(self));
                 };
@@ -979,10 +942,10 @@ impl<'a> Vm<'a> {
                     None => return Err(self.invalid("scalar without a value is not supported")),
                 };
                 let json =
-                    super::numpy::scalar(&self.arena, dtype, value, self.op_pos, &mut self.work)?;
+                    crate::numpy::scalar(&self.arena, dtype, value, self.op_pos, &mut self.work)?;
                 Ok(self.alloc(Node::Json(json)))
             }
-            Global::Frombuffer => {
+            Meaning::Frombuffer => {
                 let (Some(buf), Some(dtype), Some(shape), Some(order), None) =
                     (arg(0), arg(1), arg(2), arg(3), arg(4))
                 else {
@@ -1001,7 +964,7 @@ impl<'a> Vm<'a> {
                     data: Some(buf),
                 })))
             }
-            Global::CodecsEncode => {
+            Meaning::CodecsEncode => {
                 let (Some(text), encoding, None) = (arg(0), arg(1), arg(2)) else {
                     return Err(wrong_args(self));
                 };
@@ -1025,19 +988,21 @@ impl<'a> Vm<'a> {
                 };
                 Ok(self.alloc(Node::Bytes(bytes)))
             }
-            Global::CopyregReconstructor => {
+            Meaning::CopyregReconstructor => {
                 let (Some(class), Some(base), Some(state), None) = (arg(0), arg(1), arg(2), arg(3))
                 else {
                     return Err(wrong_args(self));
                 };
                 if !matches!(
                     self.global_of(class),
-                    Some(Global::ZarrReference | Global::Dict | Global::Object)
-                ) || !matches!(self.global_of(base), Some(Global::Dict | Global::Object))
+                    Some(Meaning::DictSubclass | Meaning::Dict | Meaning::Object)
+                ) || !matches!(self.global_of(base), Some(Meaning::Dict | Meaning::Object))
                 {
-                    return Err(self.invalid(
-                        "copyreg._reconstructor is only read for dict, object and ZarrReference",
-                    ));
+                    return Err(self.invalid(format!(
+                        "{} is only read for dict, object and allowed dict subclasses (such as \
+                         ZarrReference)",
+                        self.global_name(callable)
+                    )));
                 }
                 if let Node::Dict(items) = self.node(state) {
                     self.charge(items.len())?;
@@ -1054,13 +1019,13 @@ impl<'a> Vm<'a> {
                 };
                 Ok(self.alloc(Node::Dict(items)))
             }
-            Global::Dict | Global::Object => {
+            Meaning::Dict | Meaning::Object => {
                 if let Some(Node::Dict(items)) = arg(0).map(|d| self.node(d)) {
                     self.charge(items.len())?;
                 }
                 let items = match (arg(0), arg(1)) {
                     (None, _) => Vec::new(),
-                    (Some(d), None) if g == Global::Dict => match self.node(d) {
+                    (Some(d), None) if g == Meaning::Dict => match self.node(d) {
                         Node::Dict(items) => items.clone(),
                         _ => return Err(wrong_args(self)),
                     },
@@ -1068,9 +1033,9 @@ impl<'a> Vm<'a> {
                 };
                 Ok(self.alloc(Node::Dict(items)))
             }
-            Global::Ndarray | Global::ZarrReference => Err(self.invalid(format!(
+            Meaning::Ndarray | Meaning::DictSubclass => Err(self.invalid(format!(
                 "calling {} directly is not supported",
-                g.python_name()
+                self.global_name(callable)
             ))),
         }
     }
@@ -1082,12 +1047,12 @@ impl<'a> Vm<'a> {
             return Err(self.invalid(format!("the arguments must be a tuple, found a {kind}")));
         }
         match self.global_of(class) {
-            Some(Global::ZarrReference | Global::Dict | Global::Object) => {
+            Some(Meaning::DictSubclass | Meaning::Dict | Meaning::Object) => {
                 Ok(self.alloc(Node::Dict(Vec::new())))
             }
-            Some(g) => Err(self.invalid(format!(
+            Some(_) => Err(self.invalid(format!(
                 "creating {} with NEWOBJ is not supported",
-                g.python_name()
+                self.global_name(class)
             ))),
             None => {
                 let kind = self.node(class).kind();
