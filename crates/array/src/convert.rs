@@ -56,7 +56,7 @@ type FlatChain = (
 );
 
 fn flatten(chain: &CodecChain) -> FlatChain {
-    if let Some(n5) = chain.n5_block() {
+    if let Some(n5) = chain.only::<neurochunk_codec::N5BlockCodec>() {
         // The N5 block framing is re-described by the destination; only the compression stays.
         // (The array→bytes placeholder is replaced by one that fits the data type.)
         return (
@@ -72,7 +72,7 @@ fn flatten(chain: &CodecChain) -> FlatChain {
     }
     // A sharding codec, even one followed by more codecs, is unwrapped to its inner chain: the
     // data are re-encoded anyway, and the inner chunks are the natural unsharded chunking.
-    match chain.array_to_bytes().as_sharding() {
+    match chain.serializer::<ShardingCodec>() {
         Some(sharding) => {
             let inner = sharding.inner_chain();
             let (a2a, a2b, b2b, _) = flatten(inner);
@@ -191,7 +191,7 @@ pub fn derive_array(
         .or(inner_shape)
         .unwrap_or_else(|| src.chunk_shape.clone());
     check_rank("chunk shape", &chunk_shape)?;
-    if src.codecs.n5_block().is_some() {
+    if src.n5_block().is_some() {
         a2b = match src.data_type {
             neurochunk_dtype::DataType::String => Arc::new(neurochunk_codec::VlenUtf8Codec::new()),
             neurochunk_dtype::DataType::Bytes => Arc::new(neurochunk_codec::VlenBytesCodec::new()),

@@ -377,13 +377,10 @@ pub(crate) fn write_dataset(
     path: &str,
     meta: &ArrayMetadata,
 ) -> ArrayResult<()> {
-    let n5 = meta
-        .codecs
-        .n5_block()
-        .ok_or_else(|| ArrayError::Unsupported {
-            path: crate::display_path(path),
-            message: "an N5 dataset needs the N5 block codec as its only codec".into(),
-        })?;
+    let n5 = meta.n5_block().ok_or_else(|| ArrayError::Unsupported {
+        path: crate::display_path(path),
+        message: "an N5 dataset needs the N5 block codec as its only codec".into(),
+    })?;
     let order = n5.axis_order();
     let type_name = n5_data_type_name(&meta.data_type).ok_or_else(|| ArrayError::Unsupported {
         path: crate::display_path(path),
@@ -473,9 +470,14 @@ pub(crate) fn implicit_group(store: &dyn Store, path: &str) -> ArrayResult<bool>
 }
 
 impl ArrayMetadata {
+    /// The N5 block codec of an N5 dataset (`None` for Zarr arrays).
+    pub fn n5_block(&self) -> Option<&N5BlockCodec> {
+        self.codecs.only::<N5BlockCodec>()
+    }
+
     /// The N5 axis order of an N5 dataset (`None` for Zarr arrays).
     pub fn n5_axis_order(&self) -> Option<N5AxisOrder> {
-        self.codecs.n5_block().map(N5BlockCodec::axis_order)
+        self.n5_block().map(N5BlockCodec::axis_order)
     }
 
     /// The key (relative to the array) of the chunk at grid position `index` (presentation

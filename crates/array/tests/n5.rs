@@ -630,7 +630,7 @@ fn zarr_to_n5_maps_codecs_or_explains_why_not() {
         };
         let m = derive_metadata(n5.metadata(), &options, "").unwrap();
         assert_eq!(
-            m.codecs.n5_block().unwrap().compression_json(),
+            m.n5_block().unwrap().compression_json(),
             &expected,
             "{spec:?}"
         );

@@ -63,7 +63,7 @@ fn array_summary(meta: &ArrayMetadata, out: &mut Map<String, Value>) {
             .unwrap_or_else(|_| json!(format!("{:?}", meta.data_type))),
     );
     out.insert("codecs".into(), Value::Array(meta.codecs.to_v3_json()));
-    if let Some(n5) = meta.codecs.n5_block() {
+    if let Some(n5) = meta.n5_block() {
         out.insert("n5_axis_order".into(), json!(n5.axis_order().name()));
         out.insert("compression".into(), n5.compression_json().clone());
     }
@@ -93,7 +93,7 @@ fn print_json(value: &Value) {
 }
 
 fn codec_names(meta: &ArrayMetadata) -> String {
-    if let Some(n5) = meta.codecs.n5_block() {
+    if let Some(n5) = meta.n5_block() {
         let kind = n5
             .compression_json()
             .get("type")

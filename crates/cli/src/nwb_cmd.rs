@@ -108,7 +108,7 @@ pub(crate) enum NwbCommand {
         path: PathBuf,
         /// The dataset, e.g. /acquisition/ElectricalSeries/data.
         object: String,
-        /// Region to read, per axis an index or start:stop[:step].
+        /// Region to read, per axis an index or `start:stop[:step]`.
         #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
         region: Option<String>,
         #[arg(short, long, value_name = "OUT.npy")]

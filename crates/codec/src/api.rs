@@ -1,6 +1,7 @@
 //! The core types shared by every codec: chunk buffers, chunk representations, codec traits
 //! and the error type.
 
+use std::any::Any;
 use std::fmt::Debug;
 
 use neurochunk_dtype::DataType;
@@ -65,7 +66,11 @@ pub trait ArrayToArrayCodec: Send + Sync + Debug {
 }
 
 /// The one codec that turns an array into bytes (`bytes`, `vlen-utf8`, `sharding_indexed`, …).
-pub trait ArrayToBytesCodec: Send + Sync + Debug {
+///
+/// The trait knows no particular codec: a layer that drives one specially (the array layer's
+/// partial reads of shards, its N5 block paths) finds it by downcasting through [`Any`] (see
+/// [`crate::CodecChain::serializer`]).
+pub trait ArrayToBytesCodec: Any + Send + Sync + Debug {
     fn name(&self) -> &str;
     fn encode(&self, data: ArrayBytes, repr: &ChunkRepr) -> CodecResult<Vec<u8>>;
     fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes>;
@@ -78,10 +83,6 @@ pub trait ArrayToBytesCodec: Send + Sync + Debug {
     /// The Zarr v2 `dtype` this codec's elements need, when the data type alone does not say
     /// it (pickled structured arrays with object fields).
     fn v2_dtype(&self) -> Option<serde_json::Value> {
-        None
-    }
-    /// Downcast hook for the sharding codec, whose partial reads the array layer drives.
-    fn as_sharding(&self) -> Option<&crate::ShardingCodec> {
         None
     }
     /// Encode a chunk of which only the leading `extent` elements per axis lie inside the
@@ -104,10 +105,6 @@ pub trait ArrayToBytesCodec: Send + Sync + Debug {
         _extent: &[usize],
     ) -> CodecResult<ArrayBytes> {
         self.decode(bytes, repr)
-    }
-    /// Downcast hook for the N5 block codec (conversion unwraps its compression).
-    fn as_n5(&self) -> Option<&crate::N5BlockCodec> {
-        None
     }
 }
 

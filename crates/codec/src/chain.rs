@@ -413,13 +413,24 @@ impl CodecChain {
         &self.bytes_to_bytes
     }
 
-    /// The sharding codec, if the chain is exactly one `sharding_indexed` codec.
-    pub fn sharding(&self) -> Option<&ShardingCodec> {
+    /// The array→bytes codec as a `T`, when it is one (whatever codecs surround it).
+    pub fn serializer<T: ArrayToBytesCodec>(&self) -> Option<&T> {
+        let codec: &dyn std::any::Any = self.array_to_bytes.as_ref();
+        codec.downcast_ref::<T>()
+    }
+
+    /// The array→bytes codec as a `T`, when the chain is exactly that one codec.
+    pub fn only<T: ArrayToBytesCodec>(&self) -> Option<&T> {
         if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
-            self.array_to_bytes.as_sharding()
+            self.serializer::<T>()
         } else {
             None
         }
+    }
+
+    /// The sharding codec, if the chain is exactly one `sharding_indexed` codec.
+    pub fn sharding(&self) -> Option<&ShardingCodec> {
+        self.only::<ShardingCodec>()
     }
 
     /// The representations seen by each codec: `[repr, after a2a[0], ...]`.
@@ -442,15 +453,6 @@ impl CodecChain {
             size = c.fixed_encoded_size(size)?;
         }
         Some(size)
-    }
-
-    /// The N5 block codec, if the chain is exactly one.
-    pub fn n5_block(&self) -> Option<&crate::N5BlockCodec> {
-        if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
-            self.array_to_bytes.as_n5()
-        } else {
-            None
-        }
     }
 
     /// Encode a chunk; `repr` is its decoded representation (full chunk shape).

@@ -846,10 +846,6 @@ impl ArrayToBytesCodec for N5BlockCodec {
     fn to_v2_json(&self) -> Option<Value> {
         None
     }
-
-    fn as_n5(&self) -> Option<&N5BlockCodec> {
-        Some(self)
-    }
 }
 
 #[cfg(test)]

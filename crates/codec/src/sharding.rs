@@ -653,8 +653,4 @@ impl ArrayToBytesCodec for ShardingCodec {
     fn to_v2_json(&self) -> Option<Value> {
         None
     }
-
-    fn as_sharding(&self) -> Option<&ShardingCodec> {
-        Some(self)
-    }
 }

@@ -3,11 +3,11 @@
 //! One library over any key/value store (local disk or memory today; object stores plug in
 //! through the same [`Store`] trait) for
 //! * chunked N-d arrays in **Zarr v2**, **Zarr v3** (sharding, consolidated metadata) and
-//!   **N5**, with Zarr's whole data type model ([`array`], [`dtype`], [`codec`]);
+//!   **N5**, with Zarr's whole data type model ([`array`](mod@array), [`dtype`], [`codec`]);
 //! * with the `nwb` feature, **NWB files on Zarr** as pynwb and hdmf-zarr write them, in both
-//!   hdmf-zarr conventions ([`nwb`]);
+//!   hdmf-zarr conventions (module `nwb`);
 //! * with the `tables` feature, **neurarrow tables** as Arrow IPC, Parquet and Hive-partitioned
-//!   Parquet, with the specification's validator ([`table`]).
+//!   Parquet, with the specification's validator (module `table`).
 //!
 //! A user who needs only Zarr and N5 compiles neither arrow/parquet nor the NWB layer: both are
 //! off by default. The `neurochunk` command-line tool enables everything.
