@@ -13,7 +13,6 @@ use neurochunk_codec::{
 use neurochunk_dtype::Endian;
 use neurochunk_store::Store;
 use rayon::prelude::*;
-use serde_json::Value;
 
 use crate::array::Array;
 use crate::error::{ArrayError, ArrayResult};
@@ -238,20 +237,16 @@ pub fn derive_array(
         // Zarr v2 expresses a transpose only as `order: "F"` (a full reversal, first).
         let mut kept: Vec<Arc<dyn ArrayToArrayCodec>> = Vec::with_capacity(a2a.len());
         for (i, codec) in a2a.into_iter().enumerate() {
-            let json = codec.to_v3_json();
-            let v2_form = if codec.name() == "transpose" {
-                i == 0 && is_full_reversal(&json)
-            } else {
-                codec.to_v2_json().is_some()
+            let any: &dyn std::any::Any = codec.as_ref();
+            let transpose = any.downcast_ref::<neurochunk_codec::TransposeCodec>();
+            let v2_form = match transpose {
+                Some(t) => i == 0 && t.is_reversal(),
+                None => codec.to_v2_json().is_some(),
             };
             if v2_form {
                 kept.push(codec);
-            } else if codec.name() == "transpose" {
-                let order = json
-                    .pointer("/configuration/order")
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                changes.push(format!("transpose {order} re-laid out to C order"));
+            } else if let Some(t) = transpose {
+                changes.push(format!("transpose {:?} re-laid out to C order", t.order()));
             } else {
                 changes.push(format!(
                     "{} dropped (no Zarr v2 form)",
@@ -393,20 +388,6 @@ pub fn derive_array(
         ZarrFormat::N5 => {}
     }
     Ok(DerivedArray { metadata, changes })
-}
-
-/// True for a `transpose` whose order reverses every axis (Zarr v2's `order: "F"`).
-fn is_full_reversal(json: &Value) -> bool {
-    match json
-        .pointer("/configuration/order")
-        .and_then(Value::as_array)
-    {
-        Some(order) => order
-            .iter()
-            .enumerate()
-            .all(|(i, o)| o.as_u64() == Some((order.len() - 1 - i) as u64)),
-        None => false,
-    }
 }
 
 /// The N5 destination of `src`: one compression (from the options, else the source's when

@@ -51,7 +51,7 @@ impl ChunkRepr {
 }
 
 /// A codec that maps an array to another array (possibly of another shape or data type).
-pub trait ArrayToArrayCodec: Send + Sync + Debug {
+pub trait ArrayToArrayCodec: Any + Send + Sync + Debug {
     /// The codec's name as written in Zarr v3 metadata.
     fn name(&self) -> &str;
     /// The representation this codec produces from `input`.
@@ -109,7 +109,7 @@ pub trait ArrayToBytesCodec: Any + Send + Sync + Debug {
 }
 
 /// A codec from bytes to bytes (compressors, checksums, shuffles).
-pub trait BytesToBytesCodec: Send + Sync + Debug {
+pub trait BytesToBytesCodec: Any + Send + Sync + Debug {
     fn name(&self) -> &str;
     /// Encode `input`, replacing the contents of `out`.
     fn encode(&self, input: &[u8], out: &mut Vec<u8>) -> CodecResult<()>;

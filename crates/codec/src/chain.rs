@@ -90,14 +90,12 @@ impl CodecChain {
         array_to_bytes: Arc<dyn ArrayToBytesCodec>,
         bytes_to_bytes: Vec<Arc<dyn BytesToBytesCodec>>,
     ) -> CodecChain {
+        let serializer: &dyn std::any::Any = array_to_bytes.as_ref();
         let raw_little = array_to_array.is_empty()
             && bytes_to_bytes.is_empty()
-            && array_to_bytes.name() == "bytes"
-            && array_to_bytes
-                .to_v3_json()
-                .pointer("/configuration/endian")
-                .and_then(Value::as_str)
-                != Some("big");
+            && serializer
+                .downcast_ref::<BytesCodec>()
+                .is_some_and(|b| b.endian() != Some(Endian::Big));
         CodecChain {
             array_to_array,
             array_to_bytes,
@@ -352,7 +350,12 @@ impl CodecChain {
         let mut order_f = false;
         let mut filters = Vec::new();
         for (i, c) in self.array_to_array.iter().enumerate() {
-            if i == 0 && c.name() == "transpose" && is_reversed_transpose(&c.to_v3_json()) {
+            let codec: &dyn std::any::Any = c.as_ref();
+            if i == 0
+                && codec
+                    .downcast_ref::<TransposeCodec>()
+                    .is_some_and(TransposeCodec::is_reversal)
+            {
                 order_f = true;
                 continue;
             }
@@ -362,17 +365,8 @@ impl CodecChain {
             );
         }
         let mut endian = None;
-        if self.array_to_bytes.name() == "bytes" {
-            endian = match self
-                .array_to_bytes
-                .to_v3_json()
-                .pointer("/configuration/endian")
-                .and_then(Value::as_str)
-            {
-                Some("big") => Some(Endian::Big),
-                Some(_) => Some(Endian::Little),
-                None => None,
-            };
+        if let Some(bytes) = self.serializer::<BytesCodec>() {
+            endian = bytes.endian();
         } else {
             let json = self
                 .array_to_bytes
@@ -610,19 +604,6 @@ impl CodecChain {
 enum Input<'a> {
     Owned(Vec<u8>),
     Borrowed(&'a [u8]),
-}
-
-fn is_reversed_transpose(json: &Value) -> bool {
-    match json
-        .pointer("/configuration/order")
-        .and_then(Value::as_array)
-    {
-        Some(order) => order
-            .iter()
-            .enumerate()
-            .all(|(i, o)| o.as_u64() == Some((order.len() - 1 - i) as u64)),
-        None => false,
-    }
 }
 
 /// Refuse an array→bytes codec that cannot serialise the data type it is handed (fixed-size

@@ -35,6 +35,15 @@ impl TransposeCodec {
         }
     }
 
+    /// True when the order reverses every axis (what Zarr v2 calls `order: "F"`).
+    pub fn is_reversal(&self) -> bool {
+        let n = self.order().len();
+        self.order()
+            .iter()
+            .enumerate()
+            .all(|(i, &o)| o == n - 1 - i)
+    }
+
     pub fn order(&self) -> &[usize] {
         &self.order
     }
