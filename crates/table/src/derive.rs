@@ -13,6 +13,7 @@ use crate::validate::identify;
 use arrow::array::{Array, ArrayRef, AsArray, ListArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow::buffer::{OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, Field, FieldRef, Int64Type, Schema, SchemaRef, UInt64Type};
+use neurochunk_store::Store;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ pub const SKELETON_DERIVED: [&str; 3] = ["child_ids", "n_children", "strahler"];
 /// Names of the connection derived fields.
 pub const CONNECTION_DERIVED: [&str; 2] = ["src_fragment_id", "tgt_fragment_id"];
 
-/// Options for [`derive`].
+/// Options for [`derive()`].
 #[derive(Debug, Clone, Default)]
 pub struct DeriveOptions {
     /// Force a schema (else identified like the validator does).
@@ -34,7 +35,7 @@ pub struct DeriveOptions {
     pub batch_size: usize,
 }
 
-/// What [`derive`] did.
+/// What [`derive()`] did.
 #[derive(Debug, Clone)]
 pub struct DeriveSummary {
     /// Schema the table was treated as.
@@ -228,11 +229,65 @@ fn output_schema(input: &Schema, drop: &[&str], add: &[Field]) -> SchemaRef {
     Arc::new(Schema::new_with_metadata(fields, input.metadata().clone()))
 }
 
+/// The sample tables of a connections table: paths opened when needed, or opened tables.
+enum Samples<'a> {
+    Paths(&'a [PathBuf]),
+    Sources(&'a [TableSource]),
+}
+
+/// Where the derived table is written.
+enum Output<'a> {
+    Path(&'a Path),
+    Store(Arc<dyn Store>, &'a str),
+}
+
+impl Output<'_> {
+    fn create(&self, schema: SchemaRef, opts: &WriteOptions) -> Result<TableWriter> {
+        match self {
+            Output::Path(p) => TableWriter::create(p, schema, opts),
+            Output::Store(store, key) => TableWriter::create_in(store.clone(), key, schema, opts),
+        }
+    }
+}
+
 /// Adds (or recomputes) the derived fields of a skeletons or connections table.
 pub fn derive(input: &Path, output: &Path, opts: &DeriveOptions) -> Result<DeriveSummary> {
     let src = TableSource::open(input)?;
+    derive_with(
+        &src,
+        Samples::Paths(&opts.samples),
+        Output::Path(output),
+        opts,
+    )
+}
+
+/// Like [`derive()`], for opened tables and a store: derives the fields of `src` (for
+/// connections, from the sample tables `samples`; `opts.samples` is not used) and writes
+/// the result at `key` of `store` (see [`TableWriter::create_in`]).
+pub fn derive_source(
+    src: &TableSource,
+    samples: &[TableSource],
+    store: Arc<dyn Store>,
+    key: &str,
+    opts: &DeriveOptions,
+) -> Result<DeriveSummary> {
+    derive_with(
+        src,
+        Samples::Sources(samples),
+        Output::Store(store, key),
+        opts,
+    )
+}
+
+fn derive_with(
+    src: &TableSource,
+    samples: Samples<'_>,
+    output: Output<'_>,
+    opts: &DeriveOptions,
+) -> Result<DeriveSummary> {
+    let input = src.path();
     let registry = Registry::standard();
-    let (schema, _) = identify(&registry, opts.schema.as_deref(), &src)
+    let (schema, _) = identify(&registry, opts.schema.as_deref(), src)
         .ok_or_else(|| TableError::data(input, "cannot identify the schema; pass --schema"))?;
     let bs = if opts.batch_size == 0 {
         DEFAULT_BATCH_SIZE
@@ -246,7 +301,7 @@ pub fn derive(input: &Path, output: &Path, opts: &DeriveOptions) -> Result<Deriv
         write_opts.file_infix = Some(schema.name.clone());
     }
     if schema.is_a("skeletons") {
-        let (ids, tree) = skeleton_tree(&src, bs)?;
+        let (ids, tree) = skeleton_tree(src, bs)?;
         let spec = registry
             .effective("skeletons")
             .map_err(|e| TableError::Usage(e.to_string()))?;
@@ -261,7 +316,7 @@ pub fn derive(input: &Path, output: &Path, opts: &DeriveOptions) -> Result<Deriv
             .map(|f| f.name().clone())
             .filter(|n| !SKELETON_DERIVED.contains(&n.as_str()))
             .collect();
-        let mut w = TableWriter::create(output, out_schema.clone(), &write_opts)?;
+        let mut w = output.create(out_schema.clone(), &write_opts)?;
         let mut offset = 0usize;
         for b in src.batches_projected(&keep, bs)? {
             let b = b?;
@@ -288,7 +343,11 @@ pub fn derive(input: &Path, output: &Path, opts: &DeriveOptions) -> Result<Deriv
         });
     }
     if schema.is_a("connections") {
-        if opts.samples.is_empty() {
+        let no_samples = match samples {
+            Samples::Paths(p) => p.is_empty(),
+            Samples::Sources(s) => s.is_empty(),
+        };
+        if no_samples {
             return Err(TableError::Usage(
                 "deriving src/tgt_fragment_id needs the skeleton (or point cloud) tables: pass --samples PATH".into(),
             ));
@@ -296,13 +355,21 @@ pub fn derive(input: &Path, output: &Path, opts: &DeriveOptions) -> Result<Deriv
         let mut ids: Vec<u64> = Vec::new();
         let mut frags: Vec<u64> = Vec::new();
         let cols = vec!["sample_id".to_string(), "fragment_id".to_string()];
-        for p in &opts.samples {
-            let s = TableSource::open(p)?;
+        let mut read_samples = |s: &TableSource| -> Result<()> {
             for b in s.batches_projected(&cols, bs)? {
                 let b = b?;
-                ids.extend_from_slice(u64_column(p, &b, "sample_id")?.values());
-                frags.extend_from_slice(u64_column(p, &b, "fragment_id")?.values());
+                ids.extend_from_slice(u64_column(s.path(), &b, "sample_id")?.values());
+                frags.extend_from_slice(u64_column(s.path(), &b, "fragment_id")?.values());
             }
+            Ok(())
+        };
+        match samples {
+            Samples::Paths(paths) => {
+                for p in paths {
+                    read_samples(&TableSource::open(p)?)?;
+                }
+            }
+            Samples::Sources(sources) => sources.iter().try_for_each(read_samples)?,
         }
         let (index, _) = IdIndex::build(&ids);
         let add: Vec<Field> = CONNECTION_DERIVED
@@ -316,7 +383,7 @@ pub fn derive(input: &Path, output: &Path, opts: &DeriveOptions) -> Result<Deriv
             .map(|f| f.name().clone())
             .filter(|n| !CONNECTION_DERIVED.contains(&n.as_str()))
             .collect();
-        let mut w = TableWriter::create(output, out_schema.clone(), &write_opts)?;
+        let mut w = output.create(out_schema.clone(), &write_opts)?;
         let mut unresolved = 0u64;
         for b in src.batches_projected(&keep, bs)? {
             let b = b?;

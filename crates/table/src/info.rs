@@ -34,10 +34,15 @@ pub struct TableInfo {
 
 /// Summarises the table at `path`.
 pub fn table_info(path: &Path) -> Result<TableInfo> {
-    let src = TableSource::open(path)?;
+    source_info(&TableSource::open(path)?)
+}
+
+/// Summarises an opened table (in any store); [`TableInfo::path`] is its display name.
+pub fn source_info(src: &TableSource) -> Result<TableInfo> {
+    let path = src.path();
     let schema = src.schema();
     let registry = Registry::standard();
-    let name = identify(&registry, None, &src).map(|(e, _)| e.name);
+    let name = identify(&registry, None, src).map(|(e, _)| e.name);
     let fields = schema
         .fields()
         .iter()

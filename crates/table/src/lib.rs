@@ -4,8 +4,9 @@
 //! the neurarrow 0.2 specification: schemas as data with computed inheritance
 //! ([`schema`]), a validator grading every MUST and SHOULD ([`validate`],
 //! [`rules`]), Arrow IPC / Parquet / Hive-partitioned Parquet IO that streams
-//! record batches ([`io`]), derived fields ([`derive`]), SWC import and export
-//! ([`swc`]), table summaries ([`info`]) and a demo ([`demo`]).
+//! record batches through any [`neurochunk_store::Store`] ([`io`]), derived
+//! fields ([`derive`](mod@derive)), SWC import and export ([`swc`]), table summaries
+//! ([`info`]) and a demo ([`demo`](mod@demo)).
 //!
 //! Not in scope: chunked N-d arrays (see the array crate) and NWB.
 
@@ -28,5 +29,6 @@ pub use io::{Format, TableSource, TableWriter, WriteOptions};
 pub use rules::RuleId;
 pub use schema::{Registry, SPEC_VERSION};
 pub use validate::{
-    validate_path, validate_paths, Severity, TableReport, ValidateOptions, Violation,
+    validate_path, validate_paths, validate_sources, Severity, TableReport, ValidateOptions,
+    Violation,
 };

@@ -162,22 +162,6 @@ fn hive_partitions_restore_uint64_and_evict_writers() {
     assert_eq!(src.schema().metadata(), b.schema().metadata());
 }
 
-fn walk(root: &std::path::Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn unfinished_writer_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -229,22 +229,43 @@ pub fn validate_paths(
     paths: &[PathBuf],
     opts: &ValidateOptions,
 ) -> Result<Vec<TableReport>, TableError> {
+    validate_opened(paths.iter().map(|p| (p, TableSource::open(p))), opts)
+}
+
+/// Like [`validate_paths`], for tables already opened (from any store, see
+/// [`TableSource::open_store`]).
+pub fn validate_sources(
+    sources: &[TableSource],
+    opts: &ValidateOptions,
+) -> Result<Vec<TableReport>, TableError> {
+    validate_opened(sources.iter().map(|s| (s.path(), Ok(s))), opts)
+}
+
+/// Validates each table (or reports why it could not be opened), then the dataset rules.
+fn validate_opened<P, S>(
+    tables: impl ExactSizeIterator<Item = (P, Result<S, TableError>)>,
+    opts: &ValidateOptions,
+) -> Result<Vec<TableReport>, TableError>
+where
+    P: AsRef<Path>,
+    S: std::borrow::Borrow<TableSource>,
+{
     if let Some(s) = &opts.schema {
         opts.registry
             .effective(s)
             .map_err(|e| TableError::Usage(e.to_string()))?;
     }
-    let keep = paths.len() > 1;
-    let mut reports = Vec::with_capacity(paths.len());
+    let keep = tables.len() > 1;
+    let mut reports = Vec::with_capacity(tables.len());
     let mut facts = Vec::new();
-    for (i, p) in paths.iter().enumerate() {
-        match TableSource::open(p) {
+    for (i, (path, opened)) in tables.enumerate() {
+        match opened {
             Ok(src) => {
-                let (r, f) = run_table(&src, opts, keep, i);
+                let (r, f) = run_table(src.borrow(), opts, keep, i);
                 reports.push(r);
                 facts.extend(f);
             }
-            Err(e) => reports.push(unreadable(p, &e, None)),
+            Err(e) => reports.push(unreadable(path.as_ref(), &e, None)),
         }
     }
     if keep {

@@ -1,0 +1,379 @@
+//! Reading one value of a [`Store`] through byte ranges.
+//!
+//! [`StoreValue`] is a data file opened in a store: its key, its size and its last bytes
+//! (fetched together with the first bytes when the file is opened, so format sniffing and the
+//! Parquet / Arrow IPC footers need no further request when they fit). On top of it:
+//! [`RangeReader`], a `Read + Seek` adapter with a read-ahead buffer for the Arrow IPC readers,
+//! and [`ParquetChunks`], a Parquet [`ChunkReader`] that fetches the column chunks of the
+//! projected columns only, a window at a time.
+
+use crate::error::{Result, TableError};
+use neurochunk_store::{ByteRange, Bytes, Store, StoreError};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::reader::{ChunkReader, Length};
+use std::fmt;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Bytes read from the end of a data file when it is opened: enough for the footer of most
+/// Parquet and Arrow IPC files.
+const TAIL_BYTES: u64 = 64 * 1024;
+
+/// Read-ahead of the Arrow IPC readers: smaller reads are served from a buffer of this size,
+/// larger ones are fetched as asked.
+pub(crate) const READ_AHEAD: u64 = 1 << 20;
+
+/// Bytes fetched at a time from one Parquet column chunk (a whole chunk when it is smaller).
+const CHUNK_WINDOW: u64 = 4 << 20;
+
+/// Read-ahead of a Parquet reader outside the column chunks being decoded (the footer).
+const FOOTER_READ_AHEAD: u64 = 64 * 1024;
+
+/// The I/O error of a store error: a backend's own I/O error as it is (so a file on disk
+/// reports what a direct read would), anything else wrapped.
+pub(crate) fn store_io_error(err: StoreError) -> io::Error {
+    match err {
+        StoreError::Backend { store, key, source } => match source.downcast::<io::Error>() {
+            Ok(e) => *e,
+            Err(source) => io::Error::other(StoreError::Backend { store, key, source }),
+        },
+        StoreError::NotFound { key } => io::Error::new(
+            io::ErrorKind::NotFound,
+            StoreError::NotFound { key }.to_string(),
+        ),
+        other => io::Error::other(other),
+    }
+}
+
+/// One value (a data file) of a store, read through byte ranges.
+#[derive(Clone)]
+pub(crate) struct StoreValue {
+    store: Arc<dyn Store>,
+    key: String,
+    size: u64,
+    /// The last `min(size, TAIL_BYTES)` bytes.
+    tail: Bytes,
+}
+
+impl fmt::Debug for StoreValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreValue")
+            .field("store", &self.store)
+            .field("key", &self.key)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StoreValue {
+    /// Opens the value at `key` (named `name` in errors): its size, then its first `head`
+    /// bytes and its last bytes in one ranged read. Returns the value and the first bytes.
+    pub(crate) fn open(
+        store: Arc<dyn Store>,
+        key: &str,
+        name: &str,
+        head: u64,
+    ) -> Result<(Self, Bytes)> {
+        let missing = || {
+            TableError::store(
+                name,
+                StoreError::NotFound {
+                    key: key.to_string(),
+                },
+            )
+        };
+        let size = store
+            .size(key)
+            .map_err(|e| TableError::store(name, e))?
+            .ok_or_else(missing)?;
+        let ranges = [
+            ByteRange::FromStart {
+                offset: 0,
+                length: Some(head.min(size)),
+            },
+            ByteRange::Suffix {
+                length: TAIL_BYTES.min(size),
+            },
+        ];
+        let parts = store
+            .get_ranges(key, &ranges)
+            .map_err(|e| TableError::store(name, e))?
+            .ok_or_else(missing)?;
+        let [first, tail]: [Bytes; 2] = parts.try_into().map_err(|_| {
+            TableError::io(
+                name,
+                io::Error::other("the store answered a different number of byte ranges"),
+            )
+        })?;
+        let value = StoreValue {
+            store,
+            key: key.to_string(),
+            size,
+            tail,
+        };
+        Ok((value, first))
+    }
+
+    /// Size of the value in bytes.
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The last bytes of the value (up to 64 KiB).
+    pub(crate) fn tail(&self) -> &Bytes {
+        &self.tail
+    }
+
+    /// Up to `len` bytes from `start`: fewer at the end of the value, none past it.
+    fn read_at(&self, start: u64, len: u64) -> io::Result<Bytes> {
+        let end = start.saturating_add(len).min(self.size);
+        if start >= end {
+            return Ok(Bytes::new());
+        }
+        let tail_start = self.size - self.tail.len() as u64;
+        if start >= tail_start {
+            return Ok(self
+                .tail
+                .slice((start - tail_start) as usize..(end - tail_start) as usize));
+        }
+        let range = ByteRange::FromStart {
+            offset: start,
+            length: Some(end - start),
+        };
+        match self.store.get_ranges(&self.key, &[range]) {
+            Ok(Some(parts)) => match <[Bytes; 1]>::try_from(parts) {
+                Ok([bytes]) => Ok(bytes),
+                Err(_) => Err(io::Error::other(
+                    "the store answered a different number of byte ranges",
+                )),
+            },
+            Ok(None) => Err(store_io_error(StoreError::NotFound {
+                key: self.key.clone(),
+            })),
+            Err(e) => Err(store_io_error(e)),
+        }
+    }
+}
+
+/// A `Read + Seek` view of a [`StoreValue`]: reads smaller than the read-ahead are served from
+/// a buffer refilled `read_ahead` bytes at a time, larger ones are fetched as asked. Seeking
+/// within the buffer keeps it.
+pub(crate) struct RangeReader {
+    value: StoreValue,
+    pos: u64,
+    buf: Bytes,
+    /// Offset of `buf` in the value.
+    buf_start: u64,
+    read_ahead: u64,
+}
+
+impl RangeReader {
+    /// A reader at the start of `value`.
+    pub(crate) fn new(value: StoreValue, read_ahead: u64) -> Self {
+        RangeReader {
+            value,
+            pos: 0,
+            buf: Bytes::new(),
+            buf_start: 0,
+            read_ahead: read_ahead.max(1),
+        }
+    }
+}
+
+impl Read for RangeReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() || self.pos >= self.value.size {
+            return Ok(0);
+        }
+        let buf_end = self.buf_start + self.buf.len() as u64;
+        if self.pos < self.buf_start || self.pos >= buf_end {
+            let want = out.len() as u64;
+            if want >= self.read_ahead {
+                let bytes = self.value.read_at(self.pos, want)?;
+                out[..bytes.len()].copy_from_slice(&bytes);
+                self.pos += bytes.len() as u64;
+                return Ok(bytes.len());
+            }
+            self.buf = self.value.read_at(self.pos, self.read_ahead)?;
+            self.buf_start = self.pos;
+        }
+        let offset = (self.pos - self.buf_start) as usize;
+        let n = out.len().min(self.buf.len() - offset);
+        out[..n].copy_from_slice(&self.buf[offset..offset + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for RangeReader {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let new = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.value.size.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        match new {
+            Some(p) => {
+                self.pos = p;
+                Ok(p)
+            }
+            None => Err(seek_before_start()),
+        }
+    }
+}
+
+/// The error of a seek before the start: what a file on disk reports (`EINVAL`), so that
+/// messages about truncated files read the same through a store.
+fn seek_before_start() -> io::Error {
+    #[cfg(unix)]
+    {
+        io::Error::from_raw_os_error(22)
+    }
+    #[cfg(not(unix))]
+    {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "invalid seek to a negative or overflowing position",
+        )
+    }
+}
+
+/// The column chunks a Parquet read decodes, and the window fetched from each.
+#[derive(Debug, Default)]
+struct ChunkPlan {
+    /// `(start, end, slot)` of every column chunk to decode, sorted by start; the slot is the
+    /// leaf column's, so the chunks of one column (one per row group) share a window.
+    chunks: Vec<(u64, u64, usize)>,
+    /// Per slot: the offset and bytes of the last window fetched.
+    windows: Vec<Mutex<(u64, Bytes)>>,
+}
+
+impl ChunkPlan {
+    /// The chunk holding byte `at`, if any.
+    fn find(&self, at: u64) -> Option<(u64, u64, usize)> {
+        let i = self.chunks.partition_point(|c| c.0 <= at);
+        let c = *self.chunks.get(i.checked_sub(1)?)?;
+        (at < c.1).then_some(c)
+    }
+}
+
+/// A Parquet [`ChunkReader`] over a [`StoreValue`]. The footer comes from the value's tail;
+/// page reads inside the planned column chunks (those of the projected columns) are served
+/// from one window per column, fetched [`CHUNK_WINDOW`] bytes at a time (the rest of the
+/// chunk when shorter), so only the projected columns' bytes are read and memory stays
+/// bounded by a window per column.
+#[derive(Clone, Debug)]
+pub(crate) struct ParquetChunks {
+    value: StoreValue,
+    plan: Arc<ChunkPlan>,
+}
+
+impl ParquetChunks {
+    /// A reader with no planned chunks (enough for the footer).
+    pub(crate) fn new(value: StoreValue) -> Self {
+        ParquetChunks {
+            value,
+            plan: Arc::default(),
+        }
+    }
+
+    /// A reader for the leaf columns `leaves` of every row group of `metadata`.
+    pub(crate) fn planned(
+        value: StoreValue,
+        metadata: &ParquetMetaData,
+        leaves: impl Fn(usize) -> bool,
+    ) -> Self {
+        let mut chunks = Vec::new();
+        let mut slots = 0;
+        for rg in metadata.row_groups() {
+            for (i, col) in rg.columns().iter().enumerate() {
+                if leaves(i) {
+                    let (start, len) = col.byte_range();
+                    chunks.push((start, start.saturating_add(len), i));
+                    slots = slots.max(i + 1);
+                }
+            }
+        }
+        chunks.sort_unstable();
+        let windows = (0..slots).map(|_| Mutex::new((0, Bytes::new()))).collect();
+        ParquetChunks {
+            value,
+            plan: Arc::new(ChunkPlan { chunks, windows }),
+        }
+    }
+
+    /// Bytes from `start`: at least `min_len` of them unless the value ends first, more when
+    /// a window (inside a planned chunk) or `read_ahead` (elsewhere) reaches further.
+    fn fetch(&self, start: u64, min_len: u64, read_ahead: u64) -> io::Result<Bytes> {
+        let end = start.saturating_add(min_len);
+        if let Some((_, chunk_end, slot)) = self.plan.find(start).filter(|c| end <= c.1) {
+            let mut window = self.plan.windows[slot]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let (w_start, bytes) = &*window;
+            if *w_start <= start && end <= w_start + bytes.len() as u64 {
+                return Ok(bytes.slice((start - w_start) as usize..));
+            }
+            let len = (chunk_end - start).min(min_len.max(CHUNK_WINDOW));
+            let bytes = self.value.read_at(start, len)?;
+            *window = (start, bytes.clone());
+            return Ok(bytes);
+        }
+        self.value.read_at(start, min_len.max(read_ahead))
+    }
+}
+
+impl Length for ParquetChunks {
+    fn len(&self) -> u64 {
+        self.value.size
+    }
+}
+
+impl ChunkReader for ParquetChunks {
+    type T = ChunkRead;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<ChunkRead> {
+        Ok(ChunkRead {
+            chunks: self.clone(),
+            pos: start,
+            buf: Bytes::new(),
+        })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        let bytes = self.fetch(start, length as u64, 0)?;
+        if bytes.len() < length {
+            // As a file reports it.
+            return Err(ParquetError::EOF(format!(
+                "Expected to read {} bytes, read only {}",
+                length,
+                bytes.len()
+            )));
+        }
+        Ok(bytes.slice(..length))
+    }
+}
+
+/// The [`Read`] of [`ParquetChunks::get_read`] (page headers, the footer).
+pub(crate) struct ChunkRead {
+    chunks: ParquetChunks,
+    pos: u64,
+    buf: Bytes,
+}
+
+impl Read for ChunkRead {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        if self.buf.is_empty() {
+            self.buf = self.chunks.fetch(self.pos, 1, FOOTER_READ_AHEAD)?;
+        }
+        let n = out.len().min(self.buf.len());
+        out[..n].copy_from_slice(&self.buf[..n]);
+        self.buf = self.buf.slice(n..);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}

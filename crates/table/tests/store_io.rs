@@ -1,0 +1,413 @@
+//! Tables read and written through the `Store` trait: every format through a
+//! `MemoryStore` and a `PrefixStore`, Hive partitions in memory, projection that
+//! prunes I/O, and writers that are dropped or fail leaving no key behind.
+
+mod common;
+
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt64Array};
+use arrow::compute::concat_batches;
+use arrow::datatypes::{DataType, Field, Schema, UInt64Type};
+use arrow::ipc::writer::StreamWriter;
+use common::*;
+use neurochunk_store::{
+    ByteRange, Bytes, DirListing, FsStore, MemoryStore, PrefixStore, Store, StoreResult,
+};
+use neurochunk_table::derive::{derive_source, DeriveOptions};
+use neurochunk_table::info::source_info;
+use neurochunk_table::io::{Format, TableSource, TableWriter, WriteOptions};
+use neurochunk_table::validate::{validate_source, validate_sources, ValidateOptions};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+fn skeleton() -> RecordBatch {
+    Skel::default().batch(md(&[]))
+}
+
+fn write(store: &Arc<dyn Store>, key: &str, batch: &RecordBatch, opts: &WriteOptions) -> u64 {
+    let mut w = TableWriter::create_in(store.clone(), key, batch.schema(), opts).unwrap();
+    w.write(batch).unwrap();
+    w.finish().unwrap()
+}
+
+fn read(store: &Arc<dyn Store>, key: &str) -> (TableSource, RecordBatch) {
+    let src = TableSource::open_store(store.clone(), key).unwrap();
+    let batches: Vec<RecordBatch> = src.batches(4).unwrap().map(|b| b.unwrap()).collect();
+    let all = concat_batches(&src.schema(), &batches).unwrap();
+    (src, all)
+}
+
+fn hive_opts() -> WriteOptions {
+    WriteOptions {
+        partition_by: Some("fragment_id".into()),
+        file_infix: Some("skeletons".into()),
+        max_open_partitions: 1,
+        ..WriteOptions::default()
+    }
+}
+
+/// `(sample_id, fragment_id)` pairs, sorted.
+fn id_pairs(b: &RecordBatch) -> Vec<(u64, u64)> {
+    let col = |n: &str| {
+        b.column_by_name(n)
+            .unwrap()
+            .as_primitive::<UInt64Type>()
+            .values()
+            .to_vec()
+    };
+    let mut pairs: Vec<(u64, u64)> = col("sample_id")
+        .into_iter()
+        .zip(col("fragment_id"))
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+/// A store to write through, the store that holds the values, and the prefix of the
+/// written keys in the latter.
+type StoreCase = (Arc<dyn Store>, Arc<dyn Store>, &'static str);
+
+fn stores() -> Vec<StoreCase> {
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let inner: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let prefixed: Arc<dyn Store> = Arc::new(PrefixStore::new(inner.clone(), "deep/er").unwrap());
+    vec![(memory.clone(), memory, ""), (prefixed, inner, "deep/er/")]
+}
+
+#[test]
+fn every_format_round_trips_through_memory_and_prefix_stores() {
+    let b = skeleton();
+    for (store, inner, inner_prefix) in stores() {
+        for (key, format) in [
+            ("t/a.skeletons.parquet", Format::Parquet),
+            ("t/a.skeletons.arrow", Format::ArrowIpc),
+        ] {
+            assert_eq!(write(&store, key, &b, &WriteOptions::default()), 6);
+            assert!(inner.exists(&format!("{inner_prefix}{key}")).unwrap());
+            let (src, got) = read(&store, key);
+            assert_eq!(src.format(), format, "{key}");
+            assert_eq!(src.key(), key);
+            assert_eq!(src.path().to_str(), Some(key));
+            assert_eq!(got.schema().fields(), b.schema().fields(), "{key}");
+            assert_eq!(got.schema().metadata(), b.schema().metadata(), "{key}");
+            for i in 0..b.num_columns() {
+                assert_eq!(got.column(i).to_data(), b.column(i).to_data(), "{key}");
+            }
+            let report = validate_source(&src, &ValidateOptions::default());
+            assert!(report.is_valid(), "{:?}", report.lines());
+        }
+
+        // The IPC stream format is read (not written): put one in the store by hand.
+        let mut stream = StreamWriter::try_new(Vec::new(), &b.schema()).unwrap();
+        stream.write(&b).unwrap();
+        let bytes = stream.into_inner().unwrap();
+        store.set("t/s.arrows", Bytes::from(bytes)).unwrap();
+        let (src, got) = read(&store, "t/s.arrows");
+        assert_eq!(src.format(), Format::ArrowStream);
+        assert_eq!(id_pairs(&got), id_pairs(&b));
+
+        // Hive: one value per part file under the prefix, the partition column restored.
+        assert_eq!(write(&store, "t/h.skeletons", &b, &hive_opts()), 6);
+        let keys = store.list_prefix("t/h.skeletons/").unwrap();
+        assert_eq!(
+            keys,
+            [
+                "t/h.skeletons/_common_metadata",
+                "t/h.skeletons/fragment_id=7/part-0.skeletons.parquet",
+                "t/h.skeletons/fragment_id=9/part-0.skeletons.parquet",
+            ]
+        );
+        for prefix in ["t/h.skeletons", "t/h.skeletons/"] {
+            let (src, got) = read(&store, prefix);
+            assert_eq!(src.format(), Format::Hive);
+            assert_eq!(src.files().len(), 2);
+            assert_eq!(
+                src.files()[0].path.to_str(),
+                Some(src.files()[0].key.as_str())
+            );
+            let f = src.schema().field_with_name("fragment_id").unwrap().clone();
+            assert_eq!((f.data_type(), f.is_nullable()), (&DataType::UInt64, false));
+            assert_eq!(id_pairs(&got), id_pairs(&b));
+            let report = validate_source(&src, &ValidateOptions::default());
+            assert!(report.is_valid(), "{:?}", report.lines());
+        }
+    }
+}
+
+#[test]
+fn hive_in_a_store_evicts_and_replaces_an_earlier_table() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let b = skeleton();
+    let mut w = TableWriter::create_in(store.clone(), "h", b.schema(), &hive_opts()).unwrap();
+    for i in [0, 4, 1, 5, 2, 3] {
+        // fragments 7, 9, 7, 9, 7, 7: the single open part file is evicted each time.
+        w.write(&b.slice(i, 1)).unwrap();
+    }
+    assert_eq!(w.finish().unwrap(), 6);
+    assert_eq!(
+        store.list_prefix("h/").unwrap(),
+        [
+            "h/_common_metadata",
+            "h/fragment_id=7/part-0.skeletons.parquet",
+            "h/fragment_id=7/part-1.skeletons.parquet",
+            "h/fragment_id=7/part-2.skeletons.parquet",
+            "h/fragment_id=9/part-0.skeletons.parquet",
+            "h/fragment_id=9/part-1.skeletons.parquet",
+        ]
+    );
+    let (_, got) = read(&store, "h");
+    assert_eq!(id_pairs(&got), id_pairs(&b));
+
+    // Writing again replaces the table: nothing of the first one stays under the prefix.
+    store.set("h-sibling", Bytes::from_static(b"kept")).unwrap();
+    write(&store, "h", &b.slice(0, 4), &hive_opts());
+    assert_eq!(
+        store.list_prefix("h/").unwrap(),
+        [
+            "h/_common_metadata",
+            "h/fragment_id=7/part-0.skeletons.parquet"
+        ]
+    );
+    assert!(store.exists("h-sibling").unwrap());
+    let (_, got) = read(&store, "h");
+    assert_eq!(got.num_rows(), 4);
+
+    // overwrite: false refuses an existing table.
+    let keep = WriteOptions {
+        overwrite: false,
+        ..hive_opts()
+    };
+    let e = TableWriter::create_in(store.clone(), "h", b.schema(), &keep)
+        .err()
+        .unwrap()
+        .to_string();
+    assert_eq!(e, "h: output exists");
+}
+
+#[test]
+fn dropped_or_failed_writers_leave_no_key() {
+    let b = skeleton();
+    let dir = tempfile::tempdir().unwrap();
+    let disk: Arc<dyn Store> = Arc::new(FsStore::new(dir.path()));
+    for store in [Arc::new(MemoryStore::new()) as Arc<dyn Store>, disk] {
+        for (key, opts) in [
+            ("x.skeletons.parquet", WriteOptions::default()),
+            ("x.skeletons.arrow", WriteOptions::default()),
+            ("x.skeletons", hive_opts()),
+        ] {
+            // Dropped mid-way (the Hive writer has committed evicted part files by then).
+            let mut w = TableWriter::create_in(store.clone(), key, b.schema(), &opts).unwrap();
+            for i in [0, 4, 1, 5] {
+                w.write(&b.slice(i, 1)).unwrap();
+            }
+            drop(w);
+            assert_eq!(
+                store.list_prefix("").unwrap(),
+                Vec::<String>::new(),
+                "{key}"
+            );
+
+            // A batch that does not fit the schema fails the write; the writer is dropped.
+            let mut w = TableWriter::create_in(store.clone(), key, b.schema(), &opts).unwrap();
+            w.write(&b).unwrap();
+            let other = Arc::new(Schema::new(vec![Field::new("z", DataType::UInt64, false)]));
+            let bad =
+                RecordBatch::try_new(other, vec![Arc::new(UInt64Array::from(vec![1]))]).unwrap();
+            let e = w.write(&bad).unwrap_err().to_string();
+            assert!(e.starts_with(key), "{e}");
+            drop(w);
+            assert_eq!(
+                store.list_prefix("").unwrap(),
+                Vec::<String>::new(),
+                "{key}"
+            );
+        }
+    }
+    // No temporary file of the filesystem store stayed behind either.
+    assert_eq!(walk(dir.path()), Vec::<String>::new());
+}
+
+/// The error of opening `key` of `store`, as text.
+fn open_error(store: &Arc<dyn Store>, key: &str) -> String {
+    TableSource::open_store(store.clone(), key)
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn store_errors_name_the_key() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let e = open_error(&store, "no/such.parquet");
+    assert!(e.starts_with("no/such.parquet: "), "{e}");
+    // A value that is no table, a truncated Parquet file, a prefix with values but no
+    // data file.
+    for (key, value, opened, want) in [
+        (
+            "t/text.arrow",
+            &b"hello, world"[..],
+            "t/text.arrow",
+            "t/text.arrow: not an Arrow IPC or Parquet file (no ARROW1 or PAR1 magic)",
+        ),
+        (
+            "t/cut.parquet",
+            b"PAR1....PAR",
+            "t/cut.parquet",
+            "t/cut.parquet: truncated Parquet file (no footer)",
+        ),
+        (
+            "u/readme.txt",
+            b"hi",
+            "u",
+            "u: directory holds no .parquet/.arrow files (not a Hive-partitioned table)",
+        ),
+    ] {
+        store.set(key, Bytes::copy_from_slice(value)).unwrap();
+        assert_eq!(open_error(&store, opened), want);
+    }
+    let e = TableSource::open_store_named(store.clone(), "t/cut.parquet", "mem://t/cut.parquet")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "mem://t/cut.parquet: truncated Parquet file (no footer)");
+    let e = open_error(&store, "v");
+    assert_eq!(e, "v: no value at 'v'");
+}
+
+/// A store that counts the bytes it returns.
+#[derive(Debug)]
+struct Counting {
+    inner: MemoryStore,
+    bytes: AtomicU64,
+}
+
+impl Counting {
+    fn count(&self, n: usize) {
+        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+impl Store for Counting {
+    fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
+        let v = self.inner.get(key)?;
+        self.count(v.as_ref().map_or(0, |v| v.len()));
+        Ok(v)
+    }
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>> {
+        let v = self.inner.get_ranges(key, ranges)?;
+        self.count(v.iter().flatten().map(|b| b.len()).sum());
+        Ok(v)
+    }
+    fn size(&self, key: &str) -> StoreResult<Option<u64>> {
+        self.inner.size(key)
+    }
+    fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
+        self.inner.set(key, value)
+    }
+    fn delete(&self, key: &str) -> StoreResult<()> {
+        self.inner.delete(key)
+    }
+    fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
+        self.inner.list_dir(prefix)
+    }
+}
+
+#[test]
+fn projection_fetches_only_the_projected_column_chunks() {
+    let counting = Arc::new(Counting {
+        inner: MemoryStore::new(),
+        bytes: AtomicU64::new(0),
+    });
+    let store: Arc<dyn Store> = counting.clone();
+    // Eight columns of incompressible values, four row groups.
+    let rows = 200_000u64;
+    let names: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
+    let schema = Arc::new(Schema::new(
+        names
+            .iter()
+            .map(|n| Field::new(n, DataType::UInt64, false))
+            .collect::<Vec<_>>(),
+    ));
+    let cols: Vec<ArrayRef> = (0..8u64)
+        .map(|c| {
+            let values = (0..rows).map(|r| neurochunk_table::synth::mix(r * 8 + c));
+            Arc::new(UInt64Array::from_iter_values(values)) as ArrayRef
+        })
+        .collect();
+    let batch = RecordBatch::try_new(schema, cols).unwrap();
+    let opts = WriteOptions {
+        row_group_rows: 50_000,
+        ..WriteOptions::default()
+    };
+    write(&store, "wide.parquet", &batch, &opts);
+    let size = store.size("wide.parquet").unwrap().unwrap();
+
+    counting.bytes.store(0, Ordering::Relaxed);
+    let src = TableSource::open_store(store.clone(), "wide.parquet").unwrap();
+    let mut seen = 0u64;
+    for b in src.batches_projected(&["c3".to_string()], 8192).unwrap() {
+        let b = b.unwrap();
+        let col = b.column(0).as_primitive::<UInt64Type>();
+        for (i, v) in col.values().iter().enumerate() {
+            assert_eq!(*v, neurochunk_table::synth::mix((seen + i as u64) * 8 + 3));
+        }
+        seen += b.num_rows() as u64;
+    }
+    assert_eq!(seen, rows);
+    let fetched = counting.bytes.load(Ordering::Relaxed);
+    eprintln!("one column of {size} bytes: {fetched} fetched");
+    // One column of eight, plus the footer: far less than the file.
+    assert!(
+        fetched < size / 4,
+        "a one-column read fetched {fetched} of {size} bytes"
+    );
+    assert!(fetched > size / 10, "{fetched} of {size}");
+
+    counting.bytes.store(0, Ordering::Relaxed);
+    let all: usize = src
+        .batches(8192)
+        .unwrap()
+        .map(|b| b.unwrap().num_rows())
+        .sum();
+    assert_eq!(all as u64, rows);
+    let fetched_all = counting.bytes.load(Ordering::Relaxed);
+    assert!(fetched_all >= size * 9 / 10, "{fetched_all} of {size}");
+}
+
+#[test]
+fn derive_info_and_validate_work_on_store_tables() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let b = skeleton();
+    write(
+        &store,
+        "in/s.skeletons.parquet",
+        &b,
+        &WriteOptions::default(),
+    );
+    let src = TableSource::open_store(store.clone(), "in/s.skeletons.parquet").unwrap();
+    let summary = derive_source(
+        &src,
+        &[],
+        store.clone(),
+        "out/s.skeletons.arrow",
+        &DeriveOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(summary.rows, 6);
+    let derived = TableSource::open_store(store.clone(), "out/s.skeletons.arrow").unwrap();
+    assert_eq!(derived.format(), Format::ArrowIpc);
+    assert!(derived.schema().field_with_name("strahler").is_ok());
+    let info = source_info(&derived).unwrap();
+    assert_eq!((info.rows, info.files), (6, 1));
+    assert_eq!(info.path.to_str(), Some("out/s.skeletons.arrow"));
+    let alone = validate_sources(std::slice::from_ref(&derived), &ValidateOptions::default());
+    assert!(alone.unwrap()[0].is_valid());
+    // Both tables hold the same ids in one context: the dataset rules run across them.
+    let reports = validate_sources(&[src, derived], &ValidateOptions::default()).unwrap();
+    assert_eq!(reports.len(), 2);
+    assert!(reports[0].is_valid(), "{:?}", reports[0].lines());
+    assert!(reports[1].has(
+        neurochunk_table::RuleId::ContextIdUnique,
+        neurochunk_table::Severity::Error
+    ));
+}
