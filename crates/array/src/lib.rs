@@ -9,6 +9,27 @@
 //! Data flow on read: store → chunk bytes → codec chain → decoded chunk → copied into the
 //! caller's region. Chunks are decoded in parallel (rayon) straight into the output buffer, so
 //! a read needs the output plus about one decoded chunk per worker.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use neurochunk_array::{selection, Array, ArrayBuilder, Codec, DataType, MemoryStore, Store, ZarrFormat};
+//!
+//! let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+//! // A Zarr v2 array (zarr-python 2 reads it), written and read back typed.
+//! let traces = ArrayBuilder::new([4, 1000], DataType::Float32)
+//!     .format(ZarrFormat::V2)
+//!     .chunks([1, 500])
+//!     .codecs([Codec::Zlib { level: 1 }])
+//!     .create(store.clone(), "ephys/traces")?;
+//! let samples: Vec<f32> = (0..4000).map(|i| (i as f32).sin()).collect();
+//! traces.write_elements(&selection![..], &samples)?;
+//! // Any node opens by path, whatever its format.
+//! let again = Array::open(store, "ephys/traces")?;
+//! let (shape, channel_2) = again.read_elements::<f32>(&selection![2_i64, 100..200_u64])?;
+//! assert_eq!(shape, vec![100]);
+//! assert_eq!(channel_2[0], samples[2100]);
+//! # Ok::<(), neurochunk_array::ArrayError>(())
+//! ```
 
 mod array;
 mod builder;

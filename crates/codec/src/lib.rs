@@ -21,6 +21,24 @@
 //! * [`PickleCodec`] — the numcodecs `pickle` object codec, on the restricted reader and writer
 //!   of `neurochunk-pickle` (no code in a file is run; the globals it may name come from an
 //!   [`neurochunk_pickle::AllowList`], hdmf-zarr's by default).
+//!
+//! ```
+//! use serde_json::json;
+//! use neurochunk_codec::{ArrayBytes, ChunkRepr, CodecChain};
+//! use neurochunk_dtype::DataType;
+//!
+//! // The chain of a Zarr v3 array: little-endian bytes, then zstd.
+//! let repr = ChunkRepr { shape: vec![2, 3], data_type: DataType::Int16, fill_value: vec![0, 0] };
+//! let chain = CodecChain::from_v3_json(
+//!     &[json!({"name": "bytes", "configuration": {"endian": "little"}}),
+//!       json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}})],
+//!     &repr,
+//! )?;
+//! let chunk = ArrayBytes::Fixed((1i16..=6).flat_map(|v| v.to_le_bytes()).collect());
+//! let stored = chain.encode(chunk.clone(), &repr)?;
+//! assert_eq!(chain.decode(stored, &repr)?, chunk);
+//! # Ok::<(), neurochunk_codec::CodecError>(())
+//! ```
 
 mod api;
 mod chain;

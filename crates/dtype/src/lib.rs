@@ -8,6 +8,20 @@
 //!
 //! It knows nothing about chunks, codecs or storage.
 //!
+//! ```
+//! use serde_json::json;
+//! use neurochunk_dtype::DataType;
+//!
+//! // A Zarr v3 `data_type` and a Zarr v2 `dtype` naming the same structured type.
+//! let v3 = DataType::from_v3_json(&json!({"name": "struct", "configuration": {"fields": [
+//!     {"name": "t", "data_type": "float64"}, {"name": "id", "data_type": "uint32"}]}})).unwrap();
+//! let (v2, _) = neurochunk_dtype::v2::dtype_from_json(&json!([["t", "<f8"], ["id", "<u4"]]), None).unwrap();
+//! // Zarr v2 records each field's byte order; Zarr v3 has one for the whole element.
+//! assert!(v2.has_field_byte_orders());
+//! assert_eq!(v3, v2.without_field_byte_orders());
+//! assert_eq!(v3.fixed_size(), Some(12));
+//! ```
+//!
 //! Modules: [`v2`] (`.zarray` `dtype` and `fill_value`), [`v3`] (`zarr.json` `data_type` and
 //! `fill_value`, plus [`DataType::from_v3_json`] / [`DataType::to_v3_json`]), [`registry`]
 //! (name resolution and custom types), [`json`] (lenient parsing, Python-identical writing),
