@@ -1,5 +1,10 @@
 //! Groups and hierarchies: opening any node (Zarr v2, Zarr v3 or N5), creating groups, walking
 //! a tree (from consolidated metadata when the root has it), and writing consolidated metadata.
+//!
+//! Two walks: [`walk_nodes`] / [`list_nodes`] parse every node's metadata (codec chains
+//! included) into [`NodeMetadata`]; [`walk_documents`] returns every node's attributes and raw
+//! array document only ([`NodeDocuments`]), for callers that open few of the arrays they list
+//! (the NWB layer's node table) and must not fail on codecs they never read.
 
 use std::sync::Arc;
 
@@ -314,15 +319,19 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
             message: "N5 has no consolidated metadata".into(),
         });
     }
-    let nodes = walk(store, root.clone(), &OpenOptions::default())?;
+    // Only the node paths are needed (the documents are read again below, as stored): no
+    // codec chain is built, so unknown codecs do not matter, and no document is kept.
+    let mut nodes: Vec<String> = Vec::new();
+    visit_documents(store, path, &mut |node| nodes.push(node.path))?;
+    nodes.sort();
     let relative = |p: &str| p[path.len()..].trim_start_matches('/').to_string();
     match group.format {
         ZarrFormat::V2 => {
             let mut metadata = Map::new();
             for node in &nodes {
-                let rel = relative(&node.path);
+                let rel = relative(node);
                 for file in [ZGROUP, ZARRAY, ZATTRS] {
-                    if let Some(doc) = read_doc(store, &node.path, file)? {
+                    if let Some(doc) = read_doc(store, node, file)? {
                         metadata.insert(join_key(&rel, file), doc);
                     }
                 }
@@ -335,8 +344,8 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
         }
         ZarrFormat::V3 => {
             let mut entries: Vec<(String, Value)> = Vec::new();
-            for node in nodes.iter().filter(|n| n.path != root.path) {
-                let Some(mut doc) = read_doc(store, &node.path, ZARR_JSON)? else {
+            for node in nodes.iter().filter(|n| **n != root.path) {
+                let Some(mut doc) = read_doc(store, node, ZARR_JSON)? else {
                     continue;
                 };
                 let is_group = doc.get("node_type").and_then(Value::as_str) == Some("group");
@@ -351,7 +360,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
                         obj.insert("node_type".into(), t);
                     }
                 }
-                entries.push((relative(&node.path), doc));
+                entries.push((relative(node), doc));
             }
             // zarr-python orders entries by depth, then by path.
             entries.sort_by(|a, b| {
@@ -374,4 +383,414 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
         ZarrFormat::N5 => {}
     }
     Ok(nodes.len())
+}
+
+/// Whether a node found by a document walk is a group or an array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DocumentKind {
+    /// A group (`.zgroup`, or `zarr.json` with `node_type: "group"`).
+    Group,
+    /// An array (`.zarray`, or `zarr.json` with `node_type: "array"`).
+    Array,
+}
+
+/// One node's metadata documents as stored, parsed as JSON only: no codec chain or data type
+/// is built, so a walk is cheap and does not fail on codecs its caller never uses. Build an
+/// [`ArrayMetadata`] from [`array_document`](Self::array_document) when the array is read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeDocuments {
+    /// Path within the store (`""` for the root).
+    pub path: String,
+    /// Group or array.
+    pub kind: DocumentKind,
+    /// Zarr v2 or v3.
+    pub format: ZarrFormat,
+    /// The node's attributes (`.zattrs`, or the `attributes` of `zarr.json`); empty when it has
+    /// none.
+    pub attributes: Map<String, Value>,
+    /// For arrays, the raw array metadata document: `.zarray`, or the whole `zarr.json`
+    /// (attributes included). `None` for groups.
+    pub array_document: Option<Value>,
+}
+
+/// Every node at and below a path with its documents ([`walk_documents`], [`list_documents`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DocumentWalk {
+    /// The format of the start node.
+    pub format: ZarrFormat,
+    /// Whether the nodes came from the start group's consolidated metadata (one read) rather
+    /// than from listing the store.
+    pub consolidated: bool,
+    /// The nodes, the start node included, sorted by path.
+    pub nodes: Vec<NodeDocuments>,
+}
+
+/// Every node at and below `path` with its attributes and raw array metadata document
+/// ([`NodeDocuments`]), from the start group's consolidated metadata in one read when it has
+/// some (v2 `.zmetadata`, v3 inline `consolidated_metadata`; [`DocumentWalk::consolidated`]
+/// says so), else by listing the store ([`list_documents`]).
+///
+/// Consolidated metadata can be stale: look up a path it lacks with [`read_node_documents`].
+/// Zarr v2 and v3 only; N5 (which has no consolidated metadata) is
+/// [`ArrayError::Unsupported`]. A start path without a node is [`ArrayError::NotFound`]; an
+/// unparsable document fails the walk, naming the node.
+pub fn walk_documents(store: &dyn Store, path: &str) -> ArrayResult<DocumentWalk> {
+    let path = path.trim_matches('/');
+    if let Some(walk) = consolidated_documents(store, path)? {
+        return Ok(walk);
+    }
+    list_documents(store, path)
+}
+
+/// [`walk_documents`] by listing the store, ignoring consolidated metadata. Directories
+/// without metadata (implicit groups) are looked into but not listed; the children of arrays
+/// are not looked at.
+pub fn list_documents(store: &dyn Store, path: &str) -> ArrayResult<DocumentWalk> {
+    let mut nodes = Vec::new();
+    let format = visit_documents(store, path, &mut |node| nodes.push(node))?;
+    nodes.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(DocumentWalk {
+        format,
+        consolidated: false,
+        nodes,
+    })
+}
+
+/// The listing walk of [`list_documents`], handing each node to `visit` (in no particular
+/// order) instead of keeping them all; returns the start node's format.
+fn visit_documents(
+    store: &dyn Store,
+    path: &str,
+    visit: &mut dyn FnMut(NodeDocuments),
+) -> ArrayResult<ZarrFormat> {
+    let path = path.trim_matches('/');
+    let root = read_documents(store, path, None)?
+        .ok_or_else(|| ArrayError::NotFound(crate::display_path(path)))?;
+    let format = root.format;
+    let mut pending = Vec::new();
+    if root.kind == DocumentKind::Group {
+        pending.push(root.path.clone());
+    }
+    visit(root);
+    while let Some(dir) = pending.pop() {
+        for name in store.list_dir(&dir)?.prefixes {
+            let child = child_path(&dir, &name);
+            match read_documents(store, &child, Some(format))? {
+                Some(node) => {
+                    if node.kind == DocumentKind::Group {
+                        pending.push(child);
+                    }
+                    visit(node);
+                }
+                None => pending.push(child),
+            }
+        }
+    }
+    Ok(format)
+}
+
+/// The documents of the one node at `path`, read from the store (never from consolidated
+/// metadata), or `None` when there is no Zarr node there. With `format` (a hierarchy has one,
+/// e.g. [`DocumentWalk::format`]) only that format's documents are read; with `None` v3, v2 and
+/// N5 are tried in turn, and an N5 node is [`ArrayError::Unsupported`].
+pub fn read_node_documents(
+    store: &dyn Store,
+    path: &str,
+    format: Option<ZarrFormat>,
+) -> ArrayResult<Option<NodeDocuments>> {
+    read_documents(store, path.trim_matches('/'), format)
+}
+
+fn read_documents(
+    store: &dyn Store,
+    path: &str,
+    format: Option<ZarrFormat>,
+) -> ArrayResult<Option<NodeDocuments>> {
+    if format.is_none_or(|f| f == ZarrFormat::V3) {
+        if let Some(doc) = read_doc(store, path, ZARR_JSON)? {
+            return v3_documents(path, doc).map(Some);
+        }
+    }
+    if format.is_none_or(|f| f == ZarrFormat::V2) {
+        let array = read_doc(store, path, ZARRAY)?;
+        if array.is_some() || store.exists(&join_key(path, ZGROUP))? {
+            let attributes = object_or_empty(read_doc(store, path, ZATTRS)?, path, ZATTRS)?;
+            return Ok(Some(NodeDocuments {
+                path: path.to_string(),
+                kind: match array {
+                    Some(_) => DocumentKind::Array,
+                    None => DocumentKind::Group,
+                },
+                format: ZarrFormat::V2,
+                attributes,
+                array_document: array,
+            }));
+        }
+    }
+    if format.is_none_or(|f| f == ZarrFormat::N5)
+        && store.exists(&join_key(path, ATTRIBUTES_JSON))?
+    {
+        return Err(n5_unsupported(path));
+    }
+    Ok(None)
+}
+
+fn n5_unsupported(path: &str) -> ArrayError {
+    ArrayError::Unsupported {
+        path: crate::display_path(path),
+        message: "N5 has no document walk (open the node instead)".into(),
+    }
+}
+
+/// A v3 node from its `zarr.json` (consolidated metadata removed). Attributes are moved out of
+/// group documents and copied out of array documents, which are kept whole.
+fn v3_documents(path: &str, mut doc: Value) -> ArrayResult<NodeDocuments> {
+    let obj = doc
+        .as_object_mut()
+        .ok_or_else(|| ArrayError::metadata(path, "zarr.json must be a JSON object"))?;
+    obj.remove("consolidated_metadata");
+    let kind = match obj.get("node_type").and_then(Value::as_str) {
+        Some("group") => DocumentKind::Group,
+        Some("array") => DocumentKind::Array,
+        other => {
+            return Err(ArrayError::metadata(
+                path,
+                format!(
+                    "zarr.json: node_type must be \"array\" or \"group\", found {}",
+                    other.unwrap_or("nothing")
+                ),
+            ))
+        }
+    };
+    let attributes = match kind {
+        DocumentKind::Group => obj.remove("attributes"),
+        DocumentKind::Array => obj.get("attributes").cloned(),
+    };
+    let attributes = object_or_empty(attributes, path, "zarr.json 'attributes'")?;
+    Ok(NodeDocuments {
+        path: path.to_string(),
+        kind,
+        format: ZarrFormat::V3,
+        attributes,
+        array_document: (kind == DocumentKind::Array).then_some(doc),
+    })
+}
+
+fn object_or_empty(
+    value: Option<Value>,
+    path: &str,
+    what: &str,
+) -> ArrayResult<Map<String, Value>> {
+    match value {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(map)) => Ok(map),
+        Some(other) => Err(ArrayError::metadata(
+            path,
+            format!("{what} must be a JSON object, found {other}"),
+        )),
+    }
+}
+
+/// The walk from the consolidated metadata of the group at `path`, or `None` when it has none.
+/// Documents are moved out of the parsed tree, never copied: large hierarchies hold hundreds
+/// of thousands of them.
+fn consolidated_documents(store: &dyn Store, path: &str) -> ArrayResult<Option<DocumentWalk>> {
+    if let Some(mut root) = read_doc(store, path, ZARR_JSON)? {
+        let entries = root
+            .get_mut("consolidated_metadata")
+            .filter(|c| !c.is_null())
+            .map(|c| match c.get_mut("metadata").map(Value::take) {
+                Some(Value::Object(entries)) => Ok(entries),
+                _ => Err(ArrayError::metadata(
+                    path,
+                    "zarr.json: consolidated_metadata is missing its 'metadata' object",
+                )),
+            })
+            .transpose()?;
+        let root = v3_documents(path, root)?;
+        let Some(entries) = entries else {
+            return Ok(None);
+        };
+        if root.kind != DocumentKind::Group {
+            return Ok(None);
+        }
+        let mut nodes = Vec::with_capacity(entries.len() + 1);
+        nodes.push(root);
+        for (rel, doc) in entries {
+            let full = child_path(path, &rel);
+            nodes.push(v3_documents(&full, doc)?);
+        }
+        nodes.sort_by(|a, b| a.path.cmp(&b.path));
+        return Ok(Some(DocumentWalk {
+            format: ZarrFormat::V3,
+            consolidated: true,
+            nodes,
+        }));
+    }
+    let Some(mut doc) = read_doc(store, path, ZMETADATA)? else {
+        return Ok(None);
+    };
+    let Some(Value::Object(metadata)) = doc.get_mut("metadata").map(Value::take) else {
+        return Err(ArrayError::metadata(
+            path,
+            ".zmetadata is missing its 'metadata' object",
+        ));
+    };
+    let mut groups: Vec<String> = Vec::new();
+    let mut arrays: Vec<(String, Value)> = Vec::new();
+    let mut attrs: std::collections::HashMap<String, Value> = std::collections::HashMap::new();
+    for (key, value) in metadata {
+        let (rel, name) = match key.rsplit_once('/') {
+            Some((rel, name)) => (rel, name),
+            None => ("", key.as_str()),
+        };
+        let full = child_path(path, rel);
+        match name {
+            ZGROUP => groups.push(full),
+            ZARRAY => arrays.push((full, value)),
+            ZATTRS => {
+                attrs.insert(full, value);
+            }
+            _ => {}
+        }
+    }
+    let mut nodes = Vec::with_capacity(groups.len() + arrays.len() + 1);
+    let mut node = |path: String, array_document: Option<Value>| -> ArrayResult<()> {
+        let attributes = object_or_empty(attrs.remove(&path), &path, ZATTRS)?;
+        nodes.push(NodeDocuments {
+            kind: match array_document {
+                Some(_) => DocumentKind::Array,
+                None => DocumentKind::Group,
+            },
+            path,
+            format: ZarrFormat::V2,
+            attributes,
+            array_document,
+        });
+        Ok(())
+    };
+    for group in groups {
+        node(group, None)?;
+    }
+    for (array, doc) in arrays {
+        node(array, Some(doc))?;
+    }
+    if !nodes.iter().any(|n| n.path == path) {
+        // `.zmetadata` without the start group's own `.zgroup`: read its attributes directly.
+        let attributes = object_or_empty(read_doc(store, path, ZATTRS)?, path, ZATTRS)?;
+        nodes.push(NodeDocuments {
+            path: path.to_string(),
+            kind: DocumentKind::Group,
+            format: ZarrFormat::V2,
+            attributes,
+            array_document: None,
+        });
+    }
+    nodes.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Some(DocumentWalk {
+        format: ZarrFormat::V2,
+        consolidated: true,
+        nodes,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neurochunk_store::{Bytes, MemoryStore};
+
+    /// An array document of `format` with attributes `{"n": 1}` and a codec nobody knows (a
+    /// document walk builds no codec chain, so it does not matter).
+    fn put_array(store: &dyn Store, path: &str, format: ZarrFormat) {
+        match format {
+            ZarrFormat::V2 => {
+                let doc = json!({"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<u2",
+                    "compressor": {"id": "no-such-codec"}, "fill_value": 0, "filters": null,
+                    "order": "C"});
+                store
+                    .set(&join_key(path, ZARRAY), Bytes::from(doc.to_string()))
+                    .unwrap();
+                store
+                    .set(&join_key(path, ZATTRS), Bytes::from_static(b"{\"n\": 1}"))
+                    .unwrap();
+            }
+            _ => {
+                let doc = json!({"zarr_format": 3, "node_type": "array", "shape": [2],
+                    "data_type": "uint16", "chunk_grid": {"name": "regular",
+                    "configuration": {"chunk_shape": [2]}}, "chunk_key_encoding":
+                    {"name": "default"}, "fill_value": 0, "codecs": [{"name": "no-such-codec"}],
+                    "attributes": {"n": 1}});
+                store
+                    .set(&join_key(path, ZARR_JSON), Bytes::from(doc.to_string()))
+                    .unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn document_walks_come_from_consolidated_metadata_or_listing() {
+        for format in [ZarrFormat::V2, ZarrFormat::V3] {
+            let s = MemoryStore::new();
+            let mut attrs = Map::new();
+            attrs.insert("root".into(), json!(true));
+            create_group(&s, "", format, attrs).unwrap();
+            create_group(&s, "g", format, Map::new()).unwrap();
+            put_array(&s, "g/x", format);
+            put_array(&s, "g/implicit/y", format);
+            s.set("g/x/0", Bytes::from_static(b"chunk")).unwrap();
+
+            let listed = walk_documents(&s, "").unwrap();
+            assert!(!listed.consolidated);
+            assert_eq!(listed.format, format);
+            let paths: Vec<&str> = listed.nodes.iter().map(|n| n.path.as_str()).collect();
+            assert_eq!(paths, ["", "g", "g/implicit/y", "g/x"], "{format:?}");
+            assert_eq!(listed.nodes[0].attributes["root"], json!(true));
+            let x = &listed.nodes[3];
+            assert_eq!((x.kind, x.format), (DocumentKind::Array, format));
+            assert_eq!(x.attributes["n"], json!(1));
+            assert_eq!(x.array_document.as_ref().unwrap()["shape"], json!([2]));
+            assert_eq!(listed.nodes[1].kind, DocumentKind::Group);
+            assert!(listed.nodes[1].array_document.is_none());
+
+            assert_eq!(consolidate(&s, "").unwrap(), 4);
+            let consolidated = walk_documents(&s, "").unwrap();
+            assert!(consolidated.consolidated);
+            assert_eq!(consolidated.nodes, listed.nodes, "{format:?}");
+            assert!(!list_documents(&s, "").unwrap().consolidated);
+            // From a sub-group: paths stay store paths.
+            let sub = walk_documents(&s, "g").unwrap();
+            let paths: Vec<&str> = sub.nodes.iter().map(|n| n.path.as_str()).collect();
+            assert_eq!(paths, ["g", "g/implicit/y", "g/x"]);
+
+            // A node added after consolidation is missing from the walk but can be looked up.
+            create_group(&s, "late", format, Map::new()).unwrap();
+            let stale = walk_documents(&s, "").unwrap();
+            assert!(stale.nodes.iter().all(|n| n.path != "late"));
+            let late = read_node_documents(&s, "late", None).unwrap().unwrap();
+            assert_eq!((late.kind, late.format), (DocumentKind::Group, format));
+            assert!(read_node_documents(&s, "absent", Some(format))
+                .unwrap()
+                .is_none());
+            assert!(matches!(
+                walk_documents(&s, "absent"),
+                Err(ArrayError::NotFound(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn document_walks_name_bad_documents_and_refuse_n5() {
+        let s = MemoryStore::new();
+        create_group(&s, "", ZarrFormat::V3, Map::new()).unwrap();
+        s.set("bad/zarr.json", Bytes::from_static(b"{\"node_type\": 3}"))
+            .unwrap();
+        let err = walk_documents(&s, "").unwrap_err().to_string();
+        assert!(err.contains("/bad") && err.contains("node_type"), "{err}");
+
+        let s = MemoryStore::new();
+        s.set(ATTRIBUTES_JSON, Bytes::from_static(b"{\"n5\": \"2.0.0\"}"))
+            .unwrap();
+        let err = walk_documents(&s, "").unwrap_err();
+        assert!(matches!(err, ArrayError::Unsupported { .. }), "{err}");
+    }
 }

@@ -47,8 +47,9 @@ pub use array::{Array, ArrayOptions};
 pub use builder::{default_chunk_shape, ArrayBuilder, FillValue};
 pub use error::{ArrayError, ArrayResult};
 pub use hierarchy::{
-    consolidate, create_group, list_nodes, list_nodes_with, open_node, open_node_with, walk_nodes,
-    Node, NodeEntry, NodeInfo,
+    consolidate, create_group, list_documents, list_nodes, list_nodes_with, open_node,
+    open_node_with, read_node_documents, walk_documents, walk_nodes, DocumentKind, DocumentWalk,
+    Node, NodeDocuments, NodeEntry, NodeInfo,
 };
 pub use metadata::{
     ArrayMetadata, ChunkKeyEncoding, ConsolidatedEntry, GroupMetadata, NodeMetadata, ZarrFormat,

@@ -6,6 +6,7 @@
 //! file and the object.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, Subcommand, ValueEnum};
 use neurochunk_array::parse_selection;
@@ -14,7 +15,8 @@ use neurochunk_dtype::npy;
 use neurochunk_hdmf::demo::{write_demo, DemoOptions};
 use neurochunk_hdmf::{
     check, convert_file, load_namespace_file, to_npy, AttributeValue, Convention, Dataset,
-    DatasetValue, FieldValue, Inventory, NodeKind, NwbFile, ReadOptions, Reference, WriteOptions,
+    DatasetValue, FieldValue, FsResolver, Inventory, NodeKind, NwbFile, ReadOptions, Reference,
+    WriteOptions,
 };
 use serde_json::{json, Value};
 
@@ -57,8 +59,10 @@ impl ExternalArgs {
     fn open(&self, path: &Path) -> Result<NwbFile, Failure> {
         let options = ReadOptions {
             use_consolidated: !self.no_consolidated,
-            allowed_external_roots: self.allow_external.clone(),
-            allow_any_external: self.allow_any_external,
+            resolver: Some(Arc::new(FsResolver {
+                allowed_roots: self.allow_external.clone(),
+                allow_any: self.allow_any_external,
+            })),
         };
         Ok(NwbFile::open_with(path, options)?)
     }
@@ -284,7 +288,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 NodeKind::Dataset => "dataset",
             };
             let target_file = file.file_of(&target);
-            let mut info = json!({"source": reference.source, "path": target.path, "kind": kind, "file": target_file.path().display().to_string()});
+            let mut info = json!({"source": reference.source, "path": target.path, "kind": kind, "file": target_file.name()});
             if let Some(region) = &reference.region {
                 info["region"] = region.to_json();
             }
@@ -315,10 +319,10 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 },
             };
             let summary = write_demo(&out, &options)?;
-            let file = NwbFile::open(&summary.path)?;
+            let file = NwbFile::open(&out)?;
             println!(
                 "wrote {} ({}): {} typed objects, {} electrodes x {} samples, {} units, {} trials, {} cached namespaces",
-                summary.path.display(),
+                summary.name,
                 file.convention(),
                 file.typed_objects().len(),
                 summary.electrodes,
@@ -406,7 +410,7 @@ fn find_reference(
     index: Option<usize>,
     field: Option<&str>,
 ) -> Result<Reference, Failure> {
-    let where_ = || format!("{}: '{object}'", file.path().display());
+    let where_ = || format!("{}: '{object}'", file.name());
     if let Some(name) = attribute {
         return match file.attribute(object, name)? {
             Some(AttributeValue::Reference(r)) => Ok(r),

@@ -1,6 +1,7 @@
 //! Converting a file between the two conventions: groups, datasets (numeric arrays streamed
 //! chunk by chunk, everything else re-encoded), attributes, links, references, compounds and
-//! cached specifications; consolidated metadata is written at the end.
+//! cached specifications; consolidated metadata is written at the end. [`convert_into`]
+//! writes into any store; [`convert_file`] is its filesystem convenience.
 
 use std::path::{Path, PathBuf};
 
@@ -14,16 +15,21 @@ use crate::write::{DatasetOptions, NwbWriter, WriteOptions};
 /// What a conversion wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConvertSummary {
+    /// Groups written.
     pub groups: usize,
+    /// Datasets written (streamed or re-encoded).
     pub datasets: usize,
     /// Datasets copied chunk by chunk.
     pub streamed: usize,
+    /// Links written.
     pub links: usize,
+    /// Cached namespaces copied.
     pub namespaces: usize,
 }
 
-/// Convert `source` into a new file at `destination` following `convention`. `progress` is
-/// called with the number of nodes done.
+/// Convert `source` into a new file (a directory tree) at `destination` following
+/// `convention`: the filesystem convenience over [`convert_into`]. `progress` is called with
+/// the number of nodes done.
 pub fn convert_file(
     source: &NwbFile,
     destination: &Path,
@@ -31,7 +37,19 @@ pub fn convert_file(
     options: WriteOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> HdmfResult<(PathBuf, ConvertSummary)> {
-    let mut writer = NwbWriter::create(destination, convention, options)?;
+    let writer = NwbWriter::create(destination, convention, options)?;
+    let summary = convert_into(source, writer, progress)?;
+    Ok((destination.to_path_buf(), summary))
+}
+
+/// Convert `source` into the file `writer` writes (in the writer's convention, into any store:
+/// see [`NwbWriter::create_in`]) and finish it. `progress` is called with the number of nodes
+/// done.
+pub fn convert_into(
+    source: &NwbFile,
+    mut writer: NwbWriter,
+    progress: &(dyn Fn(u64) + Sync),
+) -> HdmfResult<ConvertSummary> {
     let mut summary = ConvertSummary::default();
     let specloc = source.specloc();
     let in_specs = |path: &str| {
@@ -75,6 +93,6 @@ pub fn convert_file(
         writer.cache_namespace(&namespace)?;
         summary.namespaces += 1;
     }
-    let path = writer.finish()?;
-    Ok((path, summary))
+    writer.finish()?;
+    Ok(summary)
 }

@@ -5,7 +5,7 @@
 //! references the recordings. `scale` adds that many more typed TimeSeries (for large-file
 //! benchmarks).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use neurochunk_dtype::DataType;
 use serde_json::{json, Value};
@@ -20,22 +20,30 @@ use crate::write::{DatasetOptions, NamespaceDocs, NwbWriter, TypeInfo, WriteOpti
 /// What to write.
 #[derive(Clone, Debug)]
 pub struct DemoOptions {
+    /// The convention to write (used by [`write_demo`]).
     pub convention: Convention,
     /// Extra typed TimeSeries under `/processing/scaled`.
     pub scale: usize,
     /// Namespaces to cache (e.g. NWB core and hdmf-common from their YAML files).
     pub namespaces: Vec<NamespaceDocs>,
+    /// Options of the write session (used by [`write_demo`]).
     pub write: WriteOptions,
 }
 
 /// Numbers of what the demo wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DemoSummary {
-    pub path: PathBuf,
+    /// The file's display name (its path, for [`write_demo`]).
+    pub name: String,
+    /// Electrodes (rows of the electrodes table, channels of the recording).
     pub electrodes: usize,
+    /// Samples per channel of the recording.
     pub samples: usize,
+    /// Sorted units.
     pub units: usize,
+    /// Trials.
     pub trials: usize,
+    /// Extra typed TimeSeries (`scale`).
     pub extra_series: usize,
 }
 
@@ -231,9 +239,17 @@ impl Noise {
     }
 }
 
-/// Write the demo file.
+/// Write the demo file at `path` (a directory tree, replaced if it exists): the filesystem
+/// convenience over [`write_demo_into`].
 pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary> {
-    let mut w = NwbWriter::create(path, options.convention, options.write.clone())?;
+    let writer = NwbWriter::create(path, options.convention, options.write.clone())?;
+    write_demo_into(writer, options)
+}
+
+/// Write the demo file with `writer` (e.g. [`NwbWriter::create_in`] a store prefix) and
+/// finish it. `options.convention` and `options.write` are the writer's own; the other
+/// options choose the content.
+pub fn write_demo_into(mut w: NwbWriter, options: &DemoOptions) -> HdmfResult<DemoSummary> {
     let nwb_version = options
         .namespaces
         .iter()
@@ -604,9 +620,9 @@ pub fn write_demo(path: &Path, options: &DemoOptions) -> HdmfResult<DemoSummary>
     for ns in &options.namespaces {
         w.cache_namespace(ns)?;
     }
-    let path = w.finish()?;
+    let name = w.finish()?;
     Ok(DemoSummary {
-        path,
+        name,
         electrodes: ELECTRODES,
         samples: SAMPLES,
         units,

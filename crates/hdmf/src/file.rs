@@ -4,11 +4,10 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use neurochunk_array::{Array, ArrayMetadata, AxisSelection, DataType, Selection};
-use neurochunk_store::{FsStore, Store};
+use neurochunk_store::{PrefixStore, Store};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
@@ -17,7 +16,7 @@ use crate::convention::{
     LEGACY_LINKS, SPECLOC, V3_DTYPE, V3_LINKS, V3_REFERENCE_FIELDS, V3_SCALAR,
 };
 use crate::error::{HdmfError, HdmfResult};
-use crate::index::{child, detect, split_parent, store_key, NodeDoc, NodeIndex, NodeKind};
+use crate::index::{child, split_parent, store_key, NodeDoc, NodeIndex, NodeKind};
 use crate::reference::{attribute_reference, Reference, Region};
 use crate::values::{
     fixed_text_elements, structured_rows, text_elements, CompoundField, Dataset, DatasetValue,
@@ -29,32 +28,162 @@ use crate::values::{
 pub struct ReadOptions {
     /// Use consolidated metadata when present (one read for the whole tree).
     pub use_consolidated: bool,
-    /// Directories external links and references may lead into. Empty: the directory that
-    /// holds the file.
-    pub allowed_external_roots: Vec<PathBuf>,
-    /// Follow external links and references anywhere.
-    pub allow_any_external: bool,
+    /// How the `source` of external links and references is turned into another file.
+    /// `None`: the default of how the file is opened — [`StoreResolver`] (inside the same
+    /// store) for [`NwbFile::open_store`], [`crate::FsResolver`] (inside the file's directory)
+    /// for [`NwbFile::open`]. Files reached through links are opened with the same options.
+    pub resolver: Option<Arc<dyn ExternalResolver>>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             use_consolidated: true,
-            allowed_external_roots: Vec::new(),
-            allow_any_external: false,
+            resolver: None,
         }
     }
+}
+
+/// Where an NWB file lives: a store, the prefix of the file's root inside it, and the name
+/// errors give it.
+#[derive(Clone, Debug)]
+pub struct FileLocation {
+    /// The store holding the file (and, possibly, other files).
+    pub store: Arc<dyn Store>,
+    /// The key prefix of the file's root in `store`, without leading or trailing `/` (`""`:
+    /// the file is the whole store).
+    pub prefix: String,
+    /// The name errors and messages give the file: a path, a URL or a store prefix. Files
+    /// reached through links are cached by it, so it should tell files apart.
+    pub name: String,
+}
+
+impl FileLocation {
+    /// The file under `prefix` in `store`, named by its prefix (`"store root"` for `""`).
+    pub fn new(store: Arc<dyn Store>, prefix: &str) -> Self {
+        let prefix = prefix.trim_matches('/').to_string();
+        let name = if prefix.is_empty() {
+            "store root".to_string()
+        } else {
+            prefix.clone()
+        };
+        FileLocation {
+            store,
+            prefix,
+            name,
+        }
+    }
+
+    /// The file under `prefix` in `store`, named `name` (e.g. the store's URL and the prefix).
+    pub fn named(store: Arc<dyn Store>, prefix: &str, name: impl Into<String>) -> Self {
+        FileLocation {
+            name: name.into(),
+            ..FileLocation::new(store, prefix)
+        }
+    }
+}
+
+/// Turns the `source` of an external link or reference into the file it names.
+///
+/// [`StoreResolver`] (files in the same store) and [`crate::FsResolver`] (files on disk) are
+/// the two built in; a caller can give its own in [`ReadOptions::resolver`], e.g. to map
+/// sources onto object-store URLs.
+pub trait ExternalResolver: Send + Sync + std::fmt::Debug {
+    /// The file that `source` (as stored, never `""` or `"."`) leads to from the file at
+    /// `from`, or `None` when it names `from` itself. `referrer` is the path of the link or
+    /// reference, for errors: a source that does not exist, or that leads where the resolver
+    /// does not go, is an error naming `from`, `referrer` and `source`.
+    fn resolve(
+        &self,
+        from: &FileLocation,
+        source: &str,
+        referrer: &str,
+    ) -> HdmfResult<Option<FileLocation>>;
+}
+
+/// The resolver of files opened from a store: a `source` is a path relative to the file's root
+/// (or, as hdmf-zarr 0.10 wrote it, to the directory holding the file) inside the same store.
+/// `.` and `..` segments are normalised; a source that would leave the store's root, or that
+/// is absolute, is refused ([`HdmfError::ExternalOutsideStore`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StoreResolver;
+
+impl ExternalResolver for StoreResolver {
+    fn resolve(
+        &self,
+        from: &FileLocation,
+        source: &str,
+        referrer: &str,
+    ) -> HdmfResult<Option<FileLocation>> {
+        let outside = || HdmfError::ExternalOutsideStore {
+            file: from.name.clone(),
+            path: referrer.to_string(),
+            source_path: source.to_string(),
+        };
+        if source.starts_with('/') || source.contains('\\') {
+            return Err(outside());
+        }
+        // Relative to the file's root first; then to its parent (hdmf-zarr 0.10).
+        let Some(first) = join_relative(&from.prefix, source) else {
+            return Err(outside());
+        };
+        let parent = from.prefix.rsplit_once('/').map_or("", |(p, _)| p);
+        let mut candidates = vec![first];
+        candidates.extend(join_relative(parent, source));
+        for candidate in candidates {
+            if candidate == from.prefix {
+                return Ok(None);
+            }
+            let listing = from
+                .store
+                .list_dir(&candidate)
+                .map_err(|e| HdmfError::store(&from.name, e))?;
+            if !listing.keys.is_empty() || !listing.prefixes.is_empty() {
+                // Named like the referring file: its name with its prefix replaced.
+                let mut target = FileLocation::new(from.store.clone(), &candidate);
+                match from.name.strip_suffix(from.prefix.as_str()) {
+                    Some(base) if !from.prefix.is_empty() && !candidate.is_empty() => {
+                        target.name = format!("{base}{candidate}");
+                    }
+                    _ => {}
+                }
+                return Ok(Some(target));
+            }
+        }
+        Err(HdmfError::malformed(
+            &from.name,
+            referrer,
+            format!("external file '{source}' does not exist"),
+        ))
+    }
+}
+
+/// `base` joined with the relative path `rel`, `.` and `..` resolved; `None` when a `..`
+/// would climb above the root.
+fn join_relative(base: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
+    for segment in rel.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 /// An open NWB (or plain HDMF) file stored as Zarr.
 #[derive(Debug)]
 pub struct NwbFile {
-    file: PathBuf,
+    location: FileLocation,
+    /// The store seen from the file's root.
     store: Arc<dyn Store>,
     convention: Convention,
     index: NodeIndex,
     options: ReadOptions,
-    externals: Mutex<HashMap<PathBuf, Arc<NwbFile>>>,
+    externals: Mutex<HashMap<String, Arc<NwbFile>>>,
 }
 
 /// A group or dataset carrying a data type.
@@ -62,10 +191,13 @@ pub struct NwbFile {
 pub struct TypedObject {
     /// Absolute path (`/` for the root).
     pub path: String,
+    /// Group or dataset.
     pub kind: NodeKind,
     /// `neurodata_type` (NWB) or `data_type` (plain HDMF).
     pub neurodata_type: String,
+    /// The `namespace` attribute (the specification defining the type).
     pub namespace: Option<String>,
+    /// The `object_id` attribute (a UUID).
     pub object_id: Option<String>,
 }
 
@@ -76,6 +208,7 @@ pub struct Link {
     pub path: String,
     /// The group holding the link.
     pub parent: String,
+    /// The link's name on `parent`.
     pub name: String,
     /// Absolute path of the target inside `source`.
     pub target: String,
@@ -86,40 +219,53 @@ pub struct Link {
 /// A reference stored in an attribute.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AttributeRef {
+    /// The node holding the attribute.
     pub path: String,
+    /// The attribute's name.
     pub attribute: String,
+    /// The reference it holds.
     pub reference: Reference,
 }
 
 /// A reference stored in a dataset element (or a compound field of one).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DatasetRef {
+    /// The dataset.
     pub path: String,
     /// Flat (C-order) element index.
     pub index: usize,
+    /// The compound field holding the reference (`None` for a plain reference dataset).
     pub field: Option<String>,
+    /// The reference.
     pub reference: Reference,
 }
 
 /// An attribute value: plain JSON or a reference.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttributeValue {
+    /// Any JSON value that is not a reference.
     Value(Value),
+    /// An object or region reference (decoded from either convention's wrapper).
     Reference(Reference),
 }
 
 /// Where a path or reference leads: the file (`None` for the one asked) and the node.
 #[derive(Clone, Debug)]
 pub struct Target {
+    /// The file holding the node, when it is another file than the one asked.
     pub file: Option<Arc<NwbFile>>,
+    /// The node's absolute path in that file.
     pub path: String,
+    /// Group or dataset.
     pub kind: NodeKind,
 }
 
 /// A namespace cached in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CachedNamespace {
+    /// The namespace's name (e.g. `core`).
     pub name: String,
+    /// Its version (e.g. `2.8.0`).
     pub version: String,
     /// The cached documents (`namespace` and one per schema source), sorted.
     pub sources: Vec<String>,
@@ -129,25 +275,34 @@ pub struct CachedNamespace {
 const MAX_LINK_HOPS: usize = 64;
 
 impl NwbFile {
-    /// Open the file at `path` with default options.
-    pub fn open(path: impl AsRef<Path>) -> HdmfResult<Self> {
-        Self::open_with(path, ReadOptions::default())
+    /// Open the file whose root is `prefix` in `store` (`""`: the whole store), named by its
+    /// prefix in errors. External links resolve inside the same store ([`StoreResolver`])
+    /// unless `options` give another resolver.
+    pub fn open_store(
+        store: Arc<dyn Store>,
+        prefix: &str,
+        options: ReadOptions,
+    ) -> HdmfResult<Self> {
+        Self::open_location(FileLocation::new(store, prefix), options)
     }
 
-    /// Open the file at `path`.
-    pub fn open_with(path: impl AsRef<Path>, options: ReadOptions) -> HdmfResult<Self> {
-        let file = path.as_ref().to_path_buf();
-        if !file.is_dir() {
-            return Err(HdmfError::NotNwb {
-                file,
-                message: "not a directory (a Zarr NWB file is a directory tree)".into(),
-            });
-        }
-        let store: Arc<dyn Store> = Arc::new(FsStore::read_only(&file));
-        let convention = detect(&file, store.as_ref())?;
-        let index = NodeIndex::build(&file, store.as_ref(), convention, options.use_consolidated)?;
+    /// Open the file at `location`.
+    pub fn open_location(location: FileLocation, mut options: ReadOptions) -> HdmfResult<Self> {
+        let store: Arc<dyn Store> = if location.prefix.is_empty() {
+            location.store.clone()
+        } else {
+            Arc::new(
+                PrefixStore::new(location.store.clone(), &location.prefix)
+                    .map_err(|e| HdmfError::store(&location.name, e))?,
+            )
+        };
+        let (convention, index) =
+            NodeIndex::build(&location.name, store.as_ref(), options.use_consolidated)?;
+        options
+            .resolver
+            .get_or_insert_with(|| Arc::new(StoreResolver));
         Ok(NwbFile {
-            file,
+            location,
             store,
             convention,
             index,
@@ -156,9 +311,14 @@ impl NwbFile {
         })
     }
 
-    /// The file's directory.
-    pub fn path(&self) -> &Path {
-        &self.file
+    /// The file's display name (a path, a URL or a store prefix), as errors give it.
+    pub fn name(&self) -> &str {
+        &self.location.name
+    }
+
+    /// Where the file lives.
+    pub fn location(&self) -> &FileLocation {
+        &self.location
     }
 
     /// The convention the file follows.
@@ -171,7 +331,7 @@ impl NwbFile {
         self.index.consolidated
     }
 
-    /// The underlying store.
+    /// The store seen from the file's root (keys relative to it).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
@@ -215,7 +375,7 @@ impl NwbFile {
         // specifications): look at the store itself before giving up.
         if self.index.consolidated {
             return Ok(NodeIndex::read_node(
-                &self.file,
+                self.name(),
                 self.store.as_ref(),
                 self.convention,
                 &path,
@@ -261,7 +421,7 @@ impl NwbFile {
         let file = self.file_of(&target);
         let node = file
             .node(&target.path)?
-            .ok_or_else(|| HdmfError::not_found(&file.file, &target.path))?;
+            .ok_or_else(|| HdmfError::not_found(file.name(), &target.path))?;
         node.attributes
             .iter()
             .filter(|(k, _)| !is_reserved_attribute(k))
@@ -271,7 +431,7 @@ impl NwbFile {
                     Some(Ok(r)) => AttributeValue::Reference(r),
                     Some(Err(message)) => {
                         return Err(HdmfError::malformed(
-                            &file.file,
+                            file.name(),
                             &target.path,
                             format!("attribute '{k}': {message}"),
                         ))
@@ -294,7 +454,7 @@ impl NwbFile {
     /// The links stored on the group at `path` (an error if the link list is malformed).
     pub fn links_of(&self, path: &str) -> HdmfResult<Vec<Link>> {
         match self.node(path)? {
-            Some(node) => parse_links(&self.file, &crate::reference::absolute(path), &node),
+            Some(node) => parse_links(self.name(), &crate::reference::absolute(path), &node),
             None => Ok(Vec::new()),
         }
     }
@@ -303,7 +463,7 @@ impl NwbFile {
     pub fn links(&self) -> HdmfResult<Vec<Link>> {
         let mut out = Vec::new();
         for (path, node) in &self.index.nodes {
-            out.extend(parse_links(&self.file, path, node)?);
+            out.extend(parse_links(self.name(), path, node)?);
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
@@ -326,7 +486,7 @@ impl NwbFile {
                     }),
                     Some(Err(message)) => {
                         return Err(HdmfError::malformed(
-                            &self.file,
+                            self.name(),
                             path,
                             format!("attribute '{name}': {message}"),
                         ))
@@ -391,16 +551,16 @@ impl NwbFile {
     fn resolve_from(&self, start: Option<Arc<NwbFile>>, path: &str) -> HdmfResult<Target> {
         let mut file_handle = start;
         let mut path = path.to_string();
-        let mut visited: HashSet<(PathBuf, String)> = HashSet::new();
+        let mut visited: HashSet<(String, String)> = HashSet::new();
         let mut chain: Vec<String> = Vec::new();
-        let mut last_link: Option<(PathBuf, Link)> = None;
+        let mut last_link: Option<(String, Link)> = None;
         'outer: loop {
             let file = file_handle.as_deref().unwrap_or(self);
             let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
             let mut current = "/".to_string();
             let mut kind = match file.node("/")? {
                 Some(n) => n.kind,
-                None => return Err(HdmfError::not_found(&file.file, "/")),
+                None => return Err(HdmfError::not_found(file.name(), "/")),
             };
             for (i, segment) in segments.iter().enumerate() {
                 let next = child(&current, segment);
@@ -424,15 +584,15 @@ impl NwbFile {
                                 link.target, link.source
                             ),
                         ),
-                        None => HdmfError::not_found(&file.file, &next),
+                        None => HdmfError::not_found(file.name(), &next),
                     });
                 };
-                chain.push(format!("{}:{}", file.file.display(), link.path));
-                if !visited.insert((file.file.clone(), link.path.clone()))
+                chain.push(format!("{}:{}", file.name(), link.path));
+                if !visited.insert((file.name().to_string(), link.path.clone()))
                     || visited.len() > MAX_LINK_HOPS
                 {
                     return Err(HdmfError::LinkCycle {
-                        file: file.file.clone(),
+                        file: file.name().to_string(),
                         chain,
                     });
                 }
@@ -444,7 +604,7 @@ impl NwbFile {
                 let next_handle = file
                     .open_source(&link.source, &link.path)?
                     .or(file_handle.clone());
-                last_link = Some((file.file.clone(), link));
+                last_link = Some((file.name().to_string(), link));
                 file_handle = next_handle;
                 path = crate::reference::absolute(&new_path);
                 continue 'outer;
@@ -462,59 +622,21 @@ impl NwbFile {
         if source.is_empty() || source == "." {
             return Ok(None);
         }
-        let here = canonical(&self.file);
-        let candidates: Vec<PathBuf> = if Path::new(source).is_absolute() {
-            // hdmf-zarr 0.1 wrote absolute paths.
-            vec![PathBuf::from(source)]
-        } else {
-            // Relative to this file's root; hdmf-zarr 0.10 wrote them relative to its parent.
-            let mut c = vec![normalize(&here.join(source))];
-            if let Some(parent) = here.parent() {
-                c.push(normalize(&parent.join(source)));
-            }
-            c
-        };
-        let found = candidates.iter().find(|c| c.is_dir()).cloned();
-        let Some(target) = found else {
-            return Err(HdmfError::malformed(
-                &self.file,
-                referrer,
-                format!("external file '{source}' does not exist"),
-            ));
-        };
-        let target = canonical(&target);
-        if target == here {
+        let resolver = self
+            .options
+            .resolver
+            .clone()
+            .unwrap_or_else(|| Arc::new(StoreResolver));
+        let Some(target) = resolver.resolve(&self.location, source, referrer)? else {
             return Ok(None);
-        }
-        if !self.options.allow_any_external {
-            let roots: Vec<PathBuf> = if self.options.allowed_external_roots.is_empty() {
-                here.parent().map(Path::to_path_buf).into_iter().collect()
-            } else {
-                self.options
-                    .allowed_external_roots
-                    .iter()
-                    .map(|r| canonical(r))
-                    .collect()
-            };
-            if !roots.iter().any(|r| target.starts_with(r)) {
-                return Err(HdmfError::ExternalRefused {
-                    file: self.file.clone(),
-                    path: referrer.to_string(),
-                    source_path: source.to_string(),
-                    allowed: roots
-                        .iter()
-                        .map(|r| format!("'{}'", r.display()))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
-            }
-        }
+        };
         let mut cache = self.externals.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = cache.get(&target) {
+        if let Some(f) = cache.get(&target.name) {
             return Ok(Some(f.clone()));
         }
-        let opened = Arc::new(NwbFile::open_with(&target, self.options.clone())?);
-        cache.insert(target, opened.clone());
+        let key = target.name.clone();
+        let opened = Arc::new(NwbFile::open_location(target, self.options.clone())?);
+        cache.insert(key, opened.clone());
         Ok(Some(opened))
     }
 
@@ -558,7 +680,7 @@ impl NwbFile {
                         Selection(p.iter().map(|&i| AxisSelection::Index(i as i64)).collect());
                     parts.push(self.read_node_dataset(path, Some(&selection))?);
                 }
-                concat_points(&self.file, path, parts)
+                concat_points(self.name(), path, parts)
             }
         }
     }
@@ -574,10 +696,10 @@ impl NwbFile {
     fn dataset_node(&self, path: &str) -> HdmfResult<Cow<'_, NodeDoc>> {
         let node = self
             .node(path)?
-            .ok_or_else(|| HdmfError::not_found(&self.file, path))?;
+            .ok_or_else(|| HdmfError::not_found(self.name(), path))?;
         if node.array_doc.is_none() {
             return Err(HdmfError::invalid(
-                &self.file,
+                self.name(),
                 path,
                 "is a group, not a dataset",
             ));
@@ -589,7 +711,7 @@ impl NwbFile {
         let doc = node
             .array_doc
             .as_ref()
-            .ok_or_else(|| HdmfError::invalid(&self.file, path, "is a group, not a dataset"))?;
+            .ok_or_else(|| HdmfError::invalid(self.name(), path, "is a group, not a dataset"))?;
         let key = store_key(path);
         let meta = match self.convention {
             Convention::Legacy => {
@@ -597,7 +719,7 @@ impl NwbFile {
             }
             Convention::V3 => ArrayMetadata::from_v3(doc, key),
         }
-        .map_err(|e| HdmfError::array(&self.file, e))?;
+        .map_err(|e| HdmfError::array(self.name(), e))?;
         Ok(Array::from_metadata(self.store.clone(), key, meta))
     }
 
@@ -631,7 +753,7 @@ impl NwbFile {
             None => array.read_all(),
             Some(sel) => array.read(sel),
         }
-        .map_err(|e| HdmfError::array(&self.file, e))?;
+        .map_err(|e| HdmfError::array(self.name(), e))?;
         let scalar = selection.is_none() && is_scalar(&node.attributes, &array.metadata().shape);
         if scalar {
             shape.clear();
@@ -642,7 +764,7 @@ impl NwbFile {
             node.array_doc.as_ref(),
             data,
         )
-        .map_err(|m| HdmfError::malformed(&self.file, path, m))?;
+        .map_err(|m| HdmfError::malformed(self.name(), path, m))?;
         Ok(Dataset {
             shape,
             scalar,
@@ -659,7 +781,7 @@ impl NwbFile {
             let mut names: Vec<String> = self
                 .store
                 .list_dir(key)
-                .map_err(|e| HdmfError::store(&self.file, e))?
+                .map_err(|e| HdmfError::store(self.name(), e))?
                 .prefixes
                 .into_iter()
                 .map(|p| p.trim_matches('/').to_string())
@@ -693,17 +815,17 @@ impl NwbFile {
         let dataset = self.read_node_dataset(&path, None)?;
         let DatasetValue::Text { values, .. } = &dataset.value else {
             return Err(HdmfError::malformed(
-                &self.file,
+                self.name(),
                 &path,
                 "a cached specification must be text",
             ));
         };
         let text = values.first().ok_or_else(|| {
-            HdmfError::malformed(&self.file, &path, "the cached specification is empty")
+            HdmfError::malformed(self.name(), &path, "the cached specification is empty")
         })?;
         serde_json::from_str(text).map_err(|e| {
             HdmfError::malformed(
-                &self.file,
+                self.name(),
                 &path,
                 format!("the cached specification is not JSON: {e}"),
             )
@@ -728,7 +850,7 @@ fn typed(path: &str, node: &NodeDoc) -> Option<TypedObject> {
     })
 }
 
-fn parse_links(file: &Path, path: &str, node: &NodeDoc) -> HdmfResult<Vec<Link>> {
+fn parse_links(file: &str, path: &str, node: &NodeDoc) -> HdmfResult<Vec<Link>> {
     let mut out = Vec::new();
     for key in [LEGACY_LINKS, V3_LINKS] {
         let Some(value) = node.attributes.get(key) else {
@@ -1028,7 +1150,7 @@ fn legacy_compound(
 }
 
 /// Join single-point reads into one 1-D dataset.
-fn concat_points(file: &Path, path: &str, parts: Vec<Dataset>) -> HdmfResult<Dataset> {
+fn concat_points(file: &str, path: &str, parts: Vec<Dataset>) -> HdmfResult<Dataset> {
     let n = parts.len();
     let mut iter = parts.into_iter();
     let Some(first) = iter.next() else {
@@ -1065,25 +1187,6 @@ fn concat_points(file: &Path, path: &str, parts: Vec<Dataset>) -> HdmfResult<Dat
         scalar: false,
         value,
     })
-}
-
-fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
-}
-
-/// Remove `.` and `..` components lexically.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// The parent path of a link or node (re-exported for the inspect module).

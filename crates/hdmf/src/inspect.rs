@@ -15,9 +15,13 @@ use crate::reference::Reference;
 /// Everything `nwb inspect` reports.
 #[derive(Clone, Debug)]
 pub struct Inventory {
+    /// Every typed object, sorted by path.
     pub objects: Vec<TypedObject>,
+    /// Every link, sorted by path.
     pub links: Vec<Link>,
+    /// Every reference stored in an attribute, sorted by (path, attribute).
     pub attribute_refs: Vec<AttributeRef>,
+    /// Every reference stored in a dataset, sorted by (path, index, field).
     pub dataset_refs: Vec<DatasetRef>,
 }
 
@@ -92,7 +96,7 @@ impl Inventory {
         let _ = writeln!(
             out,
             "{} ({}, NWB {})",
-            file.path().display(),
+            file.name(),
             file.convention(),
             file.nwb_version().unwrap_or("unknown")
         );
@@ -211,6 +215,7 @@ fn region_note(r: &Reference) -> String {
 pub struct Problem {
     /// Where the link or reference is stored.
     pub path: String,
+    /// Why it does not resolve.
     pub message: String,
 }
 

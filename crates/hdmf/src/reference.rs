@@ -40,8 +40,11 @@ pub enum Region {
 /// One axis of a [`Region::Slices`] selection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegionSlice {
+    /// First index.
     pub start: u64,
+    /// End index (exclusive).
     pub stop: u64,
+    /// Step (at least 1).
     pub step: u64,
 }
 

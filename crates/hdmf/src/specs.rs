@@ -1,5 +1,9 @@
-//! Specifications to cache: loaded from a namespace YAML file and the schema sources beside it
-//! (as pynwb and HDMF extensions ship them), or copied from another file's cache.
+//! Specifications to cache: parsed from a namespace YAML document and the schema sources it
+//! names (as pynwb and HDMF extensions ship them), or copied from another file's cache.
+//!
+//! [`parse_namespaces`] takes the documents' contents (from anywhere);
+//! [`load_namespace_file`] is its filesystem convenience, reading the sources from the
+//! directory of the namespace file.
 
 use std::path::Path;
 
@@ -10,22 +14,41 @@ use crate::file::NwbFile;
 use crate::write::NamespaceDocs;
 
 /// Every namespace declared in a namespace YAML (or JSON) file, with its schema sources read
-/// from the same directory. Source names lose their extension (`nwb.base.yaml` → `nwb.base`),
-/// as hdmf-zarr caches them.
+/// from the same directory: the filesystem convenience over [`parse_namespaces`].
 pub fn load_namespace_file(path: &Path) -> HdmfResult<Vec<NamespaceDocs>> {
-    let input = |message: String| HdmfError::Input {
-        file: path.to_path_buf(),
-        message,
+    let read = |path: &Path| {
+        std::fs::read_to_string(path)
+            .map_err(|e| HdmfError::input(path.display().to_string(), format!("cannot read: {e}")))
     };
-    let doc = read_yaml(path)?;
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    parse_namespaces(
+        &path.display().to_string(),
+        &read(path)?,
+        &mut |source: &str| {
+            let source_path = dir.join(source);
+            Ok((source_path.display().to_string(), read(&source_path)?))
+        },
+    )
+}
+
+/// Every namespace declared in the namespace YAML (or JSON) document `text` (named `name` in
+/// errors). `read_source` returns each schema source the namespaces list, by its `source`
+/// name, as (a name for errors, its text). Source names lose their extension
+/// (`nwb.base.yaml` → `nwb.base`), as hdmf-zarr caches them.
+pub fn parse_namespaces(
+    name: &str,
+    text: &str,
+    read_source: &mut dyn FnMut(&str) -> HdmfResult<(String, String)>,
+) -> HdmfResult<Vec<NamespaceDocs>> {
+    let input = |message: String| HdmfError::input(name, message);
+    let doc = parse_yaml(name, text)?;
     let namespaces = doc
         .get("namespaces")
         .and_then(Value::as_array)
         .ok_or_else(|| input("a namespace file needs a 'namespaces' list".into()))?;
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let mut out = Vec::new();
     for ns in namespaces {
-        let name = ns
+        let ns_name = ns
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| input("a namespace has no 'name'".into()))?;
@@ -46,8 +69,8 @@ pub fn load_namespace_file(path: &Path) -> HdmfResult<Vec<NamespaceDocs>> {
                     continue;
                 };
                 let stem = strip_extension(&source);
-                let doc = read_yaml(&dir.join(&source))?;
-                documents.push((stem.clone(), doc));
+                let (source_name, source_text) = read_source(&source)?;
+                documents.push((stem.clone(), parse_yaml(&source_name, &source_text)?));
                 if let Some(obj) = entry.as_object_mut() {
                     obj.insert("source".into(), stem.into());
                 }
@@ -61,7 +84,7 @@ pub fn load_namespace_file(path: &Path) -> HdmfResult<Vec<NamespaceDocs>> {
             ),
         );
         out.push(NamespaceDocs {
-            name: name.to_string(),
+            name: ns_name.to_string(),
             version,
             documents,
         });
@@ -101,15 +124,9 @@ fn strip_extension(source: &str) -> String {
     source.to_string()
 }
 
-fn read_yaml(path: &Path) -> HdmfResult<Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| HdmfError::Input {
-        file: path.to_path_buf(),
-        message: format!("cannot read: {e}"),
-    })?;
-    serde_yaml_ng::from_str::<Value>(&text).map_err(|e| HdmfError::Input {
-        file: path.to_path_buf(),
-        message: format!("not valid YAML: {e}"),
-    })
+fn parse_yaml(name: &str, text: &str) -> HdmfResult<Value> {
+    serde_yaml_ng::from_str::<Value>(text)
+        .map_err(|e| HdmfError::input(name, format!("not valid YAML: {e}")))
 }
 
 #[cfg(test)]

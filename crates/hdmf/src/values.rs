@@ -16,6 +16,7 @@ pub struct Dataset {
     pub shape: Vec<usize>,
     /// Whether the dataset is a scalar (legacy `[1]` + `scalar` marker, v3 0-d).
     pub scalar: bool,
+    /// The elements.
     pub value: DatasetValue,
 }
 
@@ -23,14 +24,26 @@ pub struct Dataset {
 #[derive(Clone, Debug, PartialEq)]
 pub enum DatasetValue {
     /// Packed little-endian elements of a numeric (or other fixed-size, non-compound) type.
-    Numeric { data_type: DataType, bytes: Vec<u8> },
+    Numeric {
+        /// The element type.
+        data_type: DataType,
+        /// The elements' bytes.
+        bytes: Vec<u8>,
+    },
     /// Text; `bytes` records that it was stored as bytes (legacy ascii / isodatetime).
-    Text { values: Vec<String>, bytes: bool },
+    Text {
+        /// One string per element.
+        values: Vec<String>,
+        /// Stored as bytes rather than UTF-8 text.
+        bytes: bool,
+    },
     /// Object or region references; `None` for an empty element.
     References(Vec<Option<Reference>>),
     /// Compound rows.
     Compound {
+        /// The fields, in order.
         fields: Vec<CompoundField>,
+        /// One row per element, one cell per field.
         rows: Vec<Vec<FieldValue>>,
     },
 }
@@ -38,15 +51,20 @@ pub enum DatasetValue {
 /// One field of a compound dataset.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompoundField {
+    /// The field's name.
     pub name: String,
+    /// What it holds.
     pub kind: FieldKind,
 }
 
 /// What a compound field holds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FieldKind {
+    /// Numbers of this type.
     Numeric(DataType),
+    /// Text.
     Text,
+    /// Object or region references.
     Reference,
 }
 
@@ -55,7 +73,9 @@ pub enum FieldKind {
 pub enum FieldValue {
     /// A number or bool (JSON; non-finite floats use the dtype crate's markers).
     Number(Value),
+    /// Text.
     Text(String),
+    /// A reference, `None` when the cell is empty.
     Reference(Option<Reference>),
 }
 

@@ -2,11 +2,12 @@
 //! attributes and datasets (object and region), compounds, cached specifications, and
 //! consolidated metadata at the end of the session.
 //!
-//! A file is written into a hidden sibling directory and renamed into place by
-//! [`NwbWriter::finish`], so readers never see a half-written file.
+//! [`NwbWriter::create_in`] writes a file under a prefix of any [`Store`].
+//! [`NwbWriter::create`] (the filesystem convenience, see [`crate::fs`]) writes into a hidden
+//! sibling directory that [`NwbWriter::finish`] publishes in place of the destination, so
+//! readers never see a half-written file.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use neurochunk_array::convert::{convert_array, derive_metadata, ConvertOptions};
@@ -15,7 +16,7 @@ use neurochunk_codec::ArrayBytes;
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::Endian;
 use neurochunk_pickle::{encode_object_array, RecordField, RecordKind};
-use neurochunk_store::{FsStore, Store};
+use neurochunk_store::{PrefixStore, Store};
 use serde_json::{json, Map, Value};
 
 use crate::convention::{
@@ -23,7 +24,7 @@ use crate::convention::{
     V3_REFERENCE_FIELDS,
 };
 use crate::error::{HdmfError, HdmfResult};
-use crate::file::AttributeValue;
+use crate::file::{AttributeValue, FileLocation};
 use crate::index::{split_parent, store_key};
 use crate::reference::Reference;
 use crate::values::{compound_to_structured, Dataset, DatasetValue, FieldKind, FieldValue};
@@ -31,7 +32,9 @@ use crate::values::{compound_to_structured, Dataset, DatasetValue, FieldKind, Fi
 /// The data type of a typed object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TypeInfo {
+    /// The type's name (`neurodata_type`).
     pub neurodata_type: String,
+    /// The namespace defining it.
     pub namespace: String,
     /// `None`: a new UUID4 is generated.
     pub object_id: Option<String>,
@@ -69,23 +72,44 @@ pub struct WriteOptions {
 /// source, each a JSON value).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamespaceDocs {
+    /// The namespace's name.
     pub name: String,
+    /// Its version.
     pub version: String,
+    /// (document name, document) pairs, the `namespace` document first.
     pub documents: Vec<(String, Value)>,
 }
 
 /// A write session; call [`NwbWriter::finish`] to publish the file.
 #[derive(Debug)]
 pub struct NwbWriter {
-    final_path: PathBuf,
-    tmp_path: PathBuf,
+    /// The file's display name, for errors.
+    name: String,
+    /// The store seen from the file's root.
     store: Arc<dyn Store>,
+    /// How the file is published and abandoned when it was staged aside (filesystem).
+    staging: Option<Staging>,
     convention: Convention,
     options: WriteOptions,
     groups: BTreeMap<String, Map<String, Value>>,
     links: BTreeMap<String, Vec<(String, String, String)>>,
     datasets: BTreeSet<String>,
     finished: bool,
+}
+
+/// A file written aside: what [`NwbWriter::finish`] does to put it in place, and what dropping
+/// an unfinished writer does to clean up.
+pub(crate) struct Staging {
+    /// Called once the file is complete.
+    pub publish: Box<dyn FnOnce() -> HdmfResult<()> + Send + Sync>,
+    /// Called when the writer is dropped unfinished (or publishing failed).
+    pub abandon: Box<dyn FnOnce() + Send + Sync>,
+}
+
+impl std::fmt::Debug for Staging {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Staging")
+    }
 }
 
 const LEGACY_BLOSC: &str = r#"{"blocksize":0,"clevel":5,"cname":"lz4","id":"blosc","shuffle":1}"#;
@@ -95,36 +119,46 @@ const TARGET_CHUNK_BYTES: usize = 1 << 20;
 const V3_MIN_COMPOUND_CHARS: usize = 512;
 
 impl NwbWriter {
-    /// Start writing a file at `path` (replaced when the session finishes).
-    pub fn create(
-        path: impl AsRef<Path>,
+    /// Start writing a file whose root is `prefix` in `store` (`""`: the whole store), named by
+    /// its prefix in errors. The prefix must hold nothing yet; the keys are written as the
+    /// session goes, and dropping the writer unfinished removes them.
+    pub fn create_in(
+        store: Arc<dyn Store>,
+        prefix: &str,
         convention: Convention,
         options: WriteOptions,
     ) -> HdmfResult<Self> {
-        let final_path = path.as_ref().to_path_buf();
-        let name = final_path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| HdmfError::Input {
-                file: final_path.clone(),
-                message: "the output path has no file name".into(),
-            })?;
-        let tmp_path = final_path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-        let io = |e: std::io::Error| HdmfError::Input {
-            file: tmp_path.clone(),
-            message: format!("cannot create the output directory: {e}"),
+        Self::create_at(FileLocation::new(store, prefix), convention, options)
+    }
+
+    /// [`NwbWriter::create_in`] at `location` (which names the file in errors).
+    pub fn create_at(
+        location: FileLocation,
+        convention: Convention,
+        options: WriteOptions,
+    ) -> HdmfResult<Self> {
+        let name = location.name;
+        let store: Arc<dyn Store> = if location.prefix.is_empty() {
+            location.store
+        } else {
+            Arc::new(
+                PrefixStore::new(location.store, &location.prefix)
+                    .map_err(|e| HdmfError::store(&name, e))?,
+            )
         };
-        if tmp_path.exists() {
-            std::fs::remove_dir_all(&tmp_path).map_err(io)?;
+        let existing = store.list_dir("").map_err(|e| HdmfError::store(&name, e))?;
+        if !existing.keys.is_empty() || !existing.prefixes.is_empty() {
+            return Err(HdmfError::input(
+                name,
+                "the destination already holds data: a new file is written into an empty prefix",
+            ));
         }
-        std::fs::create_dir_all(&tmp_path).map_err(io)?;
-        let store: Arc<dyn Store> = Arc::new(FsStore::new(&tmp_path));
         let mut groups = BTreeMap::new();
         groups.insert("/".to_string(), Map::new());
         Ok(NwbWriter {
-            final_path,
-            tmp_path,
+            name,
             store,
+            staging: None,
             convention,
             options,
             groups,
@@ -134,17 +168,29 @@ impl NwbWriter {
         })
     }
 
+    /// Publish the file with `staging` at [`NwbWriter::finish`] instead of leaving it where
+    /// it was written (the filesystem convenience writes aside and renames into place).
+    pub(crate) fn with_staging(mut self, staging: Staging) -> Self {
+        self.staging = Some(staging);
+        self
+    }
+
+    /// The file's display name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The convention being written.
     pub fn convention(&self) -> Convention {
         self.convention
     }
 
     fn err(&self, path: &str, message: impl Into<String>) -> HdmfError {
-        HdmfError::malformed(&self.final_path, path, message)
+        HdmfError::malformed(&self.name, path, message)
     }
 
     fn array_err(&self, e: neurochunk_array::ArrayError) -> HdmfError {
-        HdmfError::array(&self.final_path, e)
+        HdmfError::array(&self.name, e)
     }
 
     /// Set the root's NWBFile type attributes.
@@ -433,7 +479,7 @@ impl NwbWriter {
         let set = |name: &str, bytes: neurochunk_store::Bytes| {
             self.store
                 .set(&neurochunk_store::join_key(key, name), bytes)
-                .map_err(|e| HdmfError::store(&self.final_path, e))
+                .map_err(|e| HdmfError::store(&self.name, e))
         };
         set(
             ".zarray",
@@ -668,8 +714,10 @@ impl NwbWriter {
         Ok(())
     }
 
-    /// Write the groups and links, consolidate the metadata and move the file into place.
-    pub fn finish(mut self) -> HdmfResult<PathBuf> {
+    /// Write the groups and links and consolidate the metadata; a file written aside (the
+    /// filesystem convenience) is then published in place of the destination. Returns the
+    /// file's display name.
+    pub fn finish(mut self) -> HdmfResult<String> {
         // Every ancestor of a node is a group.
         let mut all: BTreeSet<String> = self.groups.keys().cloned().collect();
         all.extend(self.datasets.iter().cloned());
@@ -697,28 +745,32 @@ impl NwbWriter {
         let format = self.convention.zarr_format();
         for (path, attrs) in &self.groups {
             create_group(self.store.as_ref(), store_key(path), format, attrs.clone())
-                .map_err(|e| HdmfError::array(&self.final_path, e))?;
+                .map_err(|e| HdmfError::array(&self.name, e))?;
         }
-        consolidate(self.store.as_ref(), "").map_err(|e| HdmfError::array(&self.final_path, e))?;
-        let io = |what: &str, e: std::io::Error| HdmfError::Input {
-            file: self.final_path.clone(),
-            message: format!("{what}: {e}"),
-        };
-        if self.final_path.exists() {
-            std::fs::remove_dir_all(&self.final_path)
-                .map_err(|e| io("cannot replace the existing file", e))?;
+        consolidate(self.store.as_ref(), "").map_err(|e| HdmfError::array(&self.name, e))?;
+        if let Some(staging) = self.staging.take() {
+            if let Err(e) = (staging.publish)() {
+                (staging.abandon)();
+                self.finished = true;
+                return Err(e);
+            }
         }
-        std::fs::rename(&self.tmp_path, &self.final_path)
-            .map_err(|e| io("cannot move the new file into place", e))?;
         self.finished = true;
-        Ok(self.final_path.clone())
+        Ok(self.name.clone())
     }
 }
 
 impl Drop for NwbWriter {
     fn drop(&mut self) {
-        if !self.finished {
-            let _ = std::fs::remove_dir_all(&self.tmp_path);
+        if self.finished {
+            return;
+        }
+        match self.staging.take() {
+            Some(staging) => (staging.abandon)(),
+            // The prefix was empty when the session started: everything under it is ours.
+            None => {
+                let _ = self.store.delete_prefix("");
+            }
         }
     }
 }

@@ -196,7 +196,10 @@ fn external_sources_escaping_the_allowed_tree_are_refused_unless_allowed() {
     let allowed = NwbFile::open_with(
         &path,
         neurochunk_hdmf::ReadOptions {
-            allowed_external_roots: vec![dir.path().to_path_buf()],
+            resolver: Some(std::sync::Arc::new(neurochunk_hdmf::FsResolver {
+                allowed_roots: vec![dir.path().to_path_buf()],
+                allow_any: false,
+            })),
             ..Default::default()
         },
     )

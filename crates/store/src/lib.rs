@@ -1,10 +1,12 @@
+#![warn(missing_docs)]
 //! Key/value storage for neurochunk.
 //!
 //! Every format (Zarr v2, Zarr v3, N5) stores its metadata documents and chunks as values
 //! under `/`-separated keys. This crate defines the one narrow trait the format layers use
 //! ([`Store`]), with a filesystem backend ([`FsStore`], atomic writes), an in-memory backend
 //! ([`MemoryStore`]) and a view of a sub-tree of another store ([`PrefixStore`]). It knows
-//! nothing about arrays or formats.
+//! nothing about arrays or formats. [`fs_publish`] puts a directory tree built aside in place
+//! of another without a moment where neither is there.
 //!
 //! The trait is shaped for remote object storage as well as local files: values are
 //! [`Bytes`] (cheap to clone and slice, no copy when a backend already holds them), errors
@@ -18,6 +20,7 @@
 
 pub mod conformance;
 mod filesystem;
+pub mod fs_publish;
 mod key;
 mod memory;
 mod prefix;

@@ -1,0 +1,207 @@
+//! Filesystem conveniences on top of the store-based core: opening a file by its directory
+//! ([`NwbFile::open`]), resolving external links on disk ([`FsResolver`]), and writing a file
+//! to a directory aside and publishing it in place ([`NwbWriter::create`]).
+//!
+//! Everything else in this crate reads and writes through [`Store`] only.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use neurochunk_store::fs_publish::replace_dir;
+use neurochunk_store::{FsStore, Store};
+
+use crate::convention::Convention;
+use crate::error::{HdmfError, HdmfResult};
+use crate::file::{ExternalResolver, FileLocation, NwbFile, ReadOptions};
+use crate::write::{NwbWriter, Staging, WriteOptions};
+
+/// The resolver of files opened from disk ([`NwbFile::open`]): a `source` is a path relative
+/// to the file's directory (or, as hdmf-zarr 0.10 wrote it, to the directory holding it), or
+/// an absolute path (hdmf-zarr 0.1). Paths are canonicalised (symbolic links followed) before
+/// they are checked.
+///
+/// A file may only lead into the directory that holds it, unless [`allowed_roots`] lists
+/// other trees or [`allow_any`] lifts the limit; anything else is refused
+/// ([`HdmfError::ExternalRefused`], naming the link, its source and the allowed trees).
+///
+/// It reads the referring file's [`FileLocation::name`] as its path, as [`NwbFile::open`]
+/// names files.
+///
+/// [`allowed_roots`]: FsResolver::allowed_roots
+/// [`allow_any`]: FsResolver::allow_any
+#[derive(Clone, Debug, Default)]
+pub struct FsResolver {
+    /// Directory trees external files may be in. Empty: the directory holding the file.
+    pub allowed_roots: Vec<PathBuf>,
+    /// Follow external links and references anywhere.
+    pub allow_any: bool,
+}
+
+impl ExternalResolver for FsResolver {
+    fn resolve(
+        &self,
+        from: &FileLocation,
+        source: &str,
+        referrer: &str,
+    ) -> HdmfResult<Option<FileLocation>> {
+        let here = canonical(Path::new(&from.name));
+        let candidates: Vec<PathBuf> = if Path::new(source).is_absolute() {
+            // hdmf-zarr 0.1 wrote absolute paths.
+            vec![PathBuf::from(source)]
+        } else {
+            // Relative to this file's root; hdmf-zarr 0.10 wrote them relative to its parent.
+            let mut c = vec![normalize(&here.join(source))];
+            if let Some(parent) = here.parent() {
+                c.push(normalize(&parent.join(source)));
+            }
+            c
+        };
+        let Some(target) = candidates.iter().find(|c| c.is_dir()) else {
+            return Err(HdmfError::malformed(
+                &from.name,
+                referrer,
+                format!("external file '{source}' does not exist"),
+            ));
+        };
+        let target = canonical(target);
+        if target == here {
+            return Ok(None);
+        }
+        if !self.allow_any {
+            let roots: Vec<PathBuf> = if self.allowed_roots.is_empty() {
+                here.parent().map(Path::to_path_buf).into_iter().collect()
+            } else {
+                self.allowed_roots.iter().map(|r| canonical(r)).collect()
+            };
+            if !roots.iter().any(|r| target.starts_with(r)) {
+                return Err(HdmfError::ExternalRefused {
+                    file: from.name.clone(),
+                    path: referrer.to_string(),
+                    source_path: source.to_string(),
+                    allowed: roots
+                        .iter()
+                        .map(|r| format!("'{}'", r.display()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        let name = target.display().to_string();
+        Ok(Some(FileLocation::named(
+            Arc::new(FsStore::read_only(target)),
+            "",
+            name,
+        )))
+    }
+}
+
+impl NwbFile {
+    /// Open the file (a directory tree) at `path` with default options.
+    pub fn open(path: impl AsRef<Path>) -> HdmfResult<Self> {
+        Self::open_with(path, ReadOptions::default())
+    }
+
+    /// Open the file (a directory tree) at `path`, named by its path in errors. External
+    /// links resolve on disk with [`FsResolver::default`] (inside the file's directory) unless
+    /// `options` give another resolver.
+    pub fn open_with(path: impl AsRef<Path>, mut options: ReadOptions) -> HdmfResult<Self> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        if !path.is_dir() {
+            return Err(HdmfError::NotNwb {
+                file: name,
+                message: "not a directory (a Zarr NWB file is a directory tree)".into(),
+            });
+        }
+        options
+            .resolver
+            .get_or_insert_with(|| Arc::new(FsResolver::default()));
+        let store: Arc<dyn Store> = Arc::new(FsStore::read_only(path));
+        Self::open_location(FileLocation::named(store, "", name), options)
+    }
+}
+
+/// Distinguishes the staging directories of writers of one process.
+static STAGING_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl NwbWriter {
+    /// Start writing a file (a directory tree) at `path`, replacing it when the session
+    /// finishes. The file is written into a hidden sibling directory
+    /// (`.<name>.partial-<pid>-<n>`) which [`NwbWriter::finish`] publishes in place of `path`
+    /// with [`replace_dir`] (an atomic exchange where the filesystem offers it, so readers of
+    /// `path` always find the old file or the new one). A session that fails or is dropped
+    /// removes its directory.
+    pub fn create(
+        path: impl AsRef<Path>,
+        convention: Convention,
+        options: WriteOptions,
+    ) -> HdmfResult<Self> {
+        let final_path = path.as_ref().to_path_buf();
+        let display = final_path.display().to_string();
+        let name = final_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| HdmfError::input(&display, "the output path has no file name"))?;
+        let n = STAGING_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp_path =
+            final_path.with_file_name(format!(".{name}.partial-{}-{n}", std::process::id()));
+        let io = |e: std::io::Error| {
+            HdmfError::input(
+                tmp_path.display().to_string(),
+                format!("cannot create the output directory: {e}"),
+            )
+        };
+        if tmp_path.exists() {
+            std::fs::remove_dir_all(&tmp_path).map_err(io)?;
+        }
+        std::fs::create_dir_all(&tmp_path).map_err(io)?;
+        let store: Arc<dyn Store> = Arc::new(FsStore::new(&tmp_path));
+        let publish = {
+            let (tmp_path, final_path, display) =
+                (tmp_path.clone(), final_path.clone(), display.clone());
+            Box::new(move || {
+                replace_dir(&tmp_path, &final_path)
+                    .map(|_| ())
+                    .map_err(|e| HdmfError::input(display, e.to_string()))
+            })
+        };
+        let abandon = {
+            let tmp_path = tmp_path.clone();
+            Box::new(move || {
+                let _ = std::fs::remove_dir_all(&tmp_path);
+            })
+        };
+        let writer = match NwbWriter::create_at(
+            FileLocation::named(store, "", display),
+            convention,
+            options,
+        ) {
+            Ok(writer) => writer,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp_path);
+                return Err(e);
+            }
+        };
+        Ok(writer.with_staging(Staging { publish, abandon }))
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
+}
+
+/// Remove `.` and `..` components lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
