@@ -121,7 +121,53 @@ fn nwb_and_tables(store: &Arc<dyn Store>) -> Result<()> {
     nwb_file(store)
 }
 
-/// An NWB file on Zarr, written and opened in the memory store.
-fn nwb_file(_store: &Arc<dyn Store>) -> Result<()> {
+/// An NWB file on Zarr (hdmf-zarr's v3 convention), written and opened in the memory store.
+fn nwb_file(store: &Arc<dyn Store>) -> Result<()> {
+    use neurochunk::nwb::demo::{write_demo_into, DemoOptions};
+    use neurochunk::nwb::{check as check_file, Convention, NwbFile, NwbWriter, WriteOptions};
+
+    // An extracellular-electrophysiology session: electrodes table, recording, units, trials,
+    // links and object references, written under a prefix of the store.
+    let prefix = "nwb/session.nwb.zarr";
+    let writer = NwbWriter::create_in(
+        store.clone(),
+        prefix,
+        Convention::V3,
+        WriteOptions::default(),
+    )?;
+    let options = DemoOptions {
+        convention: Convention::V3,
+        scale: 0,
+        namespaces: Vec::new(),
+        write: WriteOptions::default(),
+    };
+    let written = write_demo_into(writer, &options)?;
+
+    let file = NwbFile::open_store(store.clone(), prefix, Default::default())?;
+    check(
+        file.used_consolidated_metadata(),
+        "the NWB file was not opened from its consolidated metadata",
+    )?;
+    let problems = check_file(&file);
+    check(
+        problems.is_empty(),
+        &format!("the NWB file has problems: {problems:?}"),
+    )?;
+    let series = file.find_by_type("ElectricalSeries");
+    check(series.len() == 1, "expected one ElectricalSeries")?;
+    let data = file.read_dataset(&format!("{}/data", series[0].path), None)?;
+    check(
+        data.shape == [written.samples, written.electrodes],
+        "the recording's shape differs",
+    )?;
+    let units = file.find_by_type("Units");
+    check(units.len() == 1, "expected one Units table")?;
+    println!(
+        "wrote and opened an NWB file at {prefix}: {} typed objects, {} links, a {}×{} recording",
+        file.typed_objects().len(),
+        file.links()?.len(),
+        written.samples,
+        written.electrodes,
+    );
     Ok(())
 }

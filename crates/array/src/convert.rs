@@ -149,6 +149,9 @@ fn n5_core_reads(codec: &dyn BytesToBytesCodec) -> bool {
     )
 }
 
+/// The note of a conversion that writes a sharded array's inner chunks as plain chunks.
+const SHARDS_UNWRAPPED: &str = "shards unwrapped to their inner chunks";
+
 /// The destination metadata for `src` under `options`.
 pub fn derive_metadata(
     src: &ArrayMetadata,
@@ -308,7 +311,7 @@ pub fn derive_array(
         (None, _) => None,
     };
     if shards.is_none() && src.codecs.sharding().is_some() {
-        changes.push("shards unwrapped to their inner chunks".to_string());
+        changes.push(SHARDS_UNWRAPPED.to_string());
     }
     let codecs = match shards {
         Some(shard_shape) => {
@@ -429,6 +432,9 @@ fn derive_n5(
                 "bytes"
             }
         )));
+    }
+    if src.codecs.sharding().is_some() {
+        changes.push(SHARDS_UNWRAPPED.to_string());
     }
     for codec in &a2a {
         if codec.name() == "transpose" {

@@ -574,3 +574,31 @@ fn conversion_streams_between_formats_and_layouts() {
     .is_err());
     let _ = Selection::all();
 }
+
+#[test]
+fn unwrapping_shards_is_noted_for_every_target_format() {
+    let sharded = sharded_meta(&[Codec::zstd(3), Codec::Crc32c]);
+    for format in [ZarrFormat::V2, ZarrFormat::V3, ZarrFormat::N5] {
+        let options = ConvertOptions {
+            format: Some(format),
+            // A v3 target keeps the shards unless the chunking changes.
+            chunks: (format == ZarrFormat::V3).then(|| vec![8, 8]),
+            ..Default::default()
+        };
+        let derived = neurochunk_array::convert::derive_array(&sharded, &options, "vol").unwrap();
+        assert!(derived.metadata.codecs.sharding().is_none(), "{format:?}");
+        assert_eq!(derived.metadata.chunk_shape, [8, 8], "{format:?}");
+        assert!(
+            derived
+                .changes
+                .iter()
+                .any(|c| c == "shards unwrapped to their inner chunks"),
+            "{format:?}: {:?}",
+            derived.changes
+        );
+    }
+    // Keeping the layout in v3 changes nothing.
+    let kept = neurochunk_array::convert::derive_array(&sharded, &ConvertOptions::default(), "vol")
+        .unwrap();
+    assert!(kept.changes.is_empty(), "{:?}", kept.changes);
+}
