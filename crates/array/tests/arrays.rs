@@ -10,7 +10,7 @@ use neurochunk_array::{
     ArrayMetadata, Codec, DataType, MemoryStore, NodeMetadata, Selection, Store, ZarrFormat,
 };
 use neurochunk_dtype::Endian;
-use neurochunk_store::{ByteRange, Bytes, DirListing, StoreResult};
+use neurochunk_store::{Bytes, CountingStore};
 use serde_json::{json, Map, Value};
 
 mod common;
@@ -181,40 +181,6 @@ fn fortran_order_and_big_endian_layout_bytes() {
     }
 }
 
-/// A store that counts whole-value reads and ranged reads.
-#[derive(Debug)]
-struct CountingStore {
-    inner: MemoryStore,
-    gets: AtomicUsize,
-    ranged: AtomicUsize,
-}
-
-impl Store for CountingStore {
-    fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
-        self.gets.fetch_add(1, Ordering::Relaxed);
-        self.inner.get(key)
-    }
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>> {
-        self.ranged.fetch_add(ranges.len(), Ordering::Relaxed);
-        self.inner.get_ranges(key, ranges)
-    }
-    fn size(&self, key: &str) -> StoreResult<Option<u64>> {
-        self.inner.size(key)
-    }
-    fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
-        self.inner.set(key, value)
-    }
-    fn delete(&self, key: &str) -> StoreResult<()> {
-        self.inner.delete(key)
-    }
-    fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        self.inner.list_prefix(prefix)
-    }
-    fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
-        self.inner.list_dir(prefix)
-    }
-}
-
 fn sharded_meta(index_crc: &[Codec]) -> ArrayMetadata {
     let plain = meta(ZarrFormat::V3, &[64, 64], &[8, 8], &[]);
     let options = ConvertOptions {
@@ -228,18 +194,13 @@ fn sharded_meta(index_crc: &[Codec]) -> ArrayMetadata {
 
 #[test]
 fn sharded_reads_fetch_only_the_needed_inner_chunks() {
-    let counting = Arc::new(CountingStore {
-        inner: MemoryStore::new(),
-        gets: 0.into(),
-        ranged: 0.into(),
-    });
+    let counting = Arc::new(CountingStore::new(Arc::new(MemoryStore::new())));
     let s: Arc<dyn Store> = counting.clone();
     let a = Array::create(s.clone(), "", sharded_meta(&[Codec::zstd(1)])).unwrap();
     let values: Vec<u16> = (0..4096u32).map(|v| (v * 7 % 65521) as u16).collect();
     a.write_all(&u16s(&values)).unwrap();
     assert_eq!(s.list_prefix("c/").unwrap().len(), 4, "2x2 shards");
-    counting.gets.store(0, Ordering::Relaxed);
-    counting.ranged.store(0, Ordering::Relaxed);
+    counting.reset();
     // One inner chunk of one shard: the index and one inner chunk, through byte ranges.
     let (_, data) = a.read(&parse_selection("9:12,40:44").unwrap()).unwrap();
     let v = &values;
@@ -247,16 +208,8 @@ fn sharded_reads_fetch_only_the_needed_inner_chunks() {
         .flat_map(|r| (40..44).map(move |c| v[r * 64 + c]))
         .collect();
     assert_eq!(as_u16(&data), expected);
-    assert_eq!(
-        counting.gets.load(Ordering::Relaxed),
-        0,
-        "no whole-shard read"
-    );
-    assert_eq!(
-        counting.ranged.load(Ordering::Relaxed),
-        2,
-        "index + one inner chunk"
-    );
+    assert_eq!(counting.counts().whole_reads, 0, "no whole-shard read");
+    assert_eq!(counting.counts().ranges_read, 2, "index + one inner chunk");
     let (_, all) = a.read_all().unwrap();
     assert_eq!(as_u16(&all), values);
 }

@@ -19,6 +19,7 @@
 //! so no key can escape the store's root.
 
 pub mod conformance;
+mod counting;
 mod filesystem;
 pub mod fs_publish;
 mod key;
@@ -27,6 +28,7 @@ mod prefix;
 mod writer;
 
 pub use bytes::Bytes;
+pub use counting::{CountingStore, StoreCounts};
 pub use filesystem::FsStore;
 pub use key::{join_key, validate_key, validate_prefix};
 pub use memory::MemoryStore;

@@ -9,14 +9,11 @@ use arrow::compute::concat_batches;
 use arrow::datatypes::{DataType, Field, Schema, UInt64Type};
 use arrow::ipc::writer::StreamWriter;
 use common::*;
-use neurochunk_store::{
-    ByteRange, Bytes, DirListing, FsStore, MemoryStore, PrefixStore, Store, StoreResult,
-};
+use neurochunk_store::{Bytes, CountingStore, FsStore, MemoryStore, PrefixStore, Store};
 use neurochunk_table::derive::{derive_source, DeriveOptions};
 use neurochunk_table::info::source_info;
 use neurochunk_table::io::{Format, TableSource, TableWriter, WriteOptions};
 use neurochunk_table::validate::{validate_source, validate_sources, ValidateOptions};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 fn skeleton() -> RecordBatch {
@@ -271,53 +268,9 @@ fn store_errors_name_the_key() {
     assert_eq!(e, "v: no value at 'v'");
 }
 
-/// A store that counts the bytes it returns.
-#[derive(Debug)]
-struct Counting {
-    inner: MemoryStore,
-    bytes: AtomicU64,
-}
-
-impl Counting {
-    fn count(&self, n: usize) {
-        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
-    }
-}
-
-impl Store for Counting {
-    fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
-        let v = self.inner.get(key)?;
-        self.count(v.as_ref().map_or(0, |v| v.len()));
-        Ok(v)
-    }
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>> {
-        let v = self.inner.get_ranges(key, ranges)?;
-        self.count(v.iter().flatten().map(|b| b.len()).sum());
-        Ok(v)
-    }
-    fn size(&self, key: &str) -> StoreResult<Option<u64>> {
-        self.inner.size(key)
-    }
-    fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
-        self.inner.set(key, value)
-    }
-    fn delete(&self, key: &str) -> StoreResult<()> {
-        self.inner.delete(key)
-    }
-    fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        self.inner.list_prefix(prefix)
-    }
-    fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
-        self.inner.list_dir(prefix)
-    }
-}
-
 #[test]
 fn projection_fetches_only_the_projected_column_chunks() {
-    let counting = Arc::new(Counting {
-        inner: MemoryStore::new(),
-        bytes: AtomicU64::new(0),
-    });
+    let counting = Arc::new(CountingStore::new(Arc::new(MemoryStore::new())));
     let store: Arc<dyn Store> = counting.clone();
     // Eight columns of incompressible values, four row groups.
     let rows = 200_000u64;
@@ -342,7 +295,7 @@ fn projection_fetches_only_the_projected_column_chunks() {
     write(&store, "wide.parquet", &batch, &opts);
     let size = store.size("wide.parquet").unwrap().unwrap();
 
-    counting.bytes.store(0, Ordering::Relaxed);
+    counting.reset();
     let src = TableSource::open_store(store.clone(), "wide.parquet").unwrap();
     let mut seen = 0u64;
     for b in src.batches_projected(&["c3".to_string()], 8192).unwrap() {
@@ -354,7 +307,7 @@ fn projection_fetches_only_the_projected_column_chunks() {
         seen += b.num_rows() as u64;
     }
     assert_eq!(seen, rows);
-    let fetched = counting.bytes.load(Ordering::Relaxed);
+    let fetched = counting.counts().bytes_read;
     eprintln!("one column of {size} bytes: {fetched} fetched");
     // One column of eight, plus the footer: far less than the file.
     assert!(
@@ -363,14 +316,14 @@ fn projection_fetches_only_the_projected_column_chunks() {
     );
     assert!(fetched > size / 10, "{fetched} of {size}");
 
-    counting.bytes.store(0, Ordering::Relaxed);
+    counting.reset();
     let all: usize = src
         .batches(8192)
         .unwrap()
         .map(|b| b.unwrap().num_rows())
         .sum();
     assert_eq!(all as u64, rows);
-    let fetched_all = counting.bytes.load(Ordering::Relaxed);
+    let fetched_all = counting.counts().bytes_read;
     assert!(fetched_all >= size * 9 / 10, "{fetched_all} of {size}");
 }
 
