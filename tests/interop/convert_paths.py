@@ -9,6 +9,8 @@
 * `note_lines` / `assert_one_note`: the `neurochunk: note: /<array>: <what changed>` lines that
   a conversion prints on stderr, one per array, whenever it drops or changes a codec.
 * `assert_clean_error`: a non-zero exit with a one-line error, no panic, no traceback.
+* `check_put_nested_creates_parents` / `check_put_keeps_root_metadata`: `neurochunk put` into
+  a nested path of a Zarr container, read back by the zarr-python module the caller passes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ncli import REPO_ROOT, Neurochunk, assert_same_array, cli_form
+from ncli import REPO_ROOT, Neurochunk, assert_same_array, cli_form, load_json
 
 PEERS = REPO_ROOT / ".peers"
 PY312 = PEERS / "py312" / "bin" / "python"
@@ -151,3 +153,54 @@ def run_peer(python: Path, script: str, *args: Any) -> None:
         [str(python), "-c", script, *map(str, args)], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, f"{python} failed:\n{proc.stderr[-3000:]}"
+
+
+# ------------------------------------------------------------------------------------------
+# put into nested paths
+# ------------------------------------------------------------------------------------------
+
+# The document of a Zarr group, and what it must hold, per format.
+GROUP_DOCUMENTS = {
+    "zarr2": (".zgroup", lambda doc: doc == {"zarr_format": 2}),
+    "zarr3": ("zarr.json", lambda doc: doc.get("zarr_format") == 3 and doc.get("node_type") == "group"),
+}
+
+
+def _root_attributes(out: Path, fmt: str) -> dict:
+    if fmt == "zarr2":
+        return load_json(out / ".zattrs")
+    return load_json(out / "zarr.json").get("attributes", {})
+
+
+def check_put_nested_creates_parents(nc: Neurochunk, tmp_path: Path, fmt: str, zarr: Any, peer: str) -> None:
+    """`put OUT.zarr/a/b` writes group documents for OUT.zarr and OUT.zarr/a (none above the
+    container), and `peer` (a zarr-python module) reads the array through the groups."""
+    document, is_group = GROUP_DOCUMENTS[fmt]
+    data = np.arange(120, dtype="<u2").reshape(12, 10) * 257
+    out = tmp_path / "OUT.zarr"
+    nc.put(data, out / "a" / "b", fmt, chunks=(5, 4))
+    for group in (out, out / "a"):
+        doc = load_json(group / document)
+        assert is_group(doc), (group, doc)
+    assert not (tmp_path / document).exists(), "metadata written above the container root"
+    root = zarr.open_group(str(out), mode="r")
+    assert_same_array(cli_form(root["a/b"][...]), data, peer)
+    assert_same_array(cli_form(root["a"]["b"][...]), data, f"{peer} via group a")
+
+
+def check_put_keeps_root_metadata(nc: Neurochunk, tmp_path: Path, fmt: str, zarr: Any) -> None:
+    """A second `put` into an existing container keeps the root's attributes (set by `zarr`)."""
+    document, is_group = GROUP_DOCUMENTS[fmt]
+    first = np.arange(60, dtype="<i4").reshape(6, 10) - 30
+    second = np.linspace(-2.25, 1e6, 40, dtype="<f4").reshape(8, 5)
+    out = tmp_path / "OUT.zarr"
+    nc.put(first, out / "a" / "b", fmt)
+    assert (out / document).is_file(), f"put into OUT.zarr/a/b created no root group OUT.zarr/{document}"
+    zarr.open_group(str(out), mode="r+").attrs["keep"] = "me"
+    nc.put(second, out / "c" / "d", fmt)
+    assert _root_attributes(out, fmt) == {"keep": "me"}
+    assert is_group(load_json(out / "c" / document))
+    root = zarr.open_group(str(out), mode="r")
+    assert root.attrs["keep"] == "me"
+    assert_same_array(cli_form(root["a/b"][...]), first, "first put")
+    assert_same_array(cli_form(root["c/d"][...]), second, "second put")

@@ -23,6 +23,8 @@ import pytest
 import zarr
 
 from convert_paths import (
+    check_put_keeps_root_metadata,
+    check_put_nested_creates_parents,
     DIRECTION_IDS, DIRECTIONS, PY312, STRUCT_CHUNKS, STRUCT_LAYOUTS, SUBARRAY_LAYOUT, assert_one_note,
     assert_same_records, run_convert, run_peer, struct_values,
 )
@@ -170,29 +172,8 @@ def test_v3_crc32c_in_group_to_v2_notes_name_the_array(zp3_sources, tmp_path, nc
 
 
 def test_put_zarr2_nested_path_creates_parent_groups(tmp_path, nc):
-    data = np.arange(120, dtype="<u2").reshape(12, 10) * 257
-    out = tmp_path / "OUT.zarr"
-    nc.put(data, out / "a" / "b", "zarr2", chunks=(5, 4))
-    for group in (out, out / "a"):
-        doc = load_json(group / ".zgroup")
-        assert doc == {"zarr_format": 2}, (group, doc)
-    assert not (tmp_path / ".zgroup").exists(), "metadata written above the container root"
-    root = zarr.open_group(str(out), mode="r")
-    assert_same_array(cli_form(root["a/b"][...]), data, "zarr-python 2")
-    assert_same_array(cli_form(root["a"]["b"][...]), data, "zarr-python 2 via group a")
+    check_put_nested_creates_parents(nc, tmp_path, "zarr2", zarr, "zarr-python 2")
 
 
 def test_put_zarr2_into_existing_root_keeps_its_metadata(tmp_path, nc):
-    first = np.arange(60, dtype="<i4").reshape(6, 10) - 30
-    second = np.linspace(-2.25, 1e6, 40, dtype="<f4").reshape(8, 5)
-    out = tmp_path / "OUT.zarr"
-    nc.put(first, out / "a" / "b", "zarr2")
-    assert (out / ".zgroup").is_file(), "put into OUT.zarr/a/b created no root group OUT.zarr/.zgroup"
-    zarr.open_group(str(out), mode="r+").attrs["keep"] = "me"
-    nc.put(second, out / "c" / "d", "zarr2")
-    assert load_json(out / ".zattrs") == {"keep": "me"}
-    assert (out / "c" / ".zgroup").is_file()
-    root = zarr.open_group(str(out), mode="r")
-    assert root.attrs["keep"] == "me"
-    assert_same_array(cli_form(root["a/b"][...]), first, "first put")
-    assert_same_array(cli_form(root["c/d"][...]), second, "second put")
+    check_put_keeps_root_metadata(nc, tmp_path, "zarr2", zarr)

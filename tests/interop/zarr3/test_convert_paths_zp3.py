@@ -24,6 +24,8 @@ import zarr
 from zarr.codecs import BytesCodec, Crc32cCodec, TransposeCodec, ZstdCodec
 
 from convert_paths import (
+    check_put_keeps_root_metadata,
+    check_put_nested_creates_parents,
     DIRECTION_IDS, DIRECTIONS, STRUCT_CHUNKS, STRUCT_LAYOUTS, SUBARRAY_LAYOUT, ZP3_STRUCT_LAYOUTS,
     assert_clean_error, assert_one_note, assert_same_records, run_convert, struct_values,
 )
@@ -192,30 +194,8 @@ def test_v3_crc32c_to_v2_keep_checksums(tmp_path, nc):
 
 
 def test_put_zarr3_nested_path_creates_parent_groups(tmp_path, nc):
-    data = np.arange(120, dtype="<u2").reshape(12, 10) * 257
-    out = tmp_path / "OUT.zarr"
-    nc.put(data, out / "a" / "b", "zarr3", chunks=(5, 4))
-    for group in (out, out / "a"):
-        doc = load_json(group / "zarr.json")
-        assert doc.get("zarr_format") == 3 and doc.get("node_type") == "group", (group, doc)
-    assert not (tmp_path / "zarr.json").exists(), "metadata written above the container root"
-    root = zarr.open_group(str(out), mode="r")
-    assert_same_array(cli_form(root["a/b"][...]), data, "zarr-python 3.4")
-    assert_same_array(cli_form(root["a"]["b"][...]), data, "zarr-python 3.4 via group a")
+    check_put_nested_creates_parents(nc, tmp_path, "zarr3", zarr, "zarr-python 3.4")
 
 
 def test_put_zarr3_into_existing_root_keeps_its_metadata(tmp_path, nc):
-    first = np.arange(60, dtype="<i4").reshape(6, 10) - 30
-    second = np.linspace(-2.25, 1e6, 40, dtype="<f4").reshape(8, 5)
-    out = tmp_path / "OUT.zarr"
-    nc.put(first, out / "a" / "b", "zarr3")
-    assert (out / "zarr.json").is_file(), "put into OUT.zarr/a/b created no root group OUT.zarr/zarr.json"
-    g = zarr.open_group(str(out), mode="r+")
-    g.attrs["keep"] = "me"
-    nc.put(second, out / "c" / "d", "zarr3")
-    assert load_json(out / "zarr.json").get("attributes", {}).get("keep") == "me"
-    assert load_json(out / "c" / "zarr.json").get("node_type") == "group"
-    root = zarr.open_group(str(out), mode="r")
-    assert root.attrs["keep"] == "me"
-    assert_same_array(cli_form(root["a/b"][...]), first, "first put")
-    assert_same_array(cli_form(root["c/d"][...]), second, "second put")
+    check_put_keeps_root_metadata(nc, tmp_path, "zarr3", zarr)
