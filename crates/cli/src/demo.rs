@@ -137,7 +137,7 @@ fn volume_round_trip(dir: &Path, label: &str, meta: ArrayMetadata, volume: &[u8]
         )));
     }
     let stored = disk_size(&path);
-    println!(
+    outln!(
         "  {label:<28} write {:>7.0} MB/s   read {:>7.0} MB/s   {:>6.1} MB on disk ({:.1}x)",
         mb_per_s(volume.len(), write_s),
         mb_per_s(volume.len(), read_s),
@@ -155,8 +155,8 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     }
     std::fs::create_dir_all(dir).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
     let n = args.size.max(8);
-    println!("neurochunk demo in {}", dir.display());
-    println!(
+    outln!("neurochunk demo in {}", dir.display());
+    outln!(
         "\n1. A {n}³ uint16 light-sheet-like volume ({:.1} MB) in each layout:",
         (n * n * n * 2) as f64 / 1e6
     );
@@ -192,7 +192,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         volume_round_trip(dir, label, builder.metadata("")?, &volume)?;
     }
 
-    println!(
+    outln!(
         "\n2. A small annotated recording session (Zarr v3), converted to Zarr v2 (consolidated) \
          and its imaging group to N5 (which holds numeric data only):"
     );
@@ -284,7 +284,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         ("session.zarr2", &v2_store),
         ("session.n5", &n5_store),
     ] {
-        println!("  {label}:");
+        outln!("  {label}:");
         print_tree(&list_nodes(s.as_ref(), "")?);
         let names: &[&str] = if label == "session.n5" {
             &["imaging/raw", "imaging/timestamps"]
@@ -302,20 +302,20 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     let root = neurochunk_array::open_node(v2_store.as_ref(), "")?;
     if let neurochunk_array::NodeMetadata::Group(g) = root.metadata {
         let subject = g.attributes.get("subject").cloned().unwrap_or(Value::Null);
-        println!("  attributes survive conversion: subject = {subject}");
+        outln!("  attributes survive conversion: subject = {subject}");
     }
 
-    println!("\n3. neurarrow tables (skeletons and connections):");
+    outln!("\n3. neurarrow tables (skeletons and connections):");
     let summary =
         neurochunk_table::demo(&dir.join("tables")).map_err(|e| Failure(format!("tables: {e}")))?;
     for line in summary.lines() {
-        println!("  {line}");
+        outln!("  {line}");
     }
-    println!(
+    outln!(
         "\n4. NWB on Zarr: an extracellular-electrophysiology file in both hdmf-zarr conventions:"
     );
     nwb_demo(dir)?;
-    println!("\nEverything written was read back and matched.");
+    outln!("\nEverything written was read back and matched.");
     Ok(())
 }
 
@@ -338,7 +338,7 @@ fn nwb_demo(dir: &std::path::Path) -> CmdResult {
         write_demo(&path, &options)?;
         let file = NwbFile::open(&path)?;
         let inventory = Inventory::of(&file)?;
-        println!(
+        outln!(
             "  {}: {} typed objects, {} links, {} attribute and {} dataset references",
             path.file_name().unwrap_or_default().to_string_lossy(),
             inventory.objects.len(),
@@ -373,7 +373,7 @@ fn nwb_demo(dir: &std::path::Path) -> CmdResult {
             .first()
             .map(|(_, _, r)| r.path.clone())
             .unwrap_or_default();
-        println!(
+        outln!(
             "    converted to the {} convention: same objects, links and references (electrodes/group[0] -> {first})",
             other.label()
         );
@@ -381,8 +381,8 @@ fn nwb_demo(dir: &std::path::Path) -> CmdResult {
     let inspect = NwbFile::open(dir.join("ecephys.zarr2.nwb.zarr"))?;
     let text = Inventory::of(&inspect)?.to_text(&inspect);
     for line in text.lines().take(12) {
-        println!("    {line}");
+        outln!("    {line}");
     }
-    println!("    … (neurochunk nwb inspect shows the whole tree)");
+    outln!("    … (neurochunk nwb inspect shows the whole tree)");
     Ok(())
 }

@@ -89,7 +89,7 @@ fn node_json(node: &Node) -> Value {
 /// Print JSON the way Python writes it: non-finite numbers stay bare `NaN`/`Infinity`, which
 /// Python's `json` module reads back as floats.
 fn print_json(value: &Value) {
-    println!("{}", to_python_json(value, PyJsonStyle::ZARR_PYTHON3));
+    outln!("{}", to_python_json(value, PyJsonStyle::ZARR_PYTHON3));
 }
 
 fn codec_names(meta: &ArrayMetadata) -> String {
@@ -138,7 +138,7 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
             Ok(metadata) => print_node(&entry.path, metadata),
             Err(e) => {
                 let (indent, name) = tree_position(&entry.path);
-                println!("{indent}{name}  [error: {e}]");
+                outln!("{indent}{name}  [error: {e}]");
             }
         }
     }
@@ -167,8 +167,8 @@ pub(crate) fn print_tree(nodes: &[Node]) {
 fn print_node(path: &str, metadata: &NodeMetadata) {
     let (indent, name) = tree_position(path);
     match metadata {
-        NodeMetadata::Group(g) => println!("{indent}{name}  (group, {})", g.format.label()),
-        NodeMetadata::Array(a) => println!(
+        NodeMetadata::Group(g) => outln!("{indent}{name}  (group, {})", g.format.label()),
+        NodeMetadata::Array(a) => outln!(
             "{indent}{name}  {:?} {}  chunks {:?}  [{}]  ({})",
             a.shape,
             a.data_type_name(),
@@ -223,29 +223,29 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
         print_json(&Value::Object(out));
         return Ok(());
     }
-    println!("path:        {}", args.path.display());
+    outln!("path:        {}", args.path.display());
     match node_format(&node.metadata) {
-        ZarrFormat::N5 => println!("format:      n5"),
-        f => println!("zarr format: {}", f.number()),
+        ZarrFormat::N5 => outln!("format:      n5"),
+        f => outln!("zarr format: {}", f.number()),
     }
     match &node.metadata {
         NodeMetadata::Array(a) => {
-            println!("node type:   array");
-            println!("shape:       {:?}", a.shape);
-            println!("chunks:      {:?}", a.chunk_shape);
-            println!("data type:   {}", a.data_type_name());
-            println!(
+            outln!("node type:   array");
+            outln!("shape:       {:?}", a.shape);
+            outln!("chunks:      {:?}", a.chunk_shape);
+            outln!("data type:   {}", a.data_type_name());
+            outln!(
                 "fill value:  {}",
                 neurochunk_dtype::v3::fill_value_to_v3_json(&a.effective_fill(), &a.data_type)
             );
-            println!("codecs:      {}", codec_names(a));
+            outln!("codecs:      {}", codec_names(a));
             if let Some(names) = &a.dimension_names {
-                println!("dimensions:  {names:?}");
+                outln!("dimensions:  {names:?}");
             }
         }
-        NodeMetadata::Group(_) => println!("node type:   group"),
+        NodeMetadata::Group(_) => outln!("node type:   group"),
     }
-    println!(
+    outln!(
         "attributes:  {}",
         to_python_json(&Value::Object(attributes), PyJsonStyle::ZARR_PYTHON3)
     );

@@ -3,6 +3,8 @@
 //! Every subcommand prints one line `neurochunk: error: …` on stderr and exits non-zero when it
 //! fails; the message names the file, node and chunk concerned.
 
+#[macro_use]
+mod output;
 mod arrays;
 mod codec_spec;
 mod demo;

@@ -180,12 +180,12 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             let file = external.open(&path)?;
             let inventory = Inventory::of(&file)?;
             if json {
-                println!(
+                outln!(
                     "{}",
                     to_python_json(&inventory.to_json(), PyJsonStyle::ZARR_PYTHON3)
                 );
             } else {
-                print!("{}", inventory.to_text(&file));
+                out!("{}", inventory.to_text(&file));
             }
             Ok(())
         }
@@ -201,7 +201,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 );
             }
             if problems.is_empty() {
-                println!("{}: every link and reference resolves", path.display());
+                outln!("{}: every link and reference resolves", path.display());
                 Ok(())
             } else {
                 Err(Failure(format!(
@@ -233,7 +233,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 })
                 .collect();
             for o in &found {
-                println!(
+                outln!(
                     "{}\t{}\t{}",
                     o.path,
                     o.neurodata_type,
@@ -292,7 +292,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             if let Some(region) = &reference.region {
                 info["region"] = region.to_json();
             }
-            println!("{}", to_python_json(&info, PyJsonStyle::COMPACT));
+            outln!("{}", to_python_json(&info, PyJsonStyle::COMPACT));
             if let Some(out) = output {
                 let dataset = file.read_reference(&reference)?;
                 write_dataset(&out, &dataset, &path, &reference.path)?;
@@ -320,7 +320,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             };
             let summary = write_demo(&out, &options)?;
             let file = NwbFile::open(&out)?;
-            println!(
+            outln!(
                 "wrote {} ({}): {} typed objects, {} electrodes x {} samples, {} units, {} trials, {} cached namespaces",
                 summary.name,
                 file.convention(),
@@ -354,7 +354,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 &progress,
             )?;
             bar.finish_and_clear();
-            println!(
+            outln!(
                 "converted {} -> {} ({}): {} groups, {} datasets ({} streamed chunk by chunk), {} links, {} cached namespaces",
                 src.display(),
                 path.display(),
@@ -380,7 +380,7 @@ fn specs(path: PathBuf, json: bool, show: Option<String>) -> CmdResult {
             )));
         };
         let value = file.specification(ns, version, doc)?;
-        println!("{}", to_python_json(&value, PyJsonStyle::PYTHON_DEFAULT));
+        outln!("{}", to_python_json(&value, PyJsonStyle::PYTHON_DEFAULT));
         return Ok(());
     }
     let namespaces = file.specifications()?;
@@ -389,15 +389,15 @@ fn specs(path: PathBuf, json: bool, show: Option<String>) -> CmdResult {
             .iter()
             .map(|n| json!({"namespace": n.name, "version": n.version, "sources": n.sources}))
             .collect();
-        println!(
+        outln!(
             "{}",
             to_python_json(&Value::Array(list), PyJsonStyle::ZARR_PYTHON3)
         );
     } else if namespaces.is_empty() {
-        println!("{}: no cached specifications", path.display());
+        outln!("{}: no cached specifications", path.display());
     } else {
         for n in namespaces {
-            println!("{} {}: {}", n.name, n.version, n.sources.join(", "));
+            outln!("{} {}: {}", n.name, n.version, n.sources.join(", "));
         }
     }
     Ok(())

@@ -197,7 +197,7 @@ pub fn run(cmd: TableCommand) -> ExitCode {
                     code = 1;
                 }
                 if json {
-                    println!("{}", r.to_json());
+                    outln!("{}", r.to_json());
                     continue;
                 }
                 if r.unreadable {
@@ -207,9 +207,9 @@ pub fn run(cmd: TableCommand) -> ExitCode {
                     continue;
                 }
                 for l in r.lines() {
-                    println!("{}", one_line(&l));
+                    outln!("{}", one_line(&l));
                 }
-                println!(
+                outln!(
                     "{}: {} ({}, {} rows, {} error(s), {} warning(s))",
                     r.path.display(),
                     if r.is_valid() { "valid" } else { "invalid" },
@@ -224,9 +224,9 @@ pub fn run(cmd: TableCommand) -> ExitCode {
         TableCommand::Info { path, json } => match table_info(&path) {
             Ok(i) => {
                 if json {
-                    println!("{}", i.to_json());
+                    outln!("{}", i.to_json());
                 } else {
-                    print!("{i}");
+                    out!("{i}");
                 }
                 ExitCode::SUCCESS
             }
@@ -234,7 +234,7 @@ pub fn run(cmd: TableCommand) -> ExitCode {
         },
         TableCommand::Convert { input, output, out } => match convert(&input, &output, &out) {
             Ok(rows) => {
-                println!("{}: {rows} rows written", output.display());
+                outln!("{}: {rows} rows written", output.display());
                 ExitCode::SUCCESS
             }
             Err(e) => fail(&e),
@@ -254,7 +254,7 @@ pub fn run(cmd: TableCommand) -> ExitCode {
             };
             match derive(&input, &output, &opts) {
                 Ok(s) => {
-                    println!(
+                    outln!(
                         "{}: {} rows, {} derived ({})",
                         output.display(),
                         s.rows,
@@ -295,7 +295,7 @@ pub fn run(cmd: TableCommand) -> ExitCode {
                     for n in &s.notes {
                         eprintln!("neurochunk table: note: {}", one_line(n));
                     }
-                    println!(
+                    outln!(
                         "{}: {} samples in {} fragment(s)",
                         output.display(),
                         s.rows,
@@ -313,7 +313,7 @@ pub fn run(cmd: TableCommand) -> ExitCode {
         } => match export_swc(&input, &output, fragment) {
             Ok(files) => {
                 for f in &files {
-                    println!("{}", f.display());
+                    outln!("{}", f.display());
                 }
                 ExitCode::SUCCESS
             }
