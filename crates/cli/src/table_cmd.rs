@@ -141,6 +141,10 @@ pub enum TableCommand {
         /// else the file's position.
         #[arg(long)]
         fragment_id: Option<u64>,
+        /// Write files that are not one tree (duplicate sample numbers, dangling parents,
+        /// no root or several roots, cycles), with a note each, instead of refusing them.
+        #[arg(long)]
+        allow_invalid: bool,
         #[command(flatten)]
         out: OutputArgs,
     },
@@ -278,6 +282,7 @@ pub fn run(cmd: TableCommand) -> ExitCode {
             unit,
             space,
             fragment_id,
+            allow_invalid,
             out,
         } => {
             let Some(output) = paths.pop() else {
@@ -289,6 +294,7 @@ pub fn run(cmd: TableCommand) -> ExitCode {
                 unit,
                 space,
                 fragment_id,
+                allow_invalid,
             };
             match import_swc(&paths, &output, &opts, &out.options()) {
                 Ok(s) => {

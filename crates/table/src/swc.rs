@@ -13,6 +13,7 @@
 use crate::error::{Result, TableError};
 use crate::io::{TableSource, TableWriter, WriteOptions, DEFAULT_BATCH_SIZE};
 use crate::schema::{SPEC_VERSION, SWC_EXT, SWC_EXT_VERSION};
+use crate::tree::{build_tree, IdIndex, TreeInput};
 use arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
 use std::collections::{BTreeMap, HashMap};
@@ -196,6 +197,103 @@ pub fn parse_swc(text: &str, path: &Path) -> Result<SwcFile> {
     })
 }
 
+impl SwcFile {
+    /// What keeps the file from being one tree, as neurarrow requires of a fragment:
+    /// duplicate sample numbers, parents that name no sample or the sample itself, no root or
+    /// several roots, and cycles. Empty when the file is one tree.
+    pub fn tree_problems(&self) -> Vec<String> {
+        const SHOWN: usize = 3;
+        let ids: Vec<u64> = self.samples.iter().map(|s| s.id).collect();
+        let parents: Vec<u64> = self.samples.iter().map(|s| s.parent.unwrap_or(0)).collect();
+        let parent_valid: Vec<bool> = self.samples.iter().map(|s| s.parent.is_some()).collect();
+        let fragments = vec![0u32; ids.len()];
+        let (index, duplicates) = IdIndex::build(&ids);
+        let mut problems = Vec::new();
+        let examples = |items: Vec<String>, total: usize| {
+            let more = if total > items.len() { ", …" } else { "" };
+            format!("{}{more}", items.join(", "))
+        };
+        if !duplicates.is_empty() {
+            problems.push(format!(
+                "duplicate sample numbers ({})",
+                examples(
+                    duplicates
+                        .iter()
+                        .take(SHOWN)
+                        .map(|d| d.id.to_string())
+                        .collect(),
+                    duplicates.len()
+                )
+            ));
+        }
+        let (_, found) = build_tree(
+            &TreeInput {
+                ids: &ids,
+                parents: &parents,
+                parent_valid: &parent_valid,
+                fragments: &fragments,
+                fragment_ids: &[0],
+            },
+            &index,
+        );
+        let [missing, own, _, _, cycles] = found.counts;
+        if missing > 0 {
+            problems.push(format!(
+                "parents that are not in the file ({})",
+                examples(
+                    found
+                        .missing_parent
+                        .iter()
+                        .take(SHOWN)
+                        .map(|&(row, parent)| format!("sample {} -> {parent}", ids[row as usize]))
+                        .collect(),
+                    missing
+                )
+            ));
+        }
+        if own > 0 {
+            problems.push(format!(
+                "samples that are their own parent ({})",
+                examples(
+                    found
+                        .self_parent
+                        .iter()
+                        .take(SHOWN)
+                        .map(|&row| ids[row as usize].to_string())
+                        .collect(),
+                    own
+                )
+            ));
+        }
+        if let Some(&(_, roots, _)) = found.root_counts.first() {
+            problems.push(match roots {
+                0 => "no root (a sample with parent -1)".to_string(),
+                n => format!("{n} roots"),
+            });
+        }
+        if cycles > 0 {
+            problems.push(format!(
+                "{cycles} cycle(s) ({})",
+                examples(
+                    found
+                        .cycles
+                        .iter()
+                        .take(SHOWN)
+                        .map(|(rows, len)| {
+                            let members: Vec<String> =
+                                rows.iter().map(|&r| ids[r as usize].to_string()).collect();
+                            let more = if *len > rows.len() { " -> …" } else { "" };
+                            format!("through samples {}{more}", members.join(" -> "))
+                        })
+                        .collect(),
+                    cycles
+                )
+            ));
+        }
+        problems
+    }
+}
+
 /// Options for SWC import.
 #[derive(Debug, Clone)]
 pub struct SwcImportOptions {
@@ -207,6 +305,9 @@ pub struct SwcImportOptions {
     pub space: Option<String>,
     /// Fragment id of the first file (else from the file stem, else its index).
     pub fragment_id: Option<u64>,
+    /// Write files that are not one tree (see [`SwcFile::tree_problems`]) instead of
+    /// refusing them; each one's problems become a note of the summary.
+    pub allow_invalid: bool,
 }
 
 impl Default for SwcImportOptions {
@@ -216,6 +317,7 @@ impl Default for SwcImportOptions {
             unit: "micrometer".into(),
             space: None,
             fragment_id: None,
+            allow_invalid: false,
         }
     }
 }
@@ -325,12 +427,16 @@ pub fn swc_to_batch(
         for (code, name) in &f.custom_types {
             md.insert(format!("{SWC_EXT}:type:{code}"), name.clone());
         }
-        let roots = f.samples.iter().filter(|s| s.parent.is_none()).count();
-        if roots != 1 {
-            summary.notes.push(format!(
-                "{}: {roots} roots; neurarrow requires exactly one root per fragment",
-                path.display()
-            ));
+        let problems = f.tree_problems();
+        if !problems.is_empty() {
+            let what = format!("not one tree: {}", problems.join("; "));
+            if !opts.allow_invalid {
+                return Err(TableError::data(
+                    path,
+                    format!("{what} (neurarrow requires one tree per fragment; --allow-invalid writes it anyway)"),
+                ));
+            }
+            summary.notes.push(format!("{}: {what}", path.display()));
         }
         for s in &f.samples {
             let id = s

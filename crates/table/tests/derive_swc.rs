@@ -251,3 +251,53 @@ fn swc_requires_context() {
     .to_string();
     assert!(e.contains("context"), "{e}");
 }
+
+#[test]
+fn swc_files_that_are_not_one_tree_are_refused_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "cycle",
+            "1 1 0 0 0 1 2\n2 3 1 0 0 1 1\n",
+            "1 cycle(s) (through samples 1 -> 2)",
+        ),
+        (
+            "duplicate",
+            "1 1 0 0 0 1 -1\n2 3 1 0 0 1 1\n2 3 2 0 0 1 1\n",
+            "duplicate sample numbers (2)",
+        ),
+        (
+            "dangling",
+            "1 1 0 0 0 1 -1\n2 3 1 0 0 1 7\n",
+            "parents that are not in the file (sample 2 -> 7)",
+        ),
+        ("two-roots", "1 1 0 0 0 1 -1\n2 3 1 0 0 1 -1\n", "2 roots"),
+        ("no-root", "1 1 0 0 0 1 1\n", "no root"),
+    ];
+    for (name, text, problem) in cases {
+        let swc = dir.path().join(format!("{name}.swc"));
+        std::fs::write(&swc, text).unwrap();
+        let out = dir.path().join(format!("{name}.skeletons.parquet"));
+        let mut opts = SwcImportOptions {
+            context: CTX.into(),
+            ..Default::default()
+        };
+        let err = import_swc(&[swc.clone()], &out, &opts, &WriteOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("{name}.swc")) && err.contains(problem),
+            "{name}: {err}"
+        );
+        assert!(!out.exists(), "{name}: written although refused");
+
+        opts.allow_invalid = true;
+        let summary = import_swc(&[swc], &out, &opts, &WriteOptions::default()).unwrap();
+        assert!(out.exists(), "{name}");
+        assert!(
+            summary.notes.iter().any(|n| n.contains(problem)),
+            "{name}: {:?}",
+            summary.notes
+        );
+    }
+}

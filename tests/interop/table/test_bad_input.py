@@ -1,5 +1,6 @@
 """Bad input gets a clear error naming the file, never a panic."""
 
+import pytest
 import json
 
 import pyarrow as pa
@@ -106,6 +107,30 @@ def test_bad_swc(cli, tmp_path):
     s.write_text("1 1 0 0 0 1 -1\n2 3 x 0 0 1 1\n")
     proc = cli("table", "from-swc", s, tmp_path / "o.skeletons.parquet", "--context", "urn:x:y")
     assert proc.returncode == 2 and "bad.swc" in proc.stderr and "line 2" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "name,text,problem",
+    [
+        ("cycle", "1 1 0 0 0 1 2\n2 3 1 0 0 1 1\n", "cycle"),
+        ("duplicate", "1 1 0 0 0 1 -1\n2 3 1 0 0 1 1\n2 3 2 0 0 1 1\n", "duplicate sample numbers"),
+        ("dangling", "1 1 0 0 0 1 -1\n2 3 1 0 0 1 7\n", "not in the file"),
+        ("no-root", "1 1 0 0 0 1 1\n", "no root"),
+    ],
+)
+def test_swc_that_is_not_one_tree_is_refused_unless_allowed(cli, tmp_path, name, text, problem):
+    s = tmp_path / f"{name}.swc"
+    s.write_text(text)
+    out = tmp_path / f"{name}.skeletons.parquet"
+    proc = cli("table", "from-swc", s, out, "--context", "urn:x:y")
+    assert proc.returncode == 1, proc.stderr
+    assert f"{name}.swc" in proc.stderr and problem in proc.stderr, proc.stderr
+    assert not out.exists()
+    proc = cli("table", "from-swc", s, out, "--context", "urn:x:y", "--allow-invalid")
+    assert proc.returncode == 0 and problem in proc.stderr, proc.stderr
+    # pyarrow reads what was written, and the validator reports the broken tree.
+    assert pq.read_table(out).num_rows == text.count("\n")
+    assert cli.validate(out)[0] == 1
 
 
 def test_json_shape(cli, tmp_path):
