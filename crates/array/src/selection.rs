@@ -14,8 +14,13 @@ pub enum AxisSelection {
     Index(i64),
     /// `start:stop:step`, each optional, as in NumPy (step may be negative, never zero).
     Slice {
+        /// First index (negative counts from the end); `None`: the start in the step's
+        /// direction.
         start: Option<i64>,
+        /// Index past the last one (exclusive; negative counts from the end); `None`: through
+        /// the end in the step's direction.
         stop: Option<i64>,
+        /// Step; `None`: 1.
         step: Option<i64>,
     },
 }

@@ -65,8 +65,11 @@ fn give_buf(mut v: Vec<u8>) {
 /// Zarr v2 form of a chain (see [`CodecChain::to_v2`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct V2Codecs {
+    /// `order: "F"`: the chain starts with a reversing transpose.
     pub order_f: bool,
+    /// The `filters` list, in encoding order; `None` when there are none.
     pub filters: Option<Vec<Value>>,
+    /// The `compressor` (the last bytes→bytes codec), if any.
     pub compressor: Option<Value>,
     /// Byte order of the `bytes` codec (`None` for single-byte and object types).
     pub endian: Option<Endian>,
@@ -85,6 +88,8 @@ pub struct CodecChain {
 }
 
 impl CodecChain {
+    /// A chain of the given codecs, each list in encoding order. The codecs are taken as
+    /// they are: that each accepts its predecessor's output is not checked here.
     pub fn new(
         array_to_array: Vec<Arc<dyn ArrayToArrayCodec>>,
         array_to_bytes: Arc<dyn ArrayToBytesCodec>,
@@ -395,14 +400,17 @@ impl CodecChain {
         })
     }
 
+    /// The array→array codecs, in encoding order.
     pub fn array_to_array(&self) -> &[Arc<dyn ArrayToArrayCodec>] {
         &self.array_to_array
     }
 
+    /// The array→bytes codec.
     pub fn array_to_bytes(&self) -> &Arc<dyn ArrayToBytesCodec> {
         &self.array_to_bytes
     }
 
+    /// The bytes→bytes codecs, in encoding order.
     pub fn bytes_to_bytes(&self) -> &[Arc<dyn BytesToBytesCodec>] {
         &self.bytes_to_bytes
     }

@@ -28,14 +28,20 @@ use crate::ArrayBytes;
 /// `dst_start + i * dst_step` of the destination, along this axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AxisMap {
+    /// Source index of the first element.
     pub src_start: usize,
+    /// Source index increment per element (may be negative).
     pub src_step: isize,
+    /// Destination index of the first element.
     pub dst_start: usize,
+    /// Destination index increment per element (may be negative).
     pub dst_step: isize,
+    /// Number of elements along this axis.
     pub count: usize,
 }
 
 impl AxisMap {
+    /// A map from its five parts (see the type's description).
     pub const fn new(
         src_start: usize,
         src_step: isize,
@@ -348,6 +354,7 @@ unsafe impl Send for SharedBuffer<'_> {}
 unsafe impl Sync for SharedBuffer<'_> {}
 
 impl<'a> SharedBuffer<'a> {
+    /// Share `buffer` among writers for as long as this value lives.
     pub fn new(buffer: &'a mut [u8]) -> SharedBuffer<'a> {
         SharedBuffer {
             ptr: buffer.as_mut_ptr(),
@@ -356,10 +363,12 @@ impl<'a> SharedBuffer<'a> {
         }
     }
 
+    /// Length of the buffer in bytes.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// True when the buffer has no bytes.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -447,9 +456,13 @@ impl<'a> SharedBuffer<'a> {
 /// them into the destination.
 #[derive(Clone, Copy, Debug)]
 pub struct VariablePart<'a> {
+    /// The elements' bytes, back to back.
     pub data: &'a [u8],
+    /// Element boundaries in `data` (element count plus one entries).
     pub offsets: &'a [usize],
+    /// Shape of the source array.
     pub shape: &'a [usize],
+    /// One map per axis from this source into the destination.
     pub axes: &'a [AxisMap],
 }
 

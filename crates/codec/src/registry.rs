@@ -31,12 +31,16 @@ use crate::{
 /// A codec of any of the three kinds.
 #[derive(Clone, Debug)]
 pub enum AnyCodec {
+    /// An array→array codec.
     ArrayToArray(Arc<dyn ArrayToArrayCodec>),
+    /// An array→bytes codec.
     ArrayToBytes(Arc<dyn ArrayToBytesCodec>),
+    /// A bytes→bytes codec.
     BytesToBytes(Arc<dyn BytesToBytesCodec>),
 }
 
 impl AnyCodec {
+    /// The codec's Zarr v3 name.
     pub fn name(&self) -> &str {
         match self {
             AnyCodec::ArrayToArray(c) => c.name(),

@@ -26,7 +26,9 @@ const EMPTY: u64 = u64::MAX;
 /// Where the shard index is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexLocation {
+    /// The index precedes the inner chunks.
     Start,
+    /// The index follows the inner chunks (the default).
     End,
 }
 
@@ -62,6 +64,9 @@ fn inner_origin(i: usize, cps: &[usize], inner: &[usize]) -> Vec<usize> {
 }
 
 impl ShardingCodec {
+    /// Shards of inner chunks of `inner_chunk_shape`, each encoded with `inner`, and an index
+    /// encoded with `index` at `index_location`. Not checked here; [`Self::from_v3_config`]
+    /// checks the index chain has a fixed encoded size and the inner shape divides the shard.
     pub fn new(
         inner_chunk_shape: Vec<usize>,
         inner: CodecChain,
@@ -149,18 +154,22 @@ impl ShardingCodec {
         Ok(codec)
     }
 
+    /// Shape of the inner chunks, in elements.
     pub fn inner_chunk_shape(&self) -> &[usize] {
         &self.inner_chunk_shape
     }
 
+    /// The codec chain of each inner chunk.
     pub fn inner_chain(&self) -> &CodecChain {
         &self.inner
     }
 
+    /// The codec chain of the shard index (`[bytes little, crc32c]` by default).
     pub fn index_chain(&self) -> &CodecChain {
         &self.index
     }
 
+    /// Where the index is stored in the shard.
     pub fn index_location(&self) -> IndexLocation {
         self.index_location
     }

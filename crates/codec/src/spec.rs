@@ -51,33 +51,62 @@ pub enum CodecKind {
 #[non_exhaustive]
 pub enum Codec {
     /// Permute the axes of each chunk (`order[i]` is the input axis that becomes axis `i`).
-    Transpose { order: Vec<usize> },
+    Transpose {
+        /// A permutation of the chunk's axes.
+        order: Vec<usize>,
+    },
     /// Fixed-size elements in the given byte order.
-    Bytes { endian: Endian },
+    Bytes {
+        /// Byte order of multi-byte values.
+        endian: Endian,
+    },
     /// Variable-length UTF-8 strings.
     VlenUtf8,
     /// Variable-length byte strings.
     VlenBytes,
     /// Zstandard at `level` (negative levels are the fast modes), with an optional content
     /// checksum in each frame.
-    Zstd { level: i32, checksum: bool },
+    Zstd {
+        /// Compression level (0: library default).
+        level: i32,
+        /// Store a content checksum in each frame.
+        checksum: bool,
+    },
     /// gzip (RFC 1952) at `level` 0–9.
-    Gzip { level: u32 },
+    Gzip {
+        /// Compression level, 0–9.
+        level: u32,
+    },
     /// zlib (RFC 1950) at `level` 0–9.
-    Zlib { level: u32 },
+    Zlib {
+        /// Compression level, 0–9.
+        level: u32,
+    },
     /// Blosc with an inner compressor, level 0–9 and a shuffle; the element size it shuffles
     /// by is the array's.
     Blosc {
+        /// The inner compressor.
         cname: BloscCompressor,
+        /// Compression level, 0–9.
         clevel: u8,
+        /// The shuffle filter.
         shuffle: BloscShuffle,
     },
     /// bzip2 with block size `level` 1–9 (× 100 kB).
-    Bz2 { level: u32 },
+    Bz2 {
+        /// Block size in units of 100 kB, 1–9.
+        level: u32,
+    },
     /// xz (LZMA2) with a preset 0–9, or the library default.
-    Lzma { preset: Option<u32> },
+    Lzma {
+        /// Preset 0–9; `None`: the library default (6).
+        preset: Option<u32>,
+    },
     /// numcodecs' size-prefixed LZ4 block with an acceleration ≥ 1.
-    Lz4 { acceleration: i64 },
+    Lz4 {
+        /// LZ4 acceleration, at least 1 (1: the default trade-off).
+        acceleration: i64,
+    },
     /// Byte shuffle by the array's element size (numcodecs `shuffle`).
     Shuffle,
     /// A CRC-32C checksum appended to each chunk (Zarr v3 `crc32c`).

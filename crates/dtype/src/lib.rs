@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Zarr's data type model for neurochunk.
 //!
 //! This crate describes *what one element is*: its kind, size and layout in memory, how it is

@@ -26,10 +26,12 @@ const FORMAT: &str = "NumPy .npy";
 /// What the header of a `.npy` file says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NpyHeader {
+    /// Element type of the stored array.
     pub data_type: DataType,
     /// Byte order of the stored data (`None` for single-byte types and structured types,
     /// whose fields carry their own).
     pub endian: Option<Endian>,
+    /// Array shape (empty for a 0-d array).
     pub shape: Vec<usize>,
     /// Data stored column-major (first index fastest).
     pub fortran_order: bool,

@@ -6,33 +6,51 @@ use std::sync::Arc;
 /// Byte order of multi-byte values on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Endian {
+    /// Least significant byte first.
     Little,
+    /// Most significant byte first.
     Big,
 }
 
 /// Unit of a NumPy `datetime64` / `timedelta64` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TimeUnit {
+    /// `Y`, calendar years.
     Year,
+    /// `M`, calendar months.
     Month,
+    /// `W`, weeks.
     Week,
+    /// `D`, days.
     Day,
+    /// `h`, hours.
     Hour,
+    /// `m`, minutes.
     Minute,
+    /// `s`, seconds.
     Second,
+    /// `ms`, 10⁻³ s.
     Millisecond,
+    /// `us`, 10⁻⁶ s.
     Microsecond,
+    /// `ns`, 10⁻⁹ s.
     Nanosecond,
+    /// `ps`, 10⁻¹² s.
     Picosecond,
+    /// `fs`, 10⁻¹⁵ s.
     Femtosecond,
+    /// `as`, 10⁻¹⁸ s.
     Attosecond,
+    /// No unit (NumPy's bare `datetime64` / `timedelta64`, typestr `<M8`).
     Generic,
 }
 
 /// One field of a structured (compound) data type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StructField {
+    /// Field name, unique within the structure.
     pub name: String,
+    /// Type of one (scalar) element of the field.
     pub data_type: DataType,
     /// Sub-array shape of the field (`[]` for a scalar field); elements are C-ordered.
     pub shape: Vec<usize>,
@@ -60,7 +78,10 @@ pub trait CustomDataType: Send + Sync + fmt::Debug {
 
 /// A handle to a registered custom data type.
 #[derive(Clone, Debug)]
-pub struct CustomType(pub Arc<dyn CustomDataType>);
+pub struct CustomType(
+    /// The registered type's implementation.
+    pub Arc<dyn CustomDataType>,
+);
 
 impl PartialEq for CustomType {
     fn eq(&self, other: &Self) -> bool {
@@ -71,17 +92,29 @@ impl PartialEq for CustomType {
 /// One element type of an array.
 #[derive(Clone, Debug, PartialEq)]
 pub enum DataType {
+    /// One byte, 0 or 1 (v3 `bool`, v2 `|b1`).
     Bool,
+    /// `i8` (v3 `int8`, v2 `|i1`).
     Int8,
+    /// `i16` (v3 `int16`, v2 `<i2`).
     Int16,
+    /// `i32` (v3 `int32`, v2 `<i4`).
     Int32,
+    /// `i64` (v3 `int64`, v2 `<i8`).
     Int64,
+    /// `u8` (v3 `uint8`, v2 `|u1`).
     UInt8,
+    /// `u16` (v3 `uint16`, v2 `<u2`).
     UInt16,
+    /// `u32` (v3 `uint32`, v2 `<u4`).
     UInt32,
+    /// `u64` (v3 `uint64`, v2 `<u8`).
     UInt64,
+    /// IEEE 754 half precision (v3 `float16`, v2 `<f2`).
     Float16,
+    /// `f32` (v3 `float32`, v2 `<f4`).
     Float32,
+    /// `f64` (v3 `float64`, v2 `<f8`).
     Float64,
     /// Two `f32`, real then imaginary.
     Complex64,
@@ -89,14 +122,17 @@ pub enum DataType {
     Complex128,
     /// Opaque bytes: v3 `r<8n>`, v2 `|V<n>`.
     RawBits {
+        /// Size of one element in bytes.
         bytes: usize,
     },
     /// NumPy `|S<n>`: fixed-length, NUL-padded bytes.
     FixedBytes {
+        /// Size of one element in bytes.
         len: usize,
     },
     /// NumPy `<U<n>`: `chars` UTF-32 code units, zero-padded.
     FixedUtf32 {
+        /// Number of code units (4 bytes each) per element.
         chars: usize,
     },
     /// Variable-length UTF-8 text (v3 `string`, v2 `|O` + `vlen-utf8`).
@@ -107,12 +143,16 @@ pub enum DataType {
     Structured(Vec<StructField>),
     /// int64 count of `scale × unit` since the epoch; NaT = `i64::MIN`.
     DateTime64 {
+        /// The time unit.
         unit: TimeUnit,
+        /// Multiplier of the unit (`10` in `datetime64[10ms]`; 1 for a plain unit).
         scale: u32,
     },
     /// int64 count of `scale × unit`; NaT = `i64::MIN`.
     TimeDelta64 {
+        /// The time unit.
         unit: TimeUnit,
+        /// Multiplier of the unit (`10` in `timedelta64[10ms]`; 1 for a plain unit).
         scale: u32,
     },
     /// A type registered at run time.

@@ -7,6 +7,47 @@
 //! is a prefix of a store ([`FileLocation`]), named in errors by a display name (a path, a URL,
 //! a prefix).
 //!
+//! ```
+//! use std::sync::Arc;
+//! use neurochunk_dtype::DataType;
+//! use neurochunk_hdmf::{
+//!     AttributeValue, Convention, Dataset, DatasetOptions, DatasetValue, NwbFile, NwbWriter, ReadOptions,
+//!     TypeInfo, WriteOptions,
+//! };
+//! use neurochunk_store::{MemoryStore, Store};
+//! use serde_json::json;
+//!
+//! // Write a small NWB file in the Zarr v3 convention under a prefix of a memory store.
+//! let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+//! let mut writer = NwbWriter::create_in(store.clone(), "session.nwb.zarr", Convention::V3,
+//!                                       WriteOptions::default())?;
+//! writer.root("2.8.0", &TypeInfo::new("core", "NWBFile"), &[])?;
+//! writer.group("/acquisition/trace", Some(&TypeInfo::new("core", "TimeSeries")),
+//!              &[("description".into(), AttributeValue::Value(json!("a short trace")))])?;
+//! let samples = [0.5_f64, 1.5, -2.0];
+//! let data = Dataset {
+//!     shape: vec![samples.len()],
+//!     scalar: false,
+//!     value: DatasetValue::Numeric {
+//!         data_type: DataType::Float64,
+//!         bytes: samples.iter().flat_map(|v| v.to_le_bytes()).collect(),
+//!     },
+//! };
+//! writer.dataset("/acquisition/trace/data", None, &data, &[], &DatasetOptions::default())?;
+//! writer.link("/processing", "raw", "/acquisition/trace", ".")?;
+//! writer.finish()?;
+//!
+//! // Open it from the store: typed objects, links and datasets.
+//! let file = NwbFile::open_store(store, "session.nwb.zarr", ReadOptions::default())?;
+//! assert_eq!(file.convention(), Convention::V3);
+//! assert_eq!(file.nwb_version(), Some("2.8.0"));
+//! let series = file.find_by_type("TimeSeries");
+//! assert_eq!(series[0].path, "/acquisition/trace");
+//! assert_eq!(file.resolve("/processing/raw/data")?.path, "/acquisition/trace/data");
+//! assert_eq!(file.read_dataset("/processing/raw/data", None)?, data);
+//! # Ok::<(), neurochunk_hdmf::HdmfError>(())
+//! ```
+//!
 //! - [`NwbFile::open_store`] opens a file (from consolidated metadata in one read when present,
 //!   through the array layer's [`walk_documents`](neurochunk_array::walk_documents)), walks its
 //!   typed objects, follows links (also into other files, through an [`ExternalResolver`]:

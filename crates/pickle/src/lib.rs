@@ -4,6 +4,21 @@
 //! **What it is for.** Reading the pickled chunks and fill values of such arrays into JSON
 //! values, and writing object and structured arrays that NumPy 1.x and 2.x unpickle.
 //!
+//! ```
+//! use neurochunk_pickle::{decode_object_array, encode_object_array, AllowList};
+//! use serde_json::json;
+//!
+//! // An object array of shape [3], as numcodecs' `pickle` codec stores a chunk.
+//! let items = [json!("text"), json!(42), json!({"path": "/acquisition/ts"})];
+//! let pickled = encode_object_array(&[3], &items, None)?;
+//!
+//! // Reading it back needs NumPy's reconstruction globals, and nothing else.
+//! let array = decode_object_array(&pickled, &AllowList::numpy())?;
+//! assert_eq!(array.shape, [3]);
+//! assert_eq!(array.items, items);
+//! # Ok::<(), neurochunk_pickle::PickleError>(())
+//! ```
+//!
 //! **What it is not.** It never executes code and it is not a general unpickler. It imports
 //! nothing and calls nothing: [`decode_object_array`] and [`decode_value`] interpret the pickle
 //! opcodes of protocols 0–5 themselves, and a global (`GLOBAL` / `STACK_GLOBAL`) is accepted

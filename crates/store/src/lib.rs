@@ -8,6 +8,43 @@
 //! nothing about arrays or formats. [`fs_publish`] puts a directory tree built aside in place
 //! of another without a moment where neither is there.
 //!
+//! ```
+//! use std::io::Write;
+//! use neurochunk_store::{ByteRange, Bytes, MemoryStore, ReadRequest, ReadResponse, Store};
+//!
+//! let store = MemoryStore::new();
+//! store.set("data/zarr.json", Bytes::from_static(b"{}"))?;
+//! store.set("data/c/0/0", Bytes::from_static(b"0123456789"))?;
+//!
+//! // Whole values, byte ranges, and a missing key, which is not an error.
+//! assert_eq!(store.get("data/zarr.json")?.as_deref(), Some(&b"{}"[..]));
+//! let parts = store
+//!     .get_ranges("data/c/0/0", &[ByteRange::FromStart { offset: 2, length: Some(3) },
+//!                                 ByteRange::Suffix { length: 2 }])?
+//!     .unwrap();
+//! assert_eq!(parts, [Bytes::from_static(b"234"), Bytes::from_static(b"89")]);
+//! assert_eq!(store.get("data/c/1/0")?, None);
+//!
+//! // Batched reads answer each request on its own.
+//! let answers = store.get_many(&[ReadRequest::whole("data/zarr.json"),
+//!                                ReadRequest::whole("data/c/1/0")]);
+//! assert!(matches!(answers[1], Ok(ReadResponse::Missing)));
+//!
+//! // A streamed value appears only on commit.
+//! let mut writer = store.writer("data/c/1/0")?;
+//! writer.write_all(b"streamed")?;
+//! writer.commit()?;
+//!
+//! // Listings: every key under a prefix, or one directory level.
+//! assert_eq!(store.list_prefix("data/c/")?, ["data/c/0/0", "data/c/1/0"]);
+//! let dir = store.list_dir("data")?;
+//! assert_eq!((dir.keys, dir.prefixes), (vec!["zarr.json".to_string()], vec!["c".to_string()]));
+//!
+//! // Keys cannot escape the store.
+//! assert!(store.get("../outside").is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The trait is shaped for remote object storage as well as local files: values are
 //! [`Bytes`] (cheap to clone and slice, no copy when a backend already holds them), errors
 //! name keys rather than file paths ([`StoreError::Backend`] carries any backend's error),

@@ -17,15 +17,22 @@ const MAX_BUFFERSIZE: usize = blosc_src::BLOSC_MAX_BUFFERSIZE as usize;
 /// The compressor inside blosc.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BloscCompressor {
+    /// `blosclz`, blosc's own LZ77 variant.
     BloscLz,
+    /// `lz4`.
     Lz4,
+    /// `lz4hc`, LZ4 high compression.
     Lz4Hc,
+    /// `zstd`.
     Zstd,
+    /// `zlib` (deflate).
     Zlib,
+    /// `snappy`.
     Snappy,
 }
 
 impl BloscCompressor {
+    /// The `cname` spelling (`"blosclz"`, `"lz4"`, …).
     pub fn name(self) -> &'static str {
         match self {
             BloscCompressor::BloscLz => "blosclz",
@@ -48,6 +55,7 @@ impl BloscCompressor {
         }
     }
 
+    /// From a `cname` spelling; `None` for an unknown one.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "blosclz" => BloscCompressor::BloscLz,
@@ -65,13 +73,18 @@ impl BloscCompressor {
 /// byte-shuffle otherwise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BloscShuffle {
+    /// No shuffle (numcodecs 0, v3 `"noshuffle"`).
     NoShuffle,
+    /// Byte shuffle (numcodecs 1, v3 `"shuffle"`).
     Shuffle,
+    /// Bit shuffle (numcodecs 2, v3 `"bitshuffle"`).
     BitShuffle,
+    /// Chosen by element size (numcodecs −1), when encoding and in Zarr v3 JSON.
     Auto,
 }
 
 impl BloscShuffle {
+    /// From the Zarr v3 spelling (`"noshuffle"`, `"shuffle"`, `"bitshuffle"`).
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "noshuffle" => BloscShuffle::NoShuffle,
@@ -130,6 +143,8 @@ pub struct BloscCodec {
 }
 
 impl BloscCodec {
+    /// A codec with `clevel` 0–9 (else an error), `typesize` in bytes (0 is taken as 1) and
+    /// `blocksize` in bytes (0: c-blosc chooses).
     pub fn new(
         cname: BloscCompressor,
         clevel: u8,
@@ -218,22 +233,27 @@ impl BloscCodec {
         Self::new(cname, clevel, shuffle, typesize, blocksize)
     }
 
+    /// The compressor inside blosc.
     pub fn cname(&self) -> BloscCompressor {
         self.cname
     }
 
+    /// Compression level, 0 (none) to 9.
     pub fn clevel(&self) -> u8 {
         self.clevel
     }
 
+    /// The shuffle filter, as configured (`Auto` is resolved by `typesize` when used).
     pub fn shuffle(&self) -> BloscShuffle {
         self.shuffle
     }
 
+    /// Element size in bytes used for shuffling, at least 1.
     pub fn typesize(&self) -> usize {
         self.typesize
     }
 
+    /// Block size in bytes (0: chosen by c-blosc).
     pub fn blocksize(&self) -> usize {
         self.blocksize
     }

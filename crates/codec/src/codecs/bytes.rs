@@ -73,6 +73,7 @@ pub struct BytesCodec {
 }
 
 impl BytesCodec {
+    /// A `bytes` codec storing multi-byte values in `endian` order (`None`: no `endian` key).
     pub fn new(endian: Option<Endian>) -> Self {
         BytesCodec { endian }
     }
@@ -85,6 +86,7 @@ impl BytesCodec {
         }
     }
 
+    /// The configured byte order (`None`: not given; decodes as little-endian).
     pub fn endian(&self) -> Option<Endian> {
         self.endian
     }

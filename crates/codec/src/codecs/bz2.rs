@@ -17,12 +17,14 @@ pub struct Bz2Codec {
 }
 
 impl Bz2Codec {
+    /// `bz2` at `level`, clamped to 1–9.
     pub fn new(level: u32) -> Self {
         Bz2Codec {
             level: level.clamp(1, 9),
         }
     }
 
+    /// Parse a numcodecs / v3 configuration (`level` 1–9, default 1).
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
         Ok(Bz2Codec {
@@ -30,6 +32,7 @@ impl Bz2Codec {
         })
     }
 
+    /// The level, 1–9 (block size in 100 kB).
     pub fn level(&self) -> u32 {
         self.level
     }

@@ -11,13 +11,18 @@ use crate::{BytesToBytesCodec, CodecResult};
 /// Which checksum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChecksumKind {
+    /// CRC-32C (Castagnoli).
     Crc32c,
+    /// CRC-32 (zlib's, IEEE polynomial).
     Crc32,
+    /// Adler-32.
     Adler32,
+    /// Fletcher-32 as HDF5 computes it.
     Fletcher32,
 }
 
 impl ChecksumKind {
+    /// The codec name / numcodecs id (`"crc32c"`, `"crc32"`, `"adler32"`, `"fletcher32"`).
     pub fn id(self) -> &'static str {
         match self {
             ChecksumKind::Crc32c => "crc32c",
@@ -48,7 +53,9 @@ impl ChecksumKind {
 /// Where the checksum goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Location {
+    /// Prepended to the data.
     Start,
+    /// Appended to the data.
     End,
 }
 
@@ -73,6 +80,7 @@ impl ChecksumCodec {
         }
     }
 
+    /// CRC-32C, appended (Zarr v3 `crc32c`).
     pub fn crc32c() -> Self {
         Self::new(ChecksumKind::Crc32c)
     }
@@ -97,10 +105,12 @@ impl ChecksumCodec {
         self
     }
 
+    /// Which checksum.
     pub fn kind(&self) -> ChecksumKind {
         self.kind
     }
 
+    /// Where the checksum is stored.
     pub fn location(&self) -> Location {
         self.location
     }
@@ -286,6 +296,7 @@ pub fn fletcher32(data: &[u8]) -> u32 {
 pub struct Crc32cCodec(ChecksumCodec);
 
 impl Crc32cCodec {
+    /// The `crc32c` codec (verifying when decoding).
     pub fn new() -> Self {
         Crc32cCodec(ChecksumCodec::crc32c())
     }

@@ -143,6 +143,7 @@ pub struct GzipCodec {
 }
 
 impl GzipCodec {
+    /// `gzip` at `level` 0–9 (larger values are taken as 9).
     pub fn new(level: u32) -> Self {
         GzipCodec {
             level: level.min(9),
@@ -157,6 +158,7 @@ impl GzipCodec {
         })
     }
 
+    /// The compression level, 0–9.
     pub fn level(&self) -> u32 {
         self.level
     }
@@ -308,6 +310,7 @@ pub struct ZlibCodec {
 }
 
 impl ZlibCodec {
+    /// `zlib` at `level` 0–9 (larger values are taken as 9).
     pub fn new(level: u32) -> Self {
         ZlibCodec {
             level: level.min(9),
@@ -321,6 +324,7 @@ impl ZlibCodec {
         })
     }
 
+    /// The compression level, 0–9.
     pub fn level(&self) -> u32 {
         self.level
     }

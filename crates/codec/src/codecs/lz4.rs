@@ -17,10 +17,12 @@ pub struct Lz4Codec {
 }
 
 impl Lz4Codec {
+    /// `lz4` recording `acceleration` (numcodecs default 1) in its JSON.
     pub fn new(acceleration: i64) -> Self {
         Lz4Codec { acceleration }
     }
 
+    /// Parse a numcodecs / v3 configuration (`acceleration`, default 1).
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
         Ok(Lz4Codec {

@@ -46,6 +46,7 @@ fn read_i32(b: &[u8], at: usize) -> i32 {
 }
 
 impl N5Lz4Codec {
+    /// A stream of blocks of `block_size` bytes; errors unless 64 ≤ `block_size` ≤ 32 MiB.
     pub fn new(block_size: usize) -> CodecResult<Self> {
         if !(MIN_BLOCK..=MAX_BLOCK).contains(&block_size) {
             return Err(config_err(
@@ -64,6 +65,7 @@ impl N5Lz4Codec {
         Self::new(c.usize("blockSize")?.unwrap_or(65536))
     }
 
+    /// The uncompressed size of each block, in bytes.
     pub fn block_size(&self) -> usize {
         self.block_size
     }

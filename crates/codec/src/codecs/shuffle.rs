@@ -15,10 +15,12 @@ pub struct ShuffleCodec {
 }
 
 impl ShuffleCodec {
+    /// `shuffle` with `elementsize` bytes per element (0 or 1: the data passes unchanged).
     pub fn new(elementsize: usize) -> Self {
         ShuffleCodec { elementsize }
     }
 
+    /// Parse a numcodecs / v3 configuration (`elementsize`, default 4, at most 1 MiB).
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
         let elementsize = c.usize("elementsize")?.unwrap_or(4);

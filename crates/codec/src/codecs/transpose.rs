@@ -44,6 +44,7 @@ impl TransposeCodec {
             .all(|(i, &o)| o == n - 1 - i)
     }
 
+    /// The permutation: axis `i` of the encoded array is axis `order[i]` of the input.
     pub fn order(&self) -> &[usize] {
         &self.order
     }

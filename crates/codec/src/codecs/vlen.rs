@@ -13,14 +13,17 @@ pub struct VlenCodec {
 }
 
 impl VlenCodec {
+    /// `vlen-utf8`.
     pub fn utf8() -> Self {
         VlenCodec { utf8: true }
     }
 
+    /// `vlen-bytes`.
     pub fn bytes() -> Self {
         VlenCodec { utf8: false }
     }
 
+    /// True for `vlen-utf8`.
     pub fn is_utf8(&self) -> bool {
         self.utf8
     }
@@ -147,6 +150,7 @@ macro_rules! vlen_alias {
         pub struct $name(VlenCodec);
 
         impl $name {
+            /// The codec (it has no parameters).
             pub fn new() -> Self {
                 $name(VlenCodec { utf8: $utf8 })
             }

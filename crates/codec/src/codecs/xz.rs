@@ -20,8 +20,11 @@ const FILTER_DELTA: u64 = 0x03;
 /// Python `lzma` format codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LzmaFormat {
+    /// 1: the `.xz` container.
     Xz = 1,
+    /// 2: the legacy `.lzma` ("alone") format.
     Alone = 2,
+    /// 3: a raw LZMA stream; the configuration's `filters` describe it.
     Raw = 3,
 }
 
@@ -45,6 +48,8 @@ impl LzmaCodec {
         }
     }
 
+    /// Parse a numcodecs / v3 configuration (`format` default 1, `check` default −1,
+    /// `preset` or `filters`, not both; format 3 needs `filters`).
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
         let format = match c.i64("format")?.unwrap_or(1) {

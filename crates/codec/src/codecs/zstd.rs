@@ -30,6 +30,8 @@ pub struct ZstdCodec {
 }
 
 impl ZstdCodec {
+    /// `zstd` at `level` (negative: faster; 0: library default), with a content checksum in
+    /// each frame when `checksum`.
     pub fn new(level: i32, checksum: bool) -> Self {
         ZstdCodec { level, checksum }
     }
@@ -42,10 +44,12 @@ impl ZstdCodec {
         Ok(ZstdCodec { level, checksum })
     }
 
+    /// The compression level.
     pub fn level(&self) -> i32 {
         self.level
     }
 
+    /// Whether frames carry a content checksum.
     pub fn checksum(&self) -> bool {
         self.checksum
     }

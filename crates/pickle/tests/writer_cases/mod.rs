@@ -21,37 +21,33 @@ pub fn neg_inf() -> Value {
     non_finite_value(f64::NEG_INFINITY)
 }
 
-pub fn record_fields() -> Vec<RecordField> {
-    vec![
-        RecordField {
-            name: "idx_start".into(),
-            kind: RecordKind::Numeric("<i4".into()),
-        },
-        RecordField {
-            name: "count".into(),
-            kind: RecordKind::Numeric("<i4".into()),
-        },
-        RecordField {
-            name: "timeseries".into(),
-            kind: RecordKind::Object,
-        },
-    ]
+/// The fields of a record dtype: each a name and a NumPy typestr, `"|O"` for an object field.
+pub fn record_dtype(spec: &[(&str, &str)]) -> Vec<RecordField> {
+    spec.iter()
+        .map(|&(name, typestr)| RecordField {
+            name: name.into(),
+            kind: match typestr {
+                "|O" => RecordKind::Object,
+                numeric => RecordKind::Numeric(numeric.into()),
+            },
+        })
+        .collect()
 }
 
+/// hdmf-zarr's compound of a `TimeIntervals` `timeseries` column.
+pub fn record_fields() -> Vec<RecordField> {
+    record_dtype(&[("idx_start", "<i4"), ("count", "<i4"), ("timeseries", "|O")])
+}
+
+/// Numeric fields of every kind and byte order the writer packs.
 pub fn numeric_fields() -> Vec<RecordField> {
-    [
+    record_dtype(&[
         ("a", "<i2"),
         ("b", ">f8"),
         ("c", "|b1"),
         ("d", "<u8"),
         ("e", "f4"),
-    ]
-    .into_iter()
-    .map(|(name, t)| RecordField {
-        name: name.into(),
-        kind: RecordKind::Numeric(t.into()),
-    })
-    .collect()
+    ])
 }
 
 /// A writer case: name, shape, items and the structured dtype, if any.
