@@ -282,9 +282,14 @@ fn swc_files_that_are_not_one_tree_are_refused_unless_allowed() {
             context: CTX.into(),
             ..Default::default()
         };
-        let err = import_swc(&[swc.clone()], &out, &opts, &WriteOptions::default())
-            .unwrap_err()
-            .to_string();
+        let err = import_swc(
+            std::slice::from_ref(&swc),
+            &out,
+            &opts,
+            &WriteOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains(&format!("{name}.swc")) && err.contains(problem),
             "{name}: {err}"

@@ -1,7 +1,8 @@
 """Bad input gets a clear error naming the file, never a panic."""
 
-import pytest
 import json
+
+import pytest
 
 import pyarrow as pa
 import pyarrow.feather as feather
