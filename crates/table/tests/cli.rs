@@ -1,5 +1,8 @@
 //! The `table` subcommand (compiled from the CLI's own source) and the demo.
 
+#[macro_use]
+#[path = "../../cli/src/output.rs"]
+mod output;
 #[path = "../../cli/src/table_cmd.rs"]
 mod table_cmd;
 
