@@ -173,6 +173,7 @@ rules! {
     ContextSpaceMissing => "context-space-missing", 39, Warning, "some spatial tables of a context set `space` and others do not";
     ContextUnit => "context-unit", 40, Warning, "spatial tables of one context use one `unit`";
     HiveMetadata => "hive-metadata", 41, Error, "every file of a Hive-partitioned table carries identical neurarrow metadata";
+    HiveSchema => "hive-schema", 41, Configurable, "every file of a Hive-partitioned table has the table's columns with the table's types, and no others";
     HivePartition => "hive-partition", 41, Error, "partition values restore to the column's spec type and nullability";
     ExtensionConsistency => "extension-consistency", 42, Warning, "extension metadata (e.g. SWC type mappings) agrees across a context";
     FileName => "file-name", 43, Warning, "the file name ends in `.{schema}.arrow` / `.{schema}.parquet`";

@@ -114,6 +114,31 @@ def test_hive_from_pyarrow_converted_to_single_file(cli, tmp_path):
     )
 
 
+def test_hive_partitions_that_disagree_in_schema_fail_strict_validation(cli, tmp_path):
+    t = skeleton()
+    root = tmp_path / "mixed.skeletons"
+    ds.write_dataset(t, root, format="parquet", partitioning=["fragment_id"], partitioning_flavor="hive")
+    parts = sorted(root.rglob("*.parquet"))
+    assert len(parts) >= 2
+    code, reports = cli.validate(root, flags=("--strict",))
+    assert code == 0, reports
+    # One part file stores x as float32 and carries a column the others do not have.
+    part = pq.read_table(parts[-1])
+    x = part.schema.get_field_index("x")
+    changed = part.set_column(x, pa.field("x", pa.float32(), nullable=False), part.column("x").cast(pa.float32()))
+    changed = changed.append_column("stray", pa.array(range(changed.num_rows), pa.int64()))
+    pq.write_table(changed.replace_schema_metadata(part.schema.metadata), parts[-1])
+
+    code, reports = cli.validate(root)
+    assert code == 0, reports
+    warnings = [w for w in reports[0]["warnings"] if w["rule"] == "hive-schema"]
+    assert warnings and parts[-1].name in warnings[0]["location"], reports
+    assert "Float32" in warnings[0]["message"] and "stray" in warnings[0]["message"], warnings
+    code, reports = cli.validate(root, flags=("--strict",))
+    assert code == 1, reports
+    assert any(e["rule"] == "hive-schema" for e in reports[0]["errors"]), reports
+
+
 def test_derive_skeleton_values_read_by_pyarrow(cli, tmp_path):
     src = tmp_path / "in.skeletons.parquet"
     # Stale derived columns are replaced.

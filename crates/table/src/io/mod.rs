@@ -684,16 +684,44 @@ impl TableSource {
             }
         };
         for f in &files {
+            let mut differences = Vec::new();
             for field in schema.fields() {
                 if keys.contains(field.name()) {
                     continue;
                 }
-                if f.schema.field_with_name(field.name()).is_err() {
-                    return Err(TableError::format(
-                        &f.path,
-                        format!("Hive partition file lacks column {:?}", field.name()),
-                    ));
+                match f.schema.field_with_name(field.name()) {
+                    Err(_) => {
+                        return Err(TableError::format(
+                            &f.path,
+                            format!("Hive partition file lacks column {:?}", field.name()),
+                        ))
+                    }
+                    Ok(here) if here.data_type() != field.data_type() => differences.push(format!(
+                        "column {:?} is {} here but {} in the table",
+                        field.name(),
+                        here.data_type(),
+                        field.data_type()
+                    )),
+                    Ok(_) => {}
                 }
+            }
+            for extra in f
+                .schema
+                .fields()
+                .iter()
+                .filter(|c| schema.field_with_name(c.name()).is_err())
+            {
+                differences.push(format!(
+                    "extra column {:?} (not part of the table, not read)",
+                    extra.name()
+                ));
+            }
+            if !differences.is_empty() {
+                notes.push(SourceNote {
+                    rule: RuleId::HiveSchema,
+                    location: f.path.display().to_string(),
+                    message: differences.join("; "),
+                });
             }
         }
         Ok(TableSource {
