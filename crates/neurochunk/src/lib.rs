@@ -7,7 +7,9 @@
 //! * with the `nwb` feature, **NWB files on Zarr** as pynwb and hdmf-zarr write them, in both
 //!   hdmf-zarr conventions (module `nwb`);
 //! * with the `tables` feature, **neurarrow tables** as Arrow IPC, Parquet and Hive-partitioned
-//!   Parquet, with the specification's validator (module `table`).
+//!   Parquet, with the specification's validator (module `table`);
+//! * the restricted **pickle** reader and writer ([`pickle`]) that numcodecs' object codec and
+//!   hdmf-zarr's reference columns need: it runs no code and builds only allow-listed globals.
 //!
 //! A user who needs only Zarr and N5 compiles neither arrow/parquet nor the NWB layer: both are
 //! off by default. The `neurochunk` command-line tool enables everything.
@@ -35,6 +37,7 @@
 pub use neurochunk_array as array;
 pub use neurochunk_codec as codec;
 pub use neurochunk_dtype as dtype;
+pub use neurochunk_pickle as pickle;
 pub use neurochunk_store as store;
 
 /// NWB files on Zarr (both hdmf-zarr conventions): see [`neurochunk_hdmf`].
