@@ -40,7 +40,7 @@ pub struct ConvertOptions {
     pub separator: Option<char>,
     /// Axis order in which N5 sources are read and N5 destinations are written (default: as
     /// `attributes.json` lists them).
-    pub n5_axis_order: neurochunk_codec::N5AxisOrder,
+    pub n5_axis_order: crate::n5::N5AxisOrder,
     /// Keep `crc32c` checksums when writing Zarr v2 (stock zarr-python 2 cannot read them
     /// without an optional package, so they are dropped by default).
     pub keep_checksums: bool,
@@ -55,7 +55,7 @@ type FlatChain = (
 );
 
 fn flatten(chain: &CodecChain) -> FlatChain {
-    if let Some(n5) = chain.only::<neurochunk_codec::N5BlockCodec>() {
+    if let Some(n5) = chain.only::<crate::n5::N5BlockCodec>() {
         // The N5 block framing is re-described by the destination; only the compression stays.
         // (The array→bytes placeholder is replaced by one that fits the data type.)
         return (
@@ -63,7 +63,7 @@ fn flatten(chain: &CodecChain) -> FlatChain {
             Arc::new(BytesCodec::new(Some(Endian::Little))),
             n5.compression()
                 .cloned()
-                .map(neurochunk_codec::n5::zarr_compatible_compression)
+                .map(crate::n5::zarr_compatible_compression)
                 .into_iter()
                 .collect(),
             None,

@@ -57,8 +57,8 @@ pub use metadata::{
 pub use selection::{parse_selection, AxisSelection, Selection};
 pub use typed::Element;
 
-pub use n5::OpenOptions;
-pub use neurochunk_codec::{ArrayBytes, Codec, CodecChain, CodecKind, N5AxisOrder};
+pub use n5::{N5AxisOrder, N5BlockCodec, OpenOptions};
+pub use neurochunk_codec::{ArrayBytes, Codec, CodecChain, CodecKind};
 pub use neurochunk_dtype::DataType;
 pub use neurochunk_store::{FsStore, MemoryStore, Store};
 

@@ -13,10 +13,23 @@
 //! keys (`n5`, the four dataset keys, legacy `compressionType`); tensorstore's `axes` becomes
 //! the dimension names. Writing merges with the stored document so reserved keys such as the
 //! root's `"n5"` version are kept; new containers get `"n5": "4.0.0"`.
+//!
+//! The module owns everything N5-specific: the block codec ([`block`]: header, payload,
+//! axis order), the `compression` JSON and its mapping onto the codec crate's compressors
+//! ([`compression`]), block paths ([`ArrayMetadata::chunk_key`]) and the attributes document.
+
+pub mod block;
+pub mod compression;
+
+pub use block::{N5AxisOrder, N5BlockCodec};
+pub use compression::{
+    compression_from_n5_json, compression_to_n5_json, n5_compatible_compression,
+    zarr_compatible_compression, N5_COMPRESSION_TYPES,
+};
 
 use std::sync::Arc;
 
-use neurochunk_codec::{BytesToBytesCodec, CodecChain, N5AxisOrder, N5BlockCodec};
+use neurochunk_codec::{BytesToBytesCodec, CodecChain};
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::DataType;
 use neurochunk_store::{join_key, Store};
