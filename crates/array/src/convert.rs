@@ -44,6 +44,33 @@ pub struct ConvertOptions {
     /// Keep `crc32c` checksums when writing Zarr v2 (stock zarr-python 2 cannot read them
     /// without an optional package, so they are dropped by default).
     pub keep_checksums: bool,
+    /// Adjusts each source array's description before the destination is derived from it,
+    /// for what a higher layer knows from the node (e.g. a serializer mode its attributes
+    /// imply); `None` takes the description as parsed.
+    pub source_adapter: Option<SourceAdapter>,
+}
+
+/// A function that adjusts a source array's description before conversion (see
+/// [`ConvertOptions::source_adapter`]).
+#[derive(Clone)]
+pub struct SourceAdapter(Arc<dyn Fn(&mut ArrayMetadata) + Send + Sync>);
+
+impl SourceAdapter {
+    /// An adapter calling `f` on every source array's description.
+    pub fn new(f: impl Fn(&mut ArrayMetadata) + Send + Sync + 'static) -> Self {
+        SourceAdapter(Arc::new(f))
+    }
+
+    /// Apply the adapter to `meta`.
+    pub fn apply(&self, meta: &mut ArrayMetadata) {
+        (self.0)(meta)
+    }
+}
+
+impl std::fmt::Debug for SourceAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SourceAdapter(..)")
+    }
 }
 
 /// The codecs of a chain without sharding: `(array→array, array→bytes, bytes→bytes, inner chunk shape)`.
@@ -171,6 +198,16 @@ pub fn derive_array(
     options: &ConvertOptions,
     path: &str,
 ) -> ArrayResult<DerivedArray> {
+    let adapted;
+    let src = match &options.source_adapter {
+        Some(adapter) => {
+            let mut meta = src.clone();
+            adapter.apply(&mut meta);
+            adapted = meta;
+            &adapted
+        }
+        None => src,
+    };
     let format = options.format.unwrap_or(src.format);
     let (mut a2a, mut a2b, mut b2b, inner_shape) = flatten(&src.codecs);
     let mut changes = Vec::new();

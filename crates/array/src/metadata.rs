@@ -234,6 +234,21 @@ impl ArrayMetadata {
         }
     }
 
+    /// Replace the array→bytes codec, when it is a `T`, by `f` of it (see
+    /// [`CodecChain::map_serializer`]); returns whether it was a `T`.
+    pub fn map_serializer<T: neurochunk_codec::ArrayToBytesCodec + Clone>(
+        &mut self,
+        f: impl FnOnce(T) -> T,
+    ) -> bool {
+        match self.codecs.map_serializer(f) {
+            Some(chain) => {
+                self.codecs = Arc::new(chain);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Number of chunks along each axis.
     pub fn grid_shape(&self) -> Vec<u64> {
         self.shape
@@ -338,31 +353,6 @@ impl ArrayMetadata {
                 Some(list)
             }
             (filters, _) => filters,
-        };
-        // hdmf-zarr reference arrays (`zarr_dtype: "object"` / `"region"`) hold dictionaries;
-        // json2 hands them over as JSON text and must write them back as objects.
-        let reference_marker = attrs
-            .and_then(|a| a.get("zarr_dtype"))
-            .and_then(Value::as_str)
-            .is_some_and(|m| m == "object" || m == "region");
-        let filters = match filters {
-            Some(mut list)
-                if reference_marker
-                    && list
-                        .first()
-                        .and_then(|f| f.get("id"))
-                        .and_then(Value::as_str)
-                        == Some(neurochunk_dtype::v2::JSON2) =>
-            {
-                if let Some(Value::Object(first)) = list.first_mut() {
-                    first.insert(
-                        neurochunk_codec::JSON2_OBJECTS_KEY.into(),
-                        Value::Bool(true),
-                    );
-                }
-                Some(list)
-            }
-            other => other,
         };
         let chain = CodecChain::from_v2(order_f, filters.as_deref(), compressor, endian, &repr)
             .map_err(|source| ArrayError::Codecs {

@@ -58,7 +58,7 @@ pub use codecs::bz2::Bz2Codec;
 pub use codecs::checksum::{ChecksumCodec, ChecksumKind, Crc32cCodec, Location};
 pub use codecs::deflate::{GzipCodec, ZlibCodec};
 pub use codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
-pub use codecs::json2::{Json2Codec, JSON2_OBJECTS_KEY};
+pub use codecs::json2::Json2Codec;
 pub use codecs::lz4::Lz4Codec;
 pub use codecs::n5_lz4::N5Lz4Codec;
 pub use codecs::pickle::{PickleCodec, PICKLE_RECORD_KEY};
