@@ -13,8 +13,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ArrayError, ArrayResult};
 use crate::metadata::{
-    document_bytes, parse_document, parse_v2_consolidated, ArrayMetadata, GroupMetadata,
-    NodeMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA,
+    document_bytes, parse_document, parse_v2_consolidated, ArrayMetadata, GroupDocumentV2,
+    GroupMetadata, NodeMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA,
 };
 use crate::n5::{OpenOptions, ATTRIBUTES_JSON};
 
@@ -147,7 +147,13 @@ pub(crate) fn write_group(
         ZarrFormat::V2 => {
             store.set(
                 &join_key(path, ZGROUP),
-                document_bytes(&json!({"zarr_format": 2}), format).into(),
+                document_bytes(
+                    &serde_json::to_value(GroupDocumentV2::default()).map_err(|e| {
+                        ArrayError::metadata(path, format!("{ZGROUP} cannot be written: {e}"))
+                    })?,
+                    format,
+                )
+                .into(),
             )?;
             let attrs_key = join_key(path, ZATTRS);
             if attributes.is_empty() {
