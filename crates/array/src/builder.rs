@@ -33,7 +33,6 @@ use std::sync::Arc;
 
 use neurochunk_codec::{
     AnyCodec, ArrayToArrayCodec, ArrayToBytesCodec, ChunkRepr, Codec, CodecChain, CodecKind,
-    N5AxisOrder,
 };
 use neurochunk_dtype::DataType;
 use neurochunk_store::Store;
@@ -43,6 +42,7 @@ use crate::array::{Array, ArrayOptions};
 use crate::convert::{build_compressors, derive_array, ConvertOptions};
 use crate::error::{ArrayError, ArrayResult};
 use crate::metadata::{ArrayMetadata, ChunkKeyEncoding, ZarrFormat};
+use crate::n5::N5AxisOrder;
 use crate::typed::Element;
 
 /// The fill value of a new array: the element missing chunks read as.

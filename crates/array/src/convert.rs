@@ -40,10 +40,37 @@ pub struct ConvertOptions {
     pub separator: Option<char>,
     /// Axis order in which N5 sources are read and N5 destinations are written (default: as
     /// `attributes.json` lists them).
-    pub n5_axis_order: neurochunk_codec::N5AxisOrder,
+    pub n5_axis_order: crate::n5::N5AxisOrder,
     /// Keep `crc32c` checksums when writing Zarr v2 (stock zarr-python 2 cannot read them
     /// without an optional package, so they are dropped by default).
     pub keep_checksums: bool,
+    /// Adjusts each source array's description before the destination is derived from it,
+    /// for what a higher layer knows from the node (e.g. a serializer mode its attributes
+    /// imply); `None` takes the description as parsed.
+    pub source_adapter: Option<SourceAdapter>,
+}
+
+/// A function that adjusts a source array's description before conversion (see
+/// [`ConvertOptions::source_adapter`]).
+#[derive(Clone)]
+pub struct SourceAdapter(Arc<dyn Fn(&mut ArrayMetadata) + Send + Sync>);
+
+impl SourceAdapter {
+    /// An adapter calling `f` on every source array's description.
+    pub fn new(f: impl Fn(&mut ArrayMetadata) + Send + Sync + 'static) -> Self {
+        SourceAdapter(Arc::new(f))
+    }
+
+    /// Apply the adapter to `meta`.
+    pub fn apply(&self, meta: &mut ArrayMetadata) {
+        (self.0)(meta)
+    }
+}
+
+impl std::fmt::Debug for SourceAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SourceAdapter(..)")
+    }
 }
 
 /// The codecs of a chain without sharding: `(array→array, array→bytes, bytes→bytes, inner chunk shape)`.
@@ -55,7 +82,7 @@ type FlatChain = (
 );
 
 fn flatten(chain: &CodecChain) -> FlatChain {
-    if let Some(n5) = chain.only::<neurochunk_codec::N5BlockCodec>() {
+    if let Some(n5) = chain.only::<crate::n5::N5BlockCodec>() {
         // The N5 block framing is re-described by the destination; only the compression stays.
         // (The array→bytes placeholder is replaced by one that fits the data type.)
         return (
@@ -63,7 +90,7 @@ fn flatten(chain: &CodecChain) -> FlatChain {
             Arc::new(BytesCodec::new(Some(Endian::Little))),
             n5.compression()
                 .cloned()
-                .map(neurochunk_codec::n5::zarr_compatible_compression)
+                .map(crate::n5::zarr_compatible_compression)
                 .into_iter()
                 .collect(),
             None,
@@ -174,6 +201,16 @@ pub fn derive_array(
     options: &ConvertOptions,
     path: &str,
 ) -> ArrayResult<DerivedArray> {
+    let adapted;
+    let src = match &options.source_adapter {
+        Some(adapter) => {
+            let mut meta = src.clone();
+            adapter.apply(&mut meta);
+            adapted = meta;
+            &adapted
+        }
+        None => src,
+    };
     let format = options.format.unwrap_or(src.format);
     let (mut a2a, mut a2b, mut b2b, inner_shape) = flatten(&src.codecs);
     let mut changes = Vec::new();

@@ -13,8 +13,9 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ArrayError, ArrayResult};
 use crate::metadata::{
-    document_bytes, parse_document, parse_v2_consolidated, ArrayMetadata, GroupMetadata,
-    NodeMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA,
+    document_bytes, parse_document, parse_v2_consolidated, typed_document, ArrayMetadata,
+    GroupDocumentV2, GroupMetadata, NodeMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS, ZGROUP,
+    ZMETADATA,
 };
 use crate::n5::{OpenOptions, ATTRIBUTES_JSON};
 
@@ -73,8 +74,15 @@ pub(crate) fn read_node_metadata_with(
         )?)));
     }
     if let Some(doc) = read_doc(store, path, ZGROUP)? {
-        if doc.get("zarr_format").and_then(Value::as_u64) != Some(2) {
-            return Err(ArrayError::metadata(path, ".zgroup: zarr_format must be 2"));
+        let group: GroupDocumentV2 = typed_document(&doc, path, ZGROUP)?;
+        if group.zarr_format != 2 {
+            return Err(ArrayError::metadata(
+                path,
+                format!(
+                    ".zgroup: zarr_format must be 2, found {}",
+                    group.zarr_format
+                ),
+            ));
         }
         let attributes = match attrs {
             None => Map::new(),
@@ -147,7 +155,13 @@ pub(crate) fn write_group(
         ZarrFormat::V2 => {
             store.set(
                 &join_key(path, ZGROUP),
-                document_bytes(&json!({"zarr_format": 2}), format).into(),
+                document_bytes(
+                    &serde_json::to_value(GroupDocumentV2::default()).map_err(|e| {
+                        ArrayError::metadata(path, format!("{ZGROUP} cannot be written: {e}"))
+                    })?,
+                    format,
+                )
+                .into(),
             )?;
             let attrs_key = join_key(path, ZATTRS);
             if attributes.is_empty() {

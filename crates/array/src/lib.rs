@@ -1,8 +1,10 @@
 //! Chunked N-dimensional arrays and their hierarchies, over any [`Store`].
 //!
 //! This is the format layer: it parses Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`),
-//! Zarr v3 (`zarr.json`) and N5 (`attributes.json`, see [`n5`]) documents into one
-//! format-neutral [`ArrayMetadata`] with a codec chain, and lets one region reader/writer
+//! Zarr v3 (`zarr.json`) and N5 (`attributes.json`, see [`n5`]) documents, each format into
+//! its own typed serde document ([`ArrayDocumentV2`], [`ArrayDocumentV3`],
+//! [`n5::DatasetAttributesN5`], …), and builds from them one format-neutral [`ArrayMetadata`]
+//! with a codec chain, and lets one region reader/writer
 //! ([`Array`]) serve every format. Groups, walking a hierarchy, consolidated metadata and
 //! streaming conversion live here too.
 //!
@@ -52,13 +54,15 @@ pub use hierarchy::{
     Node, NodeDocuments, NodeEntry, NodeInfo,
 };
 pub use metadata::{
-    ArrayMetadata, ChunkKeyEncoding, ConsolidatedEntry, GroupMetadata, NodeMetadata, ZarrFormat,
+    ArrayDocumentV2, ArrayDocumentV3, ArrayMetadata, ChunkKeyEncoding, ConsolidatedEntry,
+    GroupDocumentV2, GroupDocumentV3, GroupMetadata, MetadataEntryV3, NodeMetadata, OrderV2,
+    ZarrFormat,
 };
 pub use selection::{parse_selection, AxisSelection, Selection};
 pub use typed::Element;
 
-pub use n5::OpenOptions;
-pub use neurochunk_codec::{ArrayBytes, Codec, CodecChain, CodecKind, N5AxisOrder};
+pub use n5::{N5AxisOrder, N5BlockCodec, OpenOptions};
+pub use neurochunk_codec::{ArrayBytes, Codec, CodecChain, CodecKind};
 pub use neurochunk_dtype::DataType;
 pub use neurochunk_store::{FsStore, MemoryStore, Store};
 

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 
 use neurochunk_array::convert::{convert_hierarchy, derive_metadata, ConvertOptions};
+use neurochunk_array::n5::compression_from_n5_json;
 use neurochunk_array::n5::n5_array_metadata;
 use neurochunk_array::{
     create_group, list_nodes_with, open_node, parse_selection, Array, ArrayBytes, Codec, DataType,
     N5AxisOrder, NodeMetadata, OpenOptions, Store, ZarrFormat,
 };
-use neurochunk_codec::n5::compression_from_n5_json;
 use neurochunk_store::Bytes;
 use serde_json::{json, Map, Value};
 

@@ -8,9 +8,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use neurochunk_array::n5::compression_from_n5_json;
 use neurochunk_array::n5::n5_array_metadata;
 use neurochunk_array::{parse_selection, Array, ArrayBytes, DataType, FsStore, N5AxisOrder, Store};
-use neurochunk_codec::n5::compression_from_n5_json;
 use serde_json::{json, Map};
 
 const WRITERS: u64 = 6;

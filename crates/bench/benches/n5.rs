@@ -25,10 +25,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
+use neurochunk_array::n5::compression_from_n5_json;
 use neurochunk_array::n5::n5_array_metadata;
 use neurochunk_array::{Array, ArrayBytes, DataType, FsStore, N5AxisOrder, Store};
 use neurochunk_bench::volume;
-use neurochunk_codec::n5::compression_from_n5_json;
 use serde_json::{json, Value};
 
 const BLOCK: usize = 64;

@@ -173,6 +173,8 @@ impl LayoutArgs {
             separator: self.dimension_separator,
             n5_axis_order: self.axis_order.n5_axis_order.into(),
             keep_checksums: false,
+            // NWB files converted as plain Zarr keep their reference dictionaries.
+            source_adapter: Some(neurochunk_hdmf::reference_source_adapter()),
         })
     }
 }

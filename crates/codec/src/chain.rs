@@ -421,6 +421,21 @@ impl CodecChain {
         codec.downcast_ref::<T>()
     }
 
+    /// This chain with its array→bytes codec, when that is a `T`, replaced by `f` of it (a
+    /// typed change, such as a serializer mode the metadata does not record); `None` when the
+    /// array→bytes codec is not a `T`.
+    pub fn map_serializer<T: ArrayToBytesCodec + Clone>(
+        &self,
+        f: impl FnOnce(T) -> T,
+    ) -> Option<CodecChain> {
+        let codec = f(self.serializer::<T>()?.clone());
+        Some(CodecChain::new(
+            self.array_to_array.clone(),
+            Arc::new(codec),
+            self.bytes_to_bytes.clone(),
+        ))
+    }
+
     /// The array→bytes codec as a `T`, when the chain is exactly that one codec.
     pub fn only<T: ArrayToBytesCodec>(&self) -> Option<&T> {
         if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {

@@ -4,7 +4,8 @@
 //! A chunk goes from an N-d array of elements to stored bytes through a chain of codecs, as in
 //! Zarr v3: zero or more array→array codecs ([`ArrayToArrayCodec`]), exactly one array→bytes
 //! codec ([`ArrayToBytesCodec`]) and zero or more bytes→bytes codecs ([`BytesToBytesCodec`]).
-//! Zarr v2 `order`/`filters`/`compressor` and N5 compressions are mapped onto the same chain.
+//! Zarr v2 `order`/`filters`/`compressor` are mapped onto the same chain. The codecs here are
+//! format-independent: N5's block codec lives with the N5 format in `neurochunk-array`.
 //!
 //! This crate knows element types (from `neurochunk-dtype`) but nothing about stores, keys or
 //! array metadata documents beyond the codec JSON itself.
@@ -17,8 +18,6 @@
 //! * [`codecs`] — the built-in codecs; [`nd`] — the N-d strided copy engine (chunk ↔ region
 //!   copies, shared output buffers, variable-length gathers); [`subset`] — permutations and
 //!   fill helpers.
-//! * [`n5`] — the N5 block codec (header, big-endian column-major payload, compression) and
-//!   N5 `compression` JSON.
 //! * [`PickleCodec`] — the numcodecs `pickle` object codec, on the restricted reader and writer
 //!   of `neurochunk-pickle` (no code in a file is run; the globals it may name come from an
 //!   [`neurochunk_pickle::AllowList`], hdmf-zarr's by default).
@@ -44,9 +43,6 @@
 mod api;
 mod chain;
 pub mod codecs;
-// The N5 block codec is moving to the array crate; its documentation goes with it.
-#[allow(missing_docs)]
-pub mod n5;
 pub mod nd;
 mod numeric;
 mod registry;
@@ -63,7 +59,7 @@ pub use codecs::bz2::Bz2Codec;
 pub use codecs::checksum::{ChecksumCodec, ChecksumKind, Crc32cCodec, Location};
 pub use codecs::deflate::{GzipCodec, ZlibCodec};
 pub use codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
-pub use codecs::json2::{Json2Codec, JSON2_OBJECTS_KEY};
+pub use codecs::json2::Json2Codec;
 pub use codecs::lz4::Lz4Codec;
 pub use codecs::n5_lz4::N5Lz4Codec;
 pub use codecs::pickle::{PickleCodec, PICKLE_RECORD_KEY};
@@ -72,7 +68,6 @@ pub use codecs::transpose::TransposeCodec;
 pub use codecs::vlen::{VlenBytesCodec, VlenCodec, VlenUtf8Codec};
 pub use codecs::xz::{LzmaCodec, LzmaFormat};
 pub use codecs::zstd::ZstdCodec;
-pub use n5::{N5AxisOrder, N5BlockCodec};
 pub use registry::{
     register_v2_codec, register_v3_codec, AnyCodec, CodecConstructor, CodecRegistry,
 };

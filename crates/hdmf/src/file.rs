@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use neurochunk_array::{Array, ArrayMetadata, AxisSelection, DataType, Selection};
+use neurochunk_codec::Json2Codec;
 use neurochunk_store::{PrefixStore, Store};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
@@ -713,13 +714,14 @@ impl NwbFile {
             .as_ref()
             .ok_or_else(|| HdmfError::invalid(self.name(), path, "is a group, not a dataset"))?;
         let key = store_key(path);
-        let meta = match self.convention {
+        let mut meta = match self.convention {
             Convention::Legacy => {
                 ArrayMetadata::from_v2(doc, Some(&Value::Object(node.attributes.clone())), key)
             }
             Convention::V3 => ArrayMetadata::from_v3(doc, key),
         }
         .map_err(|e| HdmfError::array(self.name(), e))?;
+        json2_reference_objects(&mut meta);
         Ok(Array::from_metadata(self.store.clone(), key, meta))
     }
 
@@ -901,6 +903,26 @@ fn parse_links(file: &str, path: &str, node: &NodeDoc) -> HdmfResult<Vec<Link>> 
         }
     }
     Ok(out)
+}
+
+/// Legacy reference datasets (`zarr_dtype: "object"` / `"region"` among the array's
+/// attributes) hold dictionaries, which numcodecs `json2` hands over as JSON text: switch the
+/// array's `json2` codec to objects mode, so that they are written back as objects. Returns
+/// whether the array's codec was switched. Any other array is left alone.
+pub fn json2_reference_objects(meta: &mut ArrayMetadata) -> bool {
+    matches!(
+        meta.attributes.get(LEGACY_DTYPE).and_then(Value::as_str),
+        Some("object" | "region")
+    ) && meta.map_serializer(|codec: Json2Codec| codec.with_objects(true))
+}
+
+/// A conversion adapter ([`neurochunk_array::convert::ConvertOptions::source_adapter`]) that
+/// keeps legacy reference datasets' dictionaries as objects (see [`json2_reference_objects`])
+/// when an NWB file is converted as a plain Zarr hierarchy.
+pub fn reference_source_adapter() -> neurochunk_array::convert::SourceAdapter {
+    neurochunk_array::convert::SourceAdapter::new(|meta| {
+        json2_reference_objects(meta);
+    })
 }
 
 /// Whether the dataset's type marker says its elements are references.

@@ -80,8 +80,9 @@ pub use convention::Convention;
 pub use convert::{convert_file, convert_into, ConvertSummary};
 pub use error::{HdmfError, HdmfResult};
 pub use file::{
-    AttributeRef, AttributeValue, CachedNamespace, DatasetRef, ExternalResolver, FileLocation,
-    Link, NwbFile, ReadOptions, StoreResolver, Target, TypedObject,
+    json2_reference_objects, reference_source_adapter, AttributeRef, AttributeValue,
+    CachedNamespace, DatasetRef, ExternalResolver, FileLocation, Link, NwbFile, ReadOptions,
+    StoreResolver, Target, TypedObject,
 };
 pub use fs::FsResolver;
 pub use index::NodeKind;

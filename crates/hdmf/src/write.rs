@@ -616,6 +616,7 @@ impl NwbWriter {
             Convention::V3 => ArrayMetadata::from_v3(doc, key),
         }
         .map_err(|e| self.array_err(e))?;
+        crate::file::json2_reference_objects(&mut meta);
         if custom_compression {
             if let Some(codecs) = &self.options.compressors {
                 let options = ConvertOptions {

@@ -465,6 +465,7 @@ fn generic_zarr_conversion_keeps_pickled_compounds_and_reference_dictionaries() 
     let options = ConvertOptions {
         format: Some(ZarrFormat::V2),
         compressors: Some(vec![neurochunk_codec::Codec::zstd(3)]),
+        source_adapter: Some(neurochunk_hdmf::reference_source_adapter()),
         ..Default::default()
     };
     convert_hierarchy(src, "", dst, "", &options, &|_| {}, &|_, _| {}).unwrap();

@@ -5,7 +5,7 @@ zarr-python 2's N5Store, for every data type × compression, in both axis orders
 zarr-python 2 its transpose); with `--n5-axis-order reversed` it is the other way round. Edge
 blocks are written truncated, as the Java reference writes them; both peers accept that.
 The Java `LZ4Block` stream (`--codec lz4`) is read by neither peer and is checked byte by byte
-in the Rust tests (crates/codec/src/n5.rs, crates/array/tests/n5.rs).
+in the Rust tests (crates/array/src/n5/block.rs, crates/array/tests/n5.rs).
 """
 
 from __future__ import annotations

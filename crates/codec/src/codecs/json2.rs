@@ -3,7 +3,8 @@
 //! the shape, written with Python's `json` conventions (compact separators, `ensure_ascii`).
 //!
 //! Decoding turns JSON strings into their text and any other JSON value into its compact JSON
-//! text; encoding writes every element as a JSON string.
+//! text; encoding writes every element as a JSON string, or, in objects mode
+//! ([`Json2Codec::with_objects`]), an element whose text is a JSON object as that object.
 
 use serde_json::{json, Map, Value};
 
@@ -11,10 +12,6 @@ use crate::util::{config_err, corrupt, unsupported, v2_json, v3_json, Conf};
 use crate::{ArrayBytes, ArrayToBytesCodec, ChunkRepr, CodecResult};
 
 const ID: &str = "json2";
-
-/// Configuration key by which the array layer says the elements are JSON objects (hdmf-zarr
-/// reference arrays), which travel as their JSON text; it is never written back.
-pub const JSON2_OBJECTS_KEY: &str = "neurochunk_objects";
 
 /// The `json2` codec; keeps the numcodecs configuration to write it back unchanged.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,12 +59,9 @@ impl Json2Codec {
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
         let mut full = default_config();
-        let mut objects = false;
         if let Value::Object(m) = config {
             for (k, v) in m {
-                if k == JSON2_OBJECTS_KEY {
-                    objects = v.as_bool().unwrap_or(false);
-                } else if k != "id" {
+                if k != "id" {
                     full.insert(k.clone(), v.clone());
                 }
             }
@@ -105,9 +99,23 @@ impl Json2Codec {
             ensure_ascii: c.bool("ensure_ascii")?.unwrap_or(true),
             item_sep,
             indent,
-            objects,
+            objects: false,
             config: full,
         })
+    }
+
+    /// This codec in objects mode (`true`) or not: in objects mode an element whose text is a
+    /// JSON object is written as that object rather than as a string (hdmf-zarr reference
+    /// arrays hold dictionaries, which travel as their JSON text). The numcodecs configuration
+    /// does not record the mode; whoever knows what the elements mean switches it on.
+    pub fn with_objects(mut self, objects: bool) -> Self {
+        self.objects = objects;
+        self
+    }
+
+    /// Whether the codec is in objects mode (see [`Json2Codec::with_objects`]).
+    pub fn objects(&self) -> bool {
+        self.objects
     }
 }
 

@@ -13,13 +13,29 @@
 //! keys (`n5`, the four dataset keys, legacy `compressionType`); tensorstore's `axes` becomes
 //! the dimension names. Writing merges with the stored document so reserved keys such as the
 //! root's `"n5"` version are kept; new containers get `"n5": "4.0.0"`.
+//!
+//! The module owns everything N5-specific: the block codec ([`block`]: header, payload,
+//! axis order), the `compression` JSON and its mapping onto the codec crate's compressors
+//! ([`compression`]), block paths ([`ArrayMetadata::chunk_key`]) and the attributes document.
+
+pub mod block;
+pub mod compression;
+pub mod document;
+
+pub use block::{N5AxisOrder, N5BlockCodec};
+pub use compression::{
+    compression_from_n5_json, compression_to_n5_json, n5_compatible_compression,
+    zarr_compatible_compression, N5_COMPRESSION_TYPES,
+};
+pub use document::DatasetAttributesN5;
 
 use std::sync::Arc;
 
-use neurochunk_codec::{BytesToBytesCodec, CodecChain, N5AxisOrder, N5BlockCodec};
+use neurochunk_codec::{BytesToBytesCodec, CodecChain};
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::DataType;
 use neurochunk_store::{join_key, Store};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ArrayError, ArrayResult};
@@ -34,7 +50,6 @@ pub const N5_VERSION: &str = "4.0.0";
 const MAX_MAJOR: u64 = 4;
 
 const VERSION_KEY: &str = "n5";
-const LEGACY_COMPRESSION_KEY: &str = "compressionType";
 const AXES_KEY: &str = "axes";
 /// Keys the format reserves (never user attributes).
 pub const RESERVED_KEYS: &[&str] = &[
@@ -121,25 +136,6 @@ fn check_version(doc: &Map<String, Value>, path: &str) -> ArrayResult<()> {
     Ok(())
 }
 
-fn int_list(doc: &Map<String, Value>, key: &str, path: &str) -> ArrayResult<Option<Vec<u64>>> {
-    let Some(value) = doc.get(key) else {
-        return Ok(None);
-    };
-    let err = || {
-        meta_err(
-            path,
-            format!("'{key}' must be a list of non-negative integers, found {value}"),
-        )
-    };
-    value
-        .as_array()
-        .ok_or_else(err)?
-        .iter()
-        .map(|v| v.as_u64().ok_or_else(err))
-        .collect::<ArrayResult<Vec<u64>>>()
-        .map(Some)
-}
-
 fn user_attributes(doc: &Map<String, Value>) -> Map<String, Value> {
     doc.iter()
         .filter(|(k, _)| !RESERVED_KEYS.contains(&k.as_str()))
@@ -155,7 +151,7 @@ pub(crate) fn parse_node(doc: &Value, path: &str, order: N5AxisOrder) -> ArrayRe
     check_version(map, path)?;
     if map.contains_key("dimensions") {
         return Ok(NodeMetadata::Array(Box::new(parse_dataset(
-            map, path, order,
+            doc, path, order,
         )?)));
     }
     Ok(NodeMetadata::Group(GroupMetadata {
@@ -165,12 +161,24 @@ pub(crate) fn parse_node(doc: &Value, path: &str, order: N5AxisOrder) -> ArrayRe
     }))
 }
 
-fn parse_dataset(
-    doc: &Map<String, Value>,
-    path: &str,
-    order: N5AxisOrder,
-) -> ArrayResult<ArrayMetadata> {
-    let dims = int_list(doc, "dimensions", path)?.unwrap_or_default();
+/// Read a dataset's `attributes.json` as its typed document, with errors naming the file,
+/// the node and what is wrong.
+fn dataset_document(doc: &Value, path: &str) -> ArrayResult<DatasetAttributesN5> {
+    DatasetAttributesN5::deserialize(doc).map_err(|e| {
+        let message = e.to_string();
+        match message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        {
+            Some(key) => meta_err(path, format!("dataset is missing the required key '{key}'")),
+            None => meta_err(path, message),
+        }
+    })
+}
+
+fn parse_dataset(doc: &Value, path: &str, order: N5AxisOrder) -> ArrayResult<ArrayMetadata> {
+    let doc = dataset_document(doc, path)?;
+    let dims = doc.dimensions;
     if dims.is_empty() {
         return Err(meta_err(
             path,
@@ -178,7 +186,8 @@ fn parse_dataset(
         ));
     }
     // n5 3.x defaulted a missing blockSize to the dimensions.
-    let block = int_list(doc, "blockSize", path)?
+    let block = doc
+        .block_size
         .unwrap_or_else(|| dims.iter().map(|&d| d.max(1)).collect());
     if block.len() != dims.len() {
         return Err(meta_err(
@@ -196,21 +205,7 @@ fn parse_dataset(
             format!("'blockSize' entry {bad} is not between 1 and 2^31-1"),
         ));
     }
-    let type_name = match doc.get("dataType") {
-        Some(Value::String(s)) => s.as_str(),
-        Some(other) => {
-            return Err(meta_err(
-                path,
-                format!("'dataType' must be a string, found {other}"),
-            ))
-        }
-        None => {
-            return Err(meta_err(
-                path,
-                "dataset is missing the required key 'dataType'",
-            ))
-        }
-    };
+    let type_name = doc.data_type.as_str();
     let data_type = n5_data_type(type_name).ok_or_else(|| {
         meta_err(
             path,
@@ -220,15 +215,9 @@ fn parse_dataset(
             ),
         )
     })?;
-    let compression = match (doc.get("compression"), doc.get(LEGACY_COMPRESSION_KEY)) {
-        (Some(c), _) => c.clone(),
-        (None, Some(Value::String(kind))) => json!({ "type": kind }),
-        (None, Some(other)) => {
-            return Err(meta_err(
-                path,
-                format!("'compressionType' must be a string, found {other}"),
-            ))
-        }
+    let compression = match (doc.compression, doc.compression_type) {
+        (Some(c), _) => c,
+        (None, Some(kind)) => json!({ "type": kind }),
         (None, None) => json!({"type": "raw"}),
     };
     let typesize = data_type.fixed_size().unwrap_or(1);
@@ -242,7 +231,7 @@ fn parse_dataset(
         .iter()
         .map(|&b| usize::try_from(b).map_err(|_| meta_err(path, "block size too large")))
         .collect::<ArrayResult<Vec<usize>>>()?;
-    let mut attributes = user_attributes(doc);
+    let mut attributes = doc.attributes;
     let dimension_names = match attributes.get(AXES_KEY) {
         Some(Value::Array(axes))
             if axes.len() == dims.len() && axes.iter().all(Value::is_string) =>
@@ -387,14 +376,7 @@ pub(crate) fn write_dataset(
         message: format!("data type {} has no N5 form", meta.data_type),
     })?;
     let existing = read_existing(store, path)?;
-    let mut doc = Map::new();
-    if let Some(v) = version_entry(&existing, path) {
-        doc.insert(VERSION_KEY.into(), v);
-    }
-    doc.insert("dimensions".into(), json!(order.apply(&meta.shape)));
-    doc.insert("blockSize".into(), json!(order.apply(&meta.chunk_shape)));
-    doc.insert("dataType".into(), json!(type_name));
-    doc.insert("compression".into(), n5.compression_json().clone());
+    let mut attributes = Map::new();
     if let Some(names) = &meta.dimension_names {
         if names.len() == meta.shape.len()
             && names.iter().any(Option::is_some)
@@ -405,13 +387,30 @@ pub(crate) fn write_dataset(
                 .into_iter()
                 .map(Option::unwrap_or_default)
                 .collect();
-            doc.insert(AXES_KEY.into(), json!(axes));
+            attributes.insert(AXES_KEY.into(), json!(axes));
         }
     }
-    add_user_attributes(&mut doc, &meta.attributes, path)?;
+    add_user_attributes(&mut attributes, &meta.attributes, path)?;
+    let doc = DatasetAttributesN5 {
+        version: version_entry(&existing, path),
+        dimensions: order.apply(&meta.shape),
+        block_size: Some(
+            order
+                .apply(&meta.chunk_shape)
+                .into_iter()
+                .map(|b| b as u64)
+                .collect(),
+        ),
+        data_type: type_name.to_string(),
+        compression: Some(n5.compression_json().clone()),
+        compression_type: None,
+        attributes,
+    };
+    let doc = serde_json::to_value(&doc)
+        .map_err(|e| meta_err(path, format!("cannot be written: {e}")))?;
     store.set(
         &join_key(path, ATTRIBUTES_JSON),
-        document_bytes(&Value::Object(doc)).into(),
+        document_bytes(&doc).into(),
     )?;
     Ok(())
 }

@@ -1,13 +1,25 @@
 //! Metadata documents: Zarr v2 `.zarray`/`.zgroup`/`.zattrs` and Zarr v3 `zarr.json` (N5's
-//! `attributes.json` lives in [`crate::n5`]), parsed into one format-neutral description and written back in the form the reference writers
-//! (zarr-python 2 and 3) produce.
+//! `attributes.json` lives in [`crate::n5`]).
+//!
+//! Each format has its own typed serde documents ([`v2`], [`v3`]); the runtime description
+//! ([`ArrayMetadata`], [`GroupMetadata`]) is built from them and written back through them, in
+//! the form the reference writers (zarr-python 2 and 3) produce. serde's errors become
+//! metadata errors naming the file, the node and what is wrong.
 
 use std::sync::Arc;
 
 use neurochunk_codec::{ChunkRepr, CodecChain};
 use neurochunk_dtype::json::{parse_lenient, to_python_json, PyJsonStyle};
 use neurochunk_dtype::DataType;
-use serde_json::{json, Map, Value};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub mod v2;
+pub mod v3;
+
+pub use v2::{ArrayDocumentV2, GroupDocumentV2, OrderV2};
+pub use v3::{ArrayDocumentV3, GroupDocumentV3, MetadataEntryV3};
 
 use crate::error::{ArrayError, ArrayResult};
 
@@ -145,40 +157,49 @@ pub(crate) const ZATTRS: &str = ".zattrs";
 pub(crate) const ZMETADATA: &str = ".zmetadata";
 pub(crate) const ZARR_JSON: &str = "zarr.json";
 
-fn field<'a>(
-    doc: &'a Map<String, Value>,
-    key: &str,
+/// Read a typed document from its JSON, mapping serde's errors to metadata errors that name
+/// the file and the node (a missing member, or what a member must be).
+pub(crate) fn typed_document<T: DeserializeOwned>(
+    doc: &Value,
     path: &str,
     file: &str,
-) -> ArrayResult<&'a Value> {
-    doc.get(key).ok_or_else(|| {
-        ArrayError::metadata(path, format!("{file} is missing the required key '{key}'"))
-    })
-}
-
-fn as_u64_list(value: &Value, key: &str, path: &str, file: &str) -> ArrayResult<Vec<u64>> {
-    let err = || {
-        ArrayError::metadata(
+) -> ArrayResult<T> {
+    if !doc.is_object() {
+        return Err(ArrayError::metadata(
             path,
-            format!("{file}: '{key}' must be a list of non-negative integers, found {value}"),
-        )
-    };
-    value
-        .as_array()
-        .ok_or_else(err)?
-        .iter()
-        .map(|v| v.as_u64().ok_or_else(err))
-        .collect()
+            format!("{file} must be a JSON object"),
+        ));
+    }
+    T::deserialize(doc).map_err(|e| ArrayError::metadata(path, serde_message(&e, file)))
 }
 
+/// A serde error as a sentence naming the file.
+fn serde_message(error: &serde_json::Error, file: &str) -> String {
+    let message = error.to_string();
+    match message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        Some(key) => format!("{file} is missing the required key '{key}'"),
+        None => format!("{file}: {message}"),
+    }
+}
+
+/// A document as JSON (no document type fails to serialise; should one, the error names the
+/// node rather than panicking).
+fn document_json<T: Serialize>(doc: &T, path: &str, file: &str) -> ArrayResult<Value> {
+    serde_json::to_value(doc)
+        .map_err(|e| ArrayError::metadata(path, format!("{file} cannot be written: {e}")))
+}
+
+/// The chunk shape of a document, checked against the array's rank.
 fn chunk_shape_from(
-    value: &Value,
+    chunks: &[u64],
     key: &str,
     path: &str,
     file: &str,
     rank: usize,
 ) -> ArrayResult<Vec<usize>> {
-    let chunks = as_u64_list(value, key, path, file)?;
     if chunks.len() != rank {
         return Err(ArrayError::metadata(
             path,
@@ -195,19 +216,13 @@ fn chunk_shape_from(
         ));
     }
     chunks
-        .into_iter()
-        .map(|c| {
+        .iter()
+        .map(|&c| {
             usize::try_from(c).map_err(|_| {
                 ArrayError::metadata(path, format!("{file}: chunk size {c} too large"))
             })
         })
         .collect()
-}
-
-fn as_object<'a>(value: &'a Value, path: &str, file: &str) -> ArrayResult<&'a Map<String, Value>> {
-    value
-        .as_object()
-        .ok_or_else(|| ArrayError::metadata(path, format!("{file} must be a JSON object")))
 }
 
 /// Parse a metadata document's bytes (lenient: bare NaN/Infinity are accepted).
@@ -234,6 +249,21 @@ impl ArrayMetadata {
         }
     }
 
+    /// Replace the array→bytes codec, when it is a `T`, by `f` of it (see
+    /// [`CodecChain::map_serializer`]); returns whether it was a `T`.
+    pub fn map_serializer<T: neurochunk_codec::ArrayToBytesCodec + Clone>(
+        &mut self,
+        f: impl FnOnce(T) -> T,
+    ) -> bool {
+        match self.codecs.map_serializer(f) {
+            Some(chain) => {
+                self.codecs = Arc::new(chain);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Number of chunks along each axis.
     pub fn grid_shape(&self) -> Vec<u64> {
         self.shape
@@ -245,78 +275,38 @@ impl ArrayMetadata {
 
     /// Parse a Zarr v2 `.zarray` document (with `.zattrs` when given).
     pub fn from_v2(doc: &Value, attrs: Option<&Value>, path: &str) -> ArrayResult<Self> {
+        check_format(doc, ZARRAY, 2, path)?;
+        let document: ArrayDocumentV2 = typed_document(doc, path, ZARRAY)?;
+        let attributes = attributes_from(attrs, path, ZATTRS)?;
+        Self::from_v2_document(&document, attributes, path)
+    }
+
+    /// The description of a Zarr v2 array from its `.zarray` document and attributes.
+    pub fn from_v2_document(
+        doc: &ArrayDocumentV2,
+        attributes: Map<String, Value>,
+        path: &str,
+    ) -> ArrayResult<Self> {
         let file = ZARRAY;
-        let doc = as_object(doc, path, file)?;
-        let format = field(doc, "zarr_format", path, file)?;
-        if format.as_u64() != Some(2) {
+        if doc.zarr_format != 2 {
             return Err(ArrayError::metadata(
                 path,
-                format!("{file}: zarr_format must be 2, found {format}"),
+                format!("{file}: zarr_format must be 2, found {}", doc.zarr_format),
             ));
         }
-        let shape = as_u64_list(field(doc, "shape", path, file)?, "shape", path, file)?;
-        let chunk_shape = chunk_shape_from(
-            field(doc, "chunks", path, file)?,
-            "chunks",
-            path,
-            file,
-            shape.len(),
-        )?;
-        let filters = match field(doc, "filters", path, file)? {
-            Value::Null => None,
-            Value::Array(list) if list.is_empty() => None,
-            Value::Array(list) => Some(list.clone()),
-            other => {
-                return Err(ArrayError::metadata(
-                    path,
-                    format!("{file}: 'filters' must be a list or null, found {other}"),
-                ))
-            }
-        };
+        let shape = doc.shape.clone();
+        let chunk_shape = chunk_shape_from(&doc.chunks, "chunks", path, file, shape.len())?;
+        let filters = doc.filters.clone().filter(|list| !list.is_empty());
         let object_codec = filters
             .as_ref()
             .and_then(|f| f.first())
             .and_then(|f| f.get("id"))
             .and_then(Value::as_str);
         let (data_type, endian) =
-            neurochunk_dtype::v2::dtype_from_json(field(doc, "dtype", path, file)?, object_codec)
+            neurochunk_dtype::v2::dtype_from_json(&doc.dtype, object_codec)
                 .map_err(|e| ArrayError::metadata(path, format!("{file}: dtype: {e}")))?;
-        let compressor = match field(doc, "compressor", path, file)? {
-            Value::Null => None,
-            c @ Value::Object(_) => Some(c),
-            other => {
-                return Err(ArrayError::metadata(
-                    path,
-                    format!("{file}: 'compressor' must be an object or null, found {other}"),
-                ))
-            }
-        };
-        let order_f = match field(doc, "order", path, file)?.as_str() {
-            Some("C") => false,
-            Some("F") => true,
-            _ => {
-                return Err(ArrayError::metadata(
-                    path,
-                    format!("{file}: 'order' must be \"C\" or \"F\""),
-                ))
-            }
-        };
-        let separator = match doc.get("dimension_separator") {
-            None | Some(Value::Null) => '.',
-            Some(Value::String(s)) if s == "." => '.',
-            Some(Value::String(s)) if s == "/" => '/',
-            Some(other) => {
-                return Err(ArrayError::metadata(
-                    path,
-                    format!("{file}: 'dimension_separator' must be \".\" or \"/\", found {other}"),
-                ))
-            }
-        };
-        let fill_value = neurochunk_dtype::v2::fill_value_from_v2_json(
-            field(doc, "fill_value", path, file)?,
-            &data_type,
-        )
-        .map_err(|e| ArrayError::metadata(path, format!("{file}: fill_value: {e}")))?;
+        let fill_value = neurochunk_dtype::v2::fill_value_from_v2_json(&doc.fill_value, &data_type)
+            .map_err(|e| ArrayError::metadata(path, format!("{file}: fill_value: {e}")))?;
         let repr = ChunkRepr {
             shape: chunk_shape.clone(),
             data_type: data_type.clone(),
@@ -324,8 +314,8 @@ impl ArrayMetadata {
         };
         // A pickled structured array with object fields keeps its record layout in the
         // codec, so that it is written back as records under the same dtype.
-        let filters = match (filters, doc.get("dtype")) {
-            (Some(mut list), Some(dtype @ Value::Array(_)))
+        let filters = match (filters, &doc.dtype) {
+            (Some(mut list), dtype @ Value::Array(_))
                 if list
                     .first()
                     .and_then(|f| f.get("id"))
@@ -339,36 +329,17 @@ impl ArrayMetadata {
             }
             (filters, _) => filters,
         };
-        // hdmf-zarr reference arrays (`zarr_dtype: "object"` / `"region"`) hold dictionaries;
-        // json2 hands them over as JSON text and must write them back as objects.
-        let reference_marker = attrs
-            .and_then(|a| a.get("zarr_dtype"))
-            .and_then(Value::as_str)
-            .is_some_and(|m| m == "object" || m == "region");
-        let filters = match filters {
-            Some(mut list)
-                if reference_marker
-                    && list
-                        .first()
-                        .and_then(|f| f.get("id"))
-                        .and_then(Value::as_str)
-                        == Some(neurochunk_dtype::v2::JSON2) =>
-            {
-                if let Some(Value::Object(first)) = list.first_mut() {
-                    first.insert(
-                        neurochunk_codec::JSON2_OBJECTS_KEY.into(),
-                        Value::Bool(true),
-                    );
-                }
-                Some(list)
-            }
-            other => other,
-        };
-        let chain = CodecChain::from_v2(order_f, filters.as_deref(), compressor, endian, &repr)
-            .map_err(|source| ArrayError::Codecs {
-                path: crate::display_path(path),
-                source,
-            })?;
+        let chain = CodecChain::from_v2(
+            doc.order == OrderV2::F,
+            filters.as_deref(),
+            doc.compressor.as_ref(),
+            endian,
+            &repr,
+        )
+        .map_err(|source| ArrayError::Codecs {
+            path: crate::display_path(path),
+            source,
+        })?;
         Ok(ArrayMetadata {
             format: ZarrFormat::V2,
             shape,
@@ -377,40 +348,70 @@ impl ArrayMetadata {
             fill_value,
             key_encoding: ChunkKeyEncoding {
                 c_prefix: false,
-                separator,
+                separator: doc.dimension_separator.unwrap_or('.'),
             },
             codecs: Arc::new(chain),
-            attributes: attributes_from(attrs, path, ZATTRS)?,
+            attributes,
             dimension_names: None,
         })
     }
 
     /// Parse a Zarr v3 array `zarr.json` document.
     pub fn from_v3(doc: &Value, path: &str) -> ArrayResult<Self> {
-        let file = ZARR_JSON;
-        let doc = as_object(doc, path, file)?;
         check_v3_header(doc, "array", path)?;
-        let shape = as_u64_list(field(doc, "shape", path, file)?, "shape", path, file)?;
-        let grid = field(doc, "chunk_grid", path, file)?;
-        let (grid_name, grid_config) = extension_parts(grid, "chunk_grid", path)?;
-        if grid_name != "regular" {
+        let document: ArrayDocumentV3 = typed_document(doc, path, ZARR_JSON)?;
+        Self::from_v3_document(&document, path)
+    }
+
+    /// The description of a Zarr v3 array from its `zarr.json` document.
+    pub fn from_v3_document(doc: &ArrayDocumentV3, path: &str) -> ArrayResult<Self> {
+        let file = ZARR_JSON;
+        if doc.zarr_format != 3 {
             return Err(ArrayError::metadata(
                 path,
-                format!("unsupported chunk grid '{grid_name}' (only 'regular' is supported)"),
+                format!(
+                    "zarr.json: zarr_format must be 3, found {}",
+                    doc.zarr_format
+                ),
             ));
         }
-        let chunk_value = grid_config
+        if doc.node_type != "array" {
+            return Err(ArrayError::metadata(
+                path,
+                format!(
+                    "zarr.json: node_type must be \"array\", found {}",
+                    Value::String(doc.node_type.clone())
+                ),
+            ));
+        }
+        let shape = doc.shape.clone();
+        let grid = &doc.chunk_grid;
+        if grid.name != "regular" {
+            return Err(ArrayError::metadata(
+                path,
+                format!(
+                    "unsupported chunk grid '{}' (only 'regular' is supported)",
+                    grid.name
+                ),
+            ));
+        }
+        let chunk_value = grid
+            .configuration_object()
             .and_then(|c| c.get("chunk_shape"))
             .ok_or_else(|| {
                 ArrayError::metadata(path, "chunk_grid is missing configuration.chunk_shape")
             })?;
-        let chunk_shape = chunk_shape_from(chunk_value, "chunk_shape", path, file, shape.len())?;
-        let (kenc_name, kenc_config) = extension_parts(
-            field(doc, "chunk_key_encoding", path, file)?,
-            "chunk_key_encoding",
-            path,
-        )?;
-        let c_prefix = match kenc_name {
+        let chunks: Vec<u64> = Vec::<u64>::deserialize(chunk_value).map_err(|_| {
+            ArrayError::metadata(
+                path,
+                format!(
+                    "{file}: 'chunk_shape' must be a list of non-negative integers, found {chunk_value}"
+                ),
+            )
+        })?;
+        let chunk_shape = chunk_shape_from(&chunks, "chunk_shape", path, file, shape.len())?;
+        let kenc = &doc.chunk_key_encoding;
+        let c_prefix = match kenc.name.as_str() {
             "default" => true,
             "v2" => false,
             other => {
@@ -420,7 +421,7 @@ impl ArrayMetadata {
                 ))
             }
         };
-        let separator = match kenc_config.and_then(|c| c.get("separator")) {
+        let separator = match kenc.configuration_object().and_then(|c| c.get("separator")) {
             None => {
                 if c_prefix {
                     '/'
@@ -437,81 +438,53 @@ impl ArrayMetadata {
                 ))
             }
         };
-        let data_type = DataType::from_v3_json(field(doc, "data_type", path, file)?)
+        let data_type = DataType::from_v3_json(&doc.data_type)
             .map_err(|e| ArrayError::metadata(path, format!("data_type: {e}")))?;
-        let fill_value = neurochunk_dtype::v3::fill_value_from_v3_json(
-            field(doc, "fill_value", path, file)?,
-            &data_type,
-        )
-        .map_err(|e| ArrayError::metadata(path, format!("fill_value: {e}")))?;
-        if let Some(st) = doc.get("storage_transformers") {
-            match st.as_array() {
-                Some(list)
-                    if list
-                        .iter()
-                        .all(|t| t.get("must_understand") == Some(&Value::Bool(false))) => {}
-                _ => {
-                    return Err(ArrayError::metadata(
-                        path,
-                        format!("unsupported storage transformers {st}"),
-                    ))
-                }
-            }
+        let fill_value = neurochunk_dtype::v3::fill_value_from_v3_json(&doc.fill_value, &data_type)
+            .map_err(|e| ArrayError::metadata(path, format!("fill_value: {e}")))?;
+        if !doc
+            .storage_transformers
+            .iter()
+            .all(MetadataEntryV3::may_be_ignored)
+        {
+            let list: Vec<Value> = doc
+                .storage_transformers
+                .iter()
+                .map(MetadataEntryV3::to_json)
+                .collect();
+            return Err(ArrayError::metadata(
+                path,
+                format!("unsupported storage transformers {}", Value::Array(list)),
+            ));
         }
-        for (key, value) in doc {
-            let known = matches!(
-                key.as_str(),
-                "zarr_format"
-                    | "node_type"
-                    | "shape"
-                    | "data_type"
-                    | "chunk_grid"
-                    | "chunk_key_encoding"
-                    | "fill_value"
-                    | "codecs"
-                    | "attributes"
-                    | "storage_transformers"
-                    | "dimension_names"
-            );
-            if !known && value.get("must_understand") != Some(&Value::Bool(false)) {
+        for (key, value) in &doc.extra {
+            if value.get("must_understand") != Some(&Value::Bool(false)) {
                 return Err(ArrayError::metadata(
                     path,
                     format!("unknown member '{key}' must be understood"),
                 ));
             }
         }
-        let dimension_names = match doc.get("dimension_names") {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(names)) if names.len() == shape.len() => Some(
-                names
-                    .iter()
-                    .map(|n| match n {
-                        Value::String(s) => Ok(Some(s.clone())),
-                        Value::Null => Ok(None),
-                        other => Err(ArrayError::metadata(
-                            path,
-                            format!("dimension name must be a string or null, found {other}"),
-                        )),
-                    })
-                    .collect::<ArrayResult<Vec<_>>>()?,
-            ),
-            Some(other) => {
+        let dimension_names = match &doc.dimension_names {
+            Some(names) if names.len() != shape.len() => {
                 return Err(ArrayError::metadata(
                     path,
-                    format!("dimension_names must list one name per dimension, found {other}"),
+                    format!(
+                        "dimension_names must list one name per dimension, found {}",
+                        serde_json::json!(names)
+                    ),
                 ))
             }
+            other => other.clone(),
         };
-        let codecs_json = field(doc, "codecs", path, file)?
-            .as_array()
-            .ok_or_else(|| ArrayError::metadata(path, "'codecs' must be a list"))?;
+        let codecs_json: Vec<Value> = doc.codecs.iter().map(MetadataEntryV3::to_json).collect();
         let repr = ChunkRepr {
             shape: chunk_shape.clone(),
             data_type: data_type.clone(),
             fill_value: fill_value.clone(),
         };
         let chain =
-            CodecChain::from_v3_json(codecs_json, &repr).map_err(|source| ArrayError::Codecs {
+            CodecChain::from_v3_json(&codecs_json, &repr).map_err(|source| ArrayError::Codecs {
                 path: crate::display_path(path),
                 source,
             })?;
@@ -526,13 +499,18 @@ impl ArrayMetadata {
                 separator,
             },
             codecs: Arc::new(chain),
-            attributes: attributes_from(doc.get("attributes"), path, file)?,
+            attributes: doc.attributes.clone(),
             dimension_names,
         })
     }
 
     /// The Zarr v2 `.zarray` document (attributes go to `.zattrs`), as zarr-python 2 writes it.
     pub fn to_v2_document(&self, path: &str) -> ArrayResult<Value> {
+        document_json(&self.v2_document(path)?, path, ZARRAY)
+    }
+
+    /// The typed Zarr v2 `.zarray` document of this array (attributes go to `.zattrs`).
+    pub fn v2_document(&self, path: &str) -> ArrayResult<ArrayDocumentV2> {
         let v2 = self.codecs.to_v2().map_err(|source| ArrayError::Codecs {
             path: crate::display_path(path),
             source,
@@ -552,107 +530,150 @@ impl ArrayMetadata {
                     .and_then(Value::as_str)
                     .is_some_and(|f| f == id || neurochunk_dtype::v2::is_object_codec_id(f))
             }) {
-                filters.insert(0, json!({ "id": id }));
+                filters.insert(0, serde_json::json!({ "id": id }));
             }
         }
-        let fill = match &self.fill_value {
+        let fill_value = match &self.fill_value {
             Some(bytes) => neurochunk_dtype::v2::fill_value_to_v2_json(bytes, &self.data_type),
             None => Value::Null,
         };
-        let mut doc = Map::new();
-        doc.insert("chunks".into(), json!(self.chunk_shape));
-        doc.insert("compressor".into(), v2.compressor.unwrap_or(Value::Null));
-        doc.insert(
-            "dimension_separator".into(),
-            json!(self.key_encoding.separator.to_string()),
-        );
-        doc.insert("dtype".into(), v2.dtype.clone().unwrap_or(dtype));
-        doc.insert("fill_value".into(), fill);
-        doc.insert(
-            "filters".into(),
-            if filters.is_empty() {
-                Value::Null
-            } else {
-                Value::Array(filters)
-            },
-        );
-        doc.insert("order".into(), json!(if v2.order_f { "F" } else { "C" }));
-        doc.insert("shape".into(), json!(self.shape));
-        doc.insert("zarr_format".into(), json!(2));
-        Ok(Value::Object(doc))
+        Ok(ArrayDocumentV2 {
+            chunks: self.chunk_shape.iter().map(|&c| c as u64).collect(),
+            compressor: v2.compressor,
+            dimension_separator: Some(self.key_encoding.separator),
+            dtype: v2.dtype.clone().unwrap_or(dtype),
+            fill_value,
+            filters: (!filters.is_empty()).then_some(filters),
+            order: if v2.order_f { OrderV2::F } else { OrderV2::C },
+            shape: self.shape.clone(),
+            zarr_format: 2,
+        })
     }
 
     /// The Zarr v3 `zarr.json` document, in zarr-python 3's key order.
     pub fn to_v3_document(&self, path: &str) -> ArrayResult<Value> {
+        document_json(&self.v3_document(path)?, path, ZARR_JSON)
+    }
+
+    /// The typed Zarr v3 `zarr.json` document of this array.
+    pub fn v3_document(&self, path: &str) -> ArrayResult<ArrayDocumentV3> {
         let data_type = self.data_type.to_v3_json().map_err(|e| {
             ArrayError::metadata(path, format!("data type has no Zarr v3 form: {e}"))
         })?;
-        let fill =
+        let fill_value =
             neurochunk_dtype::v3::fill_value_to_v3_json(&self.effective_fill(), &self.data_type);
         let kenc_name = if self.key_encoding.c_prefix {
             "default"
         } else {
             "v2"
         };
-        let mut doc = Map::new();
-        doc.insert("shape".into(), json!(self.shape));
-        doc.insert("data_type".into(), data_type);
-        doc.insert(
-            "chunk_grid".into(),
-            json!({"name": "regular", "configuration": {"chunk_shape": self.chunk_shape}}),
-        );
-        doc.insert(
-            "chunk_key_encoding".into(),
-            json!({"name": kenc_name, "configuration": {"separator": self.key_encoding.separator.to_string()}}),
-        );
-        doc.insert("fill_value".into(), fill);
-        doc.insert("codecs".into(), Value::Array(self.codecs.to_v3_json()));
-        doc.insert("attributes".into(), Value::Object(self.attributes.clone()));
-        if let Some(names) = &self.dimension_names {
-            doc.insert("dimension_names".into(), json!(names));
-        }
-        doc.insert("zarr_format".into(), json!(3));
-        doc.insert("node_type".into(), json!("array"));
-        doc.insert("storage_transformers".into(), json!([]));
-        Ok(Value::Object(doc))
+        let codecs = self
+            .codecs
+            .to_v3_json()
+            .iter()
+            .map(|c| {
+                MetadataEntryV3::from_json(c)
+                    .map_err(|e| ArrayError::metadata(path, format!("codec {e}: {c}")))
+            })
+            .collect::<ArrayResult<Vec<_>>>()?;
+        Ok(ArrayDocumentV3 {
+            shape: self.shape.clone(),
+            data_type,
+            chunk_grid: MetadataEntryV3::new(
+                "regular",
+                Some(serde_json::json!({"chunk_shape": self.chunk_shape})),
+            ),
+            chunk_key_encoding: MetadataEntryV3::new(
+                kenc_name,
+                Some(serde_json::json!({"separator": self.key_encoding.separator.to_string()})),
+            ),
+            fill_value,
+            codecs,
+            attributes: self.attributes.clone(),
+            dimension_names: self.dimension_names.clone(),
+            zarr_format: 3,
+            node_type: "array".into(),
+            storage_transformers: Vec::new(),
+            extra: Map::new(),
+        })
     }
 }
 
 impl GroupMetadata {
     /// Parse a Zarr v3 group `zarr.json`.
     pub fn from_v3(doc: &Value, path: &str) -> ArrayResult<Self> {
-        let doc = as_object(doc, path, ZARR_JSON)?;
         check_v3_header(doc, "group", path)?;
-        let consolidated = match doc.get("consolidated_metadata") {
-            None | Some(Value::Null) => None,
+        let document: GroupDocumentV3 = typed_document(doc, path, ZARR_JSON)?;
+        Self::from_v3_document(&document, path)
+    }
+
+    /// The description of a Zarr v3 group from its `zarr.json` document.
+    pub fn from_v3_document(doc: &GroupDocumentV3, path: &str) -> ArrayResult<Self> {
+        let consolidated = match &doc.consolidated_metadata {
+            None => None,
             Some(cm) => Some(parse_v3_consolidated(cm, path)?),
         };
         Ok(GroupMetadata {
             format: ZarrFormat::V3,
-            attributes: attributes_from(doc.get("attributes"), path, ZARR_JSON)?,
+            attributes: doc.attributes.clone(),
             consolidated,
         })
     }
 
     /// The Zarr v3 group document, in zarr-python 3's key order.
     pub fn to_v3_document(&self) -> Value {
-        let mut doc = Map::new();
-        doc.insert("attributes".into(), Value::Object(self.attributes.clone()));
-        doc.insert("zarr_format".into(), json!(3));
-        doc.insert("node_type".into(), json!("group"));
-        Value::Object(doc)
+        let doc = self.v3_document();
+        let mut out = Map::new();
+        out.insert("attributes".into(), Value::Object(doc.attributes));
+        out.insert("zarr_format".into(), Value::from(doc.zarr_format));
+        out.insert("node_type".into(), Value::String(doc.node_type));
+        Value::Object(out)
+    }
+
+    /// The typed Zarr v3 group document (without consolidated metadata).
+    pub fn v3_document(&self) -> GroupDocumentV3 {
+        GroupDocumentV3 {
+            attributes: self.attributes.clone(),
+            zarr_format: 3,
+            node_type: "group".into(),
+            consolidated_metadata: None,
+            extra: Map::new(),
+        }
     }
 }
 
-fn check_v3_header(doc: &Map<String, Value>, expected: &str, path: &str) -> ArrayResult<()> {
-    let format = field(doc, "zarr_format", path, ZARR_JSON)?;
-    if format.as_u64() != Some(3) {
+/// Check the format number of a document before reading it as that format's type, so that a
+/// document of another version is named as such rather than by its first odd member.
+fn check_format(doc: &Value, file: &str, expected: u64, path: &str) -> ArrayResult<()> {
+    let Some(map) = doc.as_object() else {
         return Err(ArrayError::metadata(
             path,
-            format!("zarr.json: zarr_format must be 3, found {format}"),
+            format!("{file} must be a JSON object"),
+        ));
+    };
+    let format = map.get("zarr_format").ok_or_else(|| {
+        ArrayError::metadata(
+            path,
+            format!("{file} is missing the required key 'zarr_format'"),
+        )
+    })?;
+    if format.as_u64() != Some(expected) {
+        return Err(ArrayError::metadata(
+            path,
+            format!("{file}: zarr_format must be {expected}, found {format}"),
         ));
     }
-    let node_type = field(doc, "node_type", path, ZARR_JSON)?;
+    Ok(())
+}
+
+fn check_v3_header(doc: &Value, expected: &str, path: &str) -> ArrayResult<()> {
+    check_format(doc, ZARR_JSON, 3, path)?;
+    let node_type = doc.get("node_type").ok_or_else(|| {
+        ArrayError::metadata(
+            path,
+            format!("{ZARR_JSON} is missing the required key 'node_type'"),
+        )
+    })?;
     if node_type.as_str() != Some(expected) {
         return Err(ArrayError::metadata(
             path,
@@ -660,28 +681,6 @@ fn check_v3_header(doc: &Map<String, Value>, expected: &str, path: &str) -> Arra
         ));
     }
     Ok(())
-}
-
-/// Split an extension point (`"name"` or `{"name", "configuration"}`) into its parts.
-fn extension_parts<'a>(
-    value: &'a Value,
-    what: &str,
-    path: &str,
-) -> ArrayResult<(&'a str, Option<&'a Map<String, Value>>)> {
-    match value {
-        Value::String(name) => Ok((name, None)),
-        Value::Object(obj) => {
-            let name = obj
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| ArrayError::metadata(path, format!("{what} is missing 'name'")))?;
-            Ok((name, obj.get("configuration").and_then(Value::as_object)))
-        }
-        other => Err(ArrayError::metadata(
-            path,
-            format!("{what} must be a name or an object, found {other}"),
-        )),
-    }
 }
 
 fn attributes_from(
@@ -777,4 +776,110 @@ pub(crate) fn document_bytes(doc: &Value, format: ZarrFormat) -> Vec<u8> {
         ZarrFormat::N5 => return crate::n5::document_bytes(doc),
     };
     to_python_json(doc, style).into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn v2_doc() -> Value {
+        json!({"chunks": [2], "compressor": null, "dtype": "<u2", "fill_value": 0,
+               "filters": null, "order": "C", "shape": [4], "zarr_format": 2})
+    }
+
+    fn v3_doc() -> Value {
+        json!({"shape": [4], "data_type": "uint16",
+               "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+               "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+               "fill_value": 0, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+               "attributes": {"a": 1}, "zarr_format": 3, "node_type": "array",
+               "storage_transformers": []})
+    }
+
+    fn message(result: ArrayResult<ArrayMetadata>) -> String {
+        result.expect_err("must fail").to_string()
+    }
+
+    #[test]
+    fn documents_round_trip_through_their_types() {
+        let meta = ArrayMetadata::from_v2(&v2_doc(), None, "a").unwrap();
+        let written = meta.to_v2_document("a").unwrap();
+        let mut expected = v2_doc();
+        expected["dimension_separator"] = json!(".");
+        assert_eq!(written, expected);
+        let meta = ArrayMetadata::from_v3(&v3_doc(), "b").unwrap();
+        assert_eq!(meta.to_v3_document("b").unwrap(), v3_doc());
+        let typed: ArrayDocumentV3 = serde_json::from_value(v3_doc()).unwrap();
+        assert_eq!(typed.codecs[0].name, "bytes");
+        assert!(typed.extra.is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_file_the_node_and_the_member() {
+        let mut doc = v2_doc();
+        doc.as_object_mut().unwrap().remove("fill_value");
+        let m = message(ArrayMetadata::from_v2(&doc, None, "g/x"));
+        assert!(
+            m.contains("/g/x") && m.contains(".zarray is missing the required key 'fill_value'"),
+            "{m}"
+        );
+        let mut doc = v2_doc();
+        doc["shape"] = json!("big");
+        let m = message(ArrayMetadata::from_v2(&doc, None, "x"));
+        assert!(
+            m.contains(".zarray: 'shape' must be a list of non-negative integers, found \"big\""),
+            "{m}"
+        );
+        let mut doc = v2_doc();
+        doc["order"] = json!("K");
+        let m = message(ArrayMetadata::from_v2(&doc, None, "x"));
+        assert!(m.contains("'order' must be \"C\" or \"F\""), "{m}");
+        let m = message(ArrayMetadata::from_v2(&json!([1, 2]), None, "x"));
+        assert!(m.contains(".zarray must be a JSON object"), "{m}");
+
+        let mut doc = v3_doc();
+        doc["codecs"] = json!({"name": "bytes"});
+        let m = message(ArrayMetadata::from_v3(&doc, "y"));
+        assert!(m.contains("zarr.json: 'codecs' must be a list"), "{m}");
+        let mut doc = v3_doc();
+        doc["chunk_grid"] = json!(7);
+        let m = message(ArrayMetadata::from_v3(&doc, "y"));
+        assert!(
+            m.contains("chunk_grid must be a name or an object, found 7"),
+            "{m}"
+        );
+        let mut doc = v3_doc();
+        doc["dimension_names"] = json!(["t", 3]);
+        let m = message(ArrayMetadata::from_v3(&doc, "y"));
+        assert!(
+            m.contains("dimension name must be a string or null, found 3"),
+            "{m}"
+        );
+        let mut doc = v3_doc();
+        doc["zarr_format"] = json!(2);
+        let m = message(ArrayMetadata::from_v3(&doc, "y"));
+        assert!(m.contains("zarr_format must be 3, found 2"), "{m}");
+    }
+
+    #[test]
+    fn unknown_members_and_transformers_honour_must_understand() {
+        let mut doc = v3_doc();
+        doc["future"] = json!({"must_understand": false, "x": 1});
+        doc["storage_transformers"] = json!([{"name": "t", "must_understand": false}]);
+        let meta = ArrayMetadata::from_v3(&doc, "z").unwrap();
+        assert_eq!(meta.shape, vec![4]);
+        let mut doc = v3_doc();
+        doc["future"] = json!({"x": 1});
+        let m = message(ArrayMetadata::from_v3(&doc, "z"));
+        assert!(
+            m.contains("unknown member 'future' must be understood"),
+            "{m}"
+        );
+        let mut doc = v3_doc();
+        doc["storage_transformers"] = json!([{"name": "t"}]);
+        let m = message(ArrayMetadata::from_v3(&doc, "z"));
+        assert!(m.contains("unsupported storage transformers"), "{m}");
+    }
 }
