@@ -289,3 +289,39 @@ fn non_finite_coordinates_warn() {
         w[0]
     );
 }
+
+#[test]
+fn fuzz_regressions_are_reported_as_unreadable_files() {
+    // Inputs the `table_file` fuzz target found (see fuzz/regressions/README.md): a panic in
+    // the arrow reader, and two declared sizes that exhausted memory.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions/table_file");
+    for (file, expected) in [
+        (
+            "ipc-buffer-past-body.skeletons.arrow",
+            "corrupt Arrow IPC data",
+        ),
+        (
+            "ipc-block-past-end.skeletons.arrow",
+            "past the data of the file",
+        ),
+        (
+            "parquet-dictionary-count.skeletons.parquet",
+            "the dictionary page claims 2018508800 values but holds 320 bytes",
+        ),
+    ] {
+        let report =
+            neurochunk_table::validate::validate_path(dir.join(file), &ValidateOptions::default());
+        assert!(!report.is_valid() && report.unreadable, "{file}");
+        let unreadable: Vec<_> = report
+            .errors
+            .iter()
+            .filter(|v| v.rule == RuleId::TableUnreadable)
+            .collect();
+        assert_eq!(unreadable.len(), 1, "{file}: {report:?}");
+        assert!(
+            unreadable[0].message.contains(expected),
+            "{file}: {}",
+            unreadable[0].message
+        );
+    }
+}

@@ -17,9 +17,11 @@
 //! [`TableSource::open`] and [`TableWriter::create`] are the filesystem
 //! conveniences: an [`FsStore`] rooted at the file's directory, paths in errors.
 
+mod guard;
 mod ranged;
 mod write;
 
+pub use guard::is_decoder_panic;
 pub use write::{output_format, TableWriter, WriteOptions};
 
 use crate::error::{Result, TableError};
@@ -179,11 +181,7 @@ fn open_file(
     let mut parquet = None;
     let (schema, rows) = match format {
         Format::Parquet => {
-            let meta = ArrowReaderMetadata::load(
-                &ParquetChunks::new(value.clone()),
-                ArrowReaderOptions::new(),
-            )
-            .map_err(|e| TableError::format(name, format!("cannot read Parquet: {e}")))?;
+            let meta = load_parquet_metadata(&value, Path::new(name))?;
             let md = meta.metadata().file_metadata();
             let rows = u64::try_from(md.num_rows()).ok();
             parquet_footer_notes(name, md.key_value_metadata(), meta.schema(), notes);
@@ -337,6 +335,131 @@ fn walk(
     Ok(())
 }
 
+/// The Parquet footer of `value` (named `path` in errors), with its dictionary pages checked
+/// ([`check_dictionary_pages`]).
+fn load_parquet_metadata(value: &StoreValue, path: &Path) -> Result<ArrowReaderMetadata> {
+    guard::guarded(path, "Parquet metadata", || {
+        let meta = ArrowReaderMetadata::load(
+            &ParquetChunks::new(value.clone()),
+            ArrowReaderOptions::new(),
+        )
+        .map_err(|e| TableError::format(path, format!("cannot read Parquet: {e}")))?;
+        check_dictionary_pages(value, meta.metadata(), path)?;
+        Ok(meta)
+    })
+}
+
+/// Refuse dictionary pages that claim more values than their bytes can hold. The parquet
+/// decoder sizes the dictionary from the page header's value count before decoding it, so a
+/// corrupt count (billions) would abort the process on the allocation instead of failing.
+/// Only the first page of each column chunk (where a dictionary page is) is read.
+fn check_dictionary_pages(
+    value: &StoreValue,
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    path: &Path,
+) -> Result<()> {
+    use parquet::basic::{Encoding, Type as PhysicalType};
+    use parquet::column::page::{Page, PageReader};
+    use parquet::file::serialized_reader::SerializedPageReader;
+
+    let reader = Arc::new(ParquetChunks::new(value.clone()));
+    let corrupt = |message: String| TableError::format(path, message);
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        let rows = usize::try_from(group.num_rows()).unwrap_or(0);
+        for column in group.columns() {
+            let where_ = || format!("row group {g}, column {}", column.column_path());
+            let mut pages = SerializedPageReader::new(reader.clone(), column, rows, None)
+                .map_err(|e| corrupt(format!("{}: {e}", where_())))?;
+            let page = pages
+                .get_next_page()
+                .map_err(|e| corrupt(format!("{}: {e}", where_())))?;
+            let Some(Page::DictionaryPage {
+                buf,
+                num_values,
+                encoding,
+                ..
+            }) = page
+            else {
+                continue;
+            };
+            // The smallest encoded size of one PLAIN value of the column's type.
+            let min_value_bytes: u64 = match column.column_type() {
+                PhysicalType::BOOLEAN => 0,
+                PhysicalType::INT32 | PhysicalType::FLOAT | PhysicalType::BYTE_ARRAY => 4,
+                PhysicalType::INT64 | PhysicalType::DOUBLE => 8,
+                PhysicalType::INT96 => 12,
+                PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+                    u64::try_from(column.column_descr().type_length()).unwrap_or(0)
+                }
+            };
+            let plain = matches!(encoding, Encoding::PLAIN | Encoding::PLAIN_DICTIONARY);
+            if plain && u64::from(num_values) * min_value_bytes > buf.len() as u64 {
+                return Err(corrupt(format!(
+                    "{}: the dictionary page claims {num_values} values but holds {} bytes",
+                    where_(),
+                    buf.len()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuse an Arrow IPC file whose footer places a record batch or dictionary outside the file.
+/// The arrow reader allocates (and zeroes) each block's declared body before reading it, so a
+/// corrupt length would take many gigabytes of memory before failing.
+fn check_ipc_blocks(value: &StoreValue, path: &Path) -> Result<()> {
+    const TRAILER: u64 = 10; // footer length (i32) + "ARROW1"
+    const HEADER: u64 = 8; // "ARROW1" + padding
+    let corrupt = |message: String| {
+        TableError::format(path, format!("cannot read Arrow IPC file: {message}"))
+    };
+    let size = value.size();
+    if size < HEADER + TRAILER {
+        return Ok(()); // too short for a footer: the reader says so
+    }
+    let read = |start: u64, len: u64| {
+        value
+            .read_at(start, len)
+            .map_err(|e| TableError::io(path, e))
+    };
+    let trailer = read(size - TRAILER, 4)?;
+    let footer_len = i32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+    let footer_len = u64::try_from(footer_len)
+        .ok()
+        .filter(|&len| len <= size - TRAILER - HEADER)
+        .ok_or_else(|| {
+            corrupt(format!(
+                "footer length {footer_len} does not fit the file of {size} bytes"
+            ))
+        })?;
+    let footer_start = size - TRAILER - footer_len;
+    let footer_bytes = read(footer_start, footer_len)?;
+    let footer =
+        arrow::ipc::root_as_footer(&footer_bytes).map_err(|e| corrupt(format!("footer: {e}")))?;
+    let blocks = footer
+        .recordBatches()
+        .into_iter()
+        .flat_map(|v| v.iter())
+        .chain(footer.dictionaries().into_iter().flat_map(|v| v.iter()));
+    for block in blocks {
+        let end = u64::try_from(block.offset())
+            .ok()
+            .zip(u64::try_from(block.metaDataLength()).ok())
+            .zip(u64::try_from(block.bodyLength()).ok())
+            .and_then(|((offset, meta), body)| offset.checked_add(meta)?.checked_add(body));
+        if end.is_none_or(|end| end > footer_start) {
+            return Err(corrupt(format!(
+                "a block at offset {} claims {} + {} bytes, past the data of the file ({footer_start} bytes)",
+                block.offset(),
+                block.metaDataLength(),
+                block.bodyLength()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// An Arrow IPC reader of the file or stream `format` over `value`: the (projected) schema
 /// and the batches, errors naming `path`.
 fn ipc_batches(
@@ -347,15 +470,22 @@ fn ipc_batches(
 ) -> Result<(SchemaRef, BatchIter)> {
     type Batches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
     let reader = RangeReader::new(value.clone(), READ_AHEAD);
-    let (opened, kind) = if format == Format::ArrowStream {
-        let r = StreamReader::try_new(reader, projection);
-        (r.map(|r| (r.schema(), Box::new(r) as Batches)), "stream")
+    let kind = if format == Format::ArrowStream {
+        "stream"
     } else {
-        let r = FileReader::try_new(reader, projection);
-        (r.map(|r| (r.schema(), Box::new(r) as Batches)), "file")
+        "file"
     };
-    let (schema, batches) = opened
-        .map_err(|e| TableError::format(path, format!("cannot read Arrow IPC {kind}: {e}")))?;
+    let (schema, batches) = guard::guarded(path, &format!("Arrow IPC {kind}"), || {
+        if format == Format::ArrowIpc {
+            check_ipc_blocks(value, path)?;
+        }
+        let opened = if format == Format::ArrowStream {
+            StreamReader::try_new(reader, projection).map(|r| (r.schema(), Box::new(r) as Batches))
+        } else {
+            FileReader::try_new(reader, projection).map(|r| (r.schema(), Box::new(r) as Batches))
+        };
+        opened.map_err(|e| TableError::format(path, format!("cannot read Arrow IPC {kind}: {e}")))
+    })?;
     Ok((
         schema,
         named_errors(batches, path.to_path_buf(), "Arrow IPC data"),
@@ -368,9 +498,13 @@ fn named_errors<E: std::fmt::Display>(
     path: PathBuf,
     what: &'static str,
 ) -> BatchIter {
-    Box::new(reader.map(move |r| {
-        r.map_err(|e| TableError::format(&path, format!("cannot decode {what}: {e}")))
-    }))
+    let named = {
+        let path = path.clone();
+        reader.map(move |r| {
+            r.map_err(|e| TableError::format(&path, format!("cannot decode {what}: {e}")))
+        })
+    };
+    Box::new(guard::PanicGuard::new(named, path, what))
 }
 
 /// The directory (`.` for a bare file name) and file name of a file's path.
@@ -940,21 +1074,19 @@ impl TableSource {
             Format::Parquet => {
                 let meta = match &f.parquet {
                     Some(meta) => meta.clone(),
-                    None => ArrowReaderMetadata::load(
-                        &ParquetChunks::new(f.value.clone()),
-                        ArrowReaderOptions::new(),
-                    )
-                    .map_err(|e| TableError::format(&path, format!("cannot read Parquet: {e}")))?,
+                    None => load_parquet_metadata(&f.value, &path)?,
                 };
                 let mask = ProjectionMask::roots(meta.parquet_schema(), indices);
                 let chunks = ParquetChunks::planned(f.value.clone(), meta.metadata(), |leaf| {
                     mask.leaf_included(leaf)
                 });
-                let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, meta)
-                    .with_batch_size(batch_size.max(1))
-                    .with_projection(mask)
-                    .build()
-                    .map_err(|e| TableError::arrow(&path, e))?;
+                let reader = guard::guarded(&path, "Parquet data", || {
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, meta)
+                        .with_batch_size(batch_size.max(1))
+                        .with_projection(mask)
+                        .build()
+                        .map_err(|e| TableError::arrow(&path, e))
+                })?;
                 Ok(named_errors(reader, path, "Parquet data"))
             }
             Format::ArrowIpc | Format::ArrowStream => {

@@ -126,7 +126,7 @@ impl StoreValue {
     }
 
     /// Up to `len` bytes from `start`: fewer at the end of the value, none past it.
-    fn read_at(&self, start: u64, len: u64) -> io::Result<Bytes> {
+    pub(crate) fn read_at(&self, start: u64, len: u64) -> io::Result<Bytes> {
         let end = start.saturating_add(len).min(self.size);
         if start >= end {
             return Ok(Bytes::new());

@@ -113,11 +113,14 @@ pub(super) fn unreadable(path: &Path, err: &TableError, format: Option<Format>) 
             ),
         )
     } else {
-        (
-            RuleId::TableUnreadable,
-            path.display().to_string(),
-            err.to_string(),
-        )
+        // The location names the file; the error's own copy of the name is not repeated.
+        let location = path.display().to_string();
+        let text = err.to_string();
+        let message = text
+            .strip_prefix(&format!("{location}: "))
+            .unwrap_or(&text)
+            .to_string();
+        (RuleId::TableUnreadable, location, message)
     };
     TableReport {
         path: path.to_path_buf(),

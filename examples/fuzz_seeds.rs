@@ -1,0 +1,433 @@
+//! Seed corpora for the fuzz targets in `fuzz/` (see `docs/fuzzing.md`): valid inputs of
+//! every kind, written by the library itself, so the fuzzer starts from data that reaches deep
+//! into each parser.
+//!
+//! ```text
+//! cargo run --release -p neurochunk --example fuzz_seeds -- OUT_DIR
+//! ```
+//! writes `OUT_DIR/<target>/<case>` for the targets `metadata`, `chunk`, `pickle`, `npy`,
+//! `nwb_attributes`, `table_file` and `swc`.
+//!
+//! Framed inputs (`metadata`, `chunk`, `nwb_attributes`) are `selector | u16 LE document length |
+//! document | payload`, the layout `fuzz/src/lib.rs` splits.
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use neurochunk::dtype::npy::{write_npy_header, NpyHeader};
+use neurochunk::dtype::Endian;
+use neurochunk::nwb::demo::{write_demo_into, DemoOptions};
+use neurochunk::nwb::{Convention, NwbWriter, WriteOptions};
+use neurochunk::pickle::{encode_object_array, encode_text_array};
+use neurochunk::table::io::{Format, TableWriter};
+use neurochunk::table::synth::SkeletonSynth;
+use neurochunk::{consolidate, Array, ArrayBuilder, ArrayBytes, Codec, DataType, FillValue};
+use neurochunk::{MemoryStore, Store, ZarrFormat};
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+/// `selector | u16 LE length | document | payload`.
+fn framed(selector: u8, document: &[u8], payload: &[u8]) -> Result<Vec<u8>> {
+    let len = u16::try_from(document.len())?;
+    let mut out = vec![selector];
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(document);
+    out.extend_from_slice(payload);
+    Ok(out)
+}
+
+struct Seeds {
+    dir: PathBuf,
+    written: usize,
+}
+
+impl Seeds {
+    fn put(&mut self, target: &str, name: &str, bytes: &[u8]) -> Result<()> {
+        let dir = self.dir.join(target);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join(name), bytes)?;
+        self.written += 1;
+        Ok(())
+    }
+}
+
+const V2_NUMERIC: &str = r#""shape": [8, 8], "chunks": [8, 8], "fill_value": 0, "order": "C""#;
+
+/// Zarr v2 documents of one 8×8 chunk, one per codec (compressors, checksums, filters, object
+/// codecs).
+fn v2_documents() -> Vec<(String, String)> {
+    let mut docs = Vec::new();
+    let compressors = [
+        ("raw", "null"),
+        (
+            "blosc-lz4-shuffle",
+            r#"{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}"#,
+        ),
+        (
+            "blosc-zstd-bitshuffle",
+            r#"{"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blocksize": 0}"#,
+        ),
+        (
+            "blosc-blosclz",
+            r#"{"id": "blosc", "cname": "blosclz", "clevel": 9, "shuffle": 0, "blocksize": 0}"#,
+        ),
+        (
+            "blosc-zlib",
+            r#"{"id": "blosc", "cname": "zlib", "clevel": 1, "shuffle": 1, "blocksize": 0}"#,
+        ),
+        ("zstd", r#"{"id": "zstd", "level": 3}"#),
+        ("gzip", r#"{"id": "gzip", "level": 5}"#),
+        ("zlib", r#"{"id": "zlib", "level": 5}"#),
+        ("bz2", r#"{"id": "bz2", "level": 5}"#),
+        (
+            "lzma",
+            r#"{"id": "lzma", "format": 1, "check": -1, "preset": 1, "filters": null}"#,
+        ),
+        ("lz4", r#"{"id": "lz4", "acceleration": 1}"#),
+        ("crc32c", r#"{"id": "crc32c"}"#),
+        ("crc32", r#"{"id": "crc32"}"#),
+        ("adler32", r#"{"id": "adler32"}"#),
+        ("fletcher32", r#"{"id": "fletcher32"}"#),
+    ];
+    for (name, compressor) in compressors {
+        docs.push((
+            format!("v2-{name}"),
+            format!(r#"{{"zarr_format": 2, {V2_NUMERIC}, "dtype": "<u2", "compressor": {compressor}, "filters": null}}"#),
+        ));
+    }
+    let filters = [
+        ("delta", "<u2", r#"[{"id": "delta", "dtype": "<u2"}]"#),
+        ("shuffle", "<u2", r#"[{"id": "shuffle", "elementsize": 2}]"#),
+        (
+            "fixedscaleoffset",
+            "<f8",
+            r#"[{"id": "fixedscaleoffset", "dtype": "<f8", "astype": "<u2", "scale": 10, "offset": 0}]"#,
+        ),
+        (
+            "astype",
+            "<f8",
+            r#"[{"id": "astype", "encode_dtype": "<f4", "decode_dtype": "<f8"}]"#,
+        ),
+    ];
+    for (name, dtype, filters) in filters {
+        docs.push((
+            format!("v2-{name}"),
+            format!(r#"{{"zarr_format": 2, {V2_NUMERIC}, "dtype": "{dtype}", "compressor": {{"id": "zstd", "level": 1}}, "filters": {filters}}}"#),
+        ));
+    }
+    docs.push((
+        "v2-order-f".into(),
+        r#"{"zarr_format": 2, "shape": [8, 8], "chunks": [8, 8], "fill_value": 0, "order": "F", "dtype": ">i4", "compressor": null, "filters": null}"#.into(),
+    ));
+    docs.push((
+        "v2-struct".into(),
+        r#"{"zarr_format": 2, "shape": [8, 8], "chunks": [8, 8], "fill_value": null, "order": "C", "dtype": [["a", "<i2"], ["b", ">f4"], ["c", "|S3"]], "compressor": null, "filters": null}"#.into(),
+    ));
+    let object_codecs = [
+        ("vlen-utf8", r#"{"id": "vlen-utf8"}"#),
+        ("vlen-bytes", r#"{"id": "vlen-bytes"}"#),
+        (
+            "json2",
+            r#"{"id": "json2", "allow_nan": true, "check_circular": true, "encoding": "utf-8", "ensure_ascii": true, "indent": null, "separators": [",", ":"], "skipkeys": false, "sort_keys": true, "strict": true}"#,
+        ),
+        ("pickle", r#"{"id": "pickle", "protocol": 5}"#),
+    ];
+    for (name, codec) in object_codecs {
+        docs.push((
+            format!("v2-{name}"),
+            format!(r#"{{"zarr_format": 2, "shape": [8, 8], "chunks": [8, 8], "fill_value": null, "order": "C", "dtype": "|O", "compressor": null, "filters": [{codec}]}}"#),
+        ));
+    }
+    docs
+}
+
+/// Zarr v3 and N5 arrays of every codec, built with the library's builder.
+fn built_arrays() -> Vec<(String, ArrayBuilder)> {
+    let numeric = |codecs: Vec<Codec>| {
+        ArrayBuilder::new([8, 8], DataType::UInt16)
+            .chunks([8, 8])
+            .codecs(codecs)
+    };
+    let mut arrays = vec![
+        ("v3-zstd".to_string(), numeric(vec![Codec::zstd(3)])),
+        (
+            "v3-gzip".to_string(),
+            numeric(vec![Codec::Gzip { level: 6 }]),
+        ),
+        ("v3-crc32c".to_string(), numeric(vec![Codec::Crc32c])),
+        (
+            "v3-blosc".to_string(),
+            numeric(vec![Codec::blosc(
+                neurochunk::codec::BloscCompressor::Lz4,
+                5,
+            )]),
+        ),
+        (
+            "v3-sharded".to_string(),
+            ArrayBuilder::new([8, 8], DataType::UInt16)
+                .chunks([4, 4])
+                .shards([8, 8])
+                .codecs([Codec::zstd(1), Codec::Crc32c]),
+        ),
+        (
+            "v3-string".to_string(),
+            ArrayBuilder::new([8, 8], DataType::String).chunks([8, 8]),
+        ),
+        (
+            "v3-bytes".to_string(),
+            ArrayBuilder::new([8, 8], DataType::Bytes).chunks([8, 8]),
+        ),
+    ];
+    for (name, codecs) in [
+        ("raw", vec![]),
+        ("gzip", vec![Codec::Gzip { level: 6 }]),
+        ("bz2", vec![Codec::Bz2 { level: 5 }]),
+        ("xz", vec![Codec::Lzma { preset: Some(1) }]),
+        ("lz4", vec![Codec::Lz4 { acceleration: 1 }]),
+        ("zstd", vec![Codec::zstd(3)]),
+    ] {
+        arrays.push((
+            format!("n5-{name}"),
+            numeric(codecs)
+                .format(ZarrFormat::N5)
+                .fill_value(FillValue::Zero),
+        ));
+    }
+    arrays
+}
+
+/// Values for every element of `array`: numbers whose bytes differ, or short texts.
+fn sample_values(array: &Array) -> ArrayBytes {
+    let n = array.shape().iter().product::<u64>() as usize;
+    match array.metadata().data_type.fixed_size() {
+        Some(size) => ArrayBytes::Fixed((0..n * size).map(|i| (i * 37 % 251) as u8).collect()),
+        None => {
+            let mut data = Vec::new();
+            let mut offsets = vec![0];
+            for i in 0..n {
+                data.extend_from_slice(format!("value {i}").as_bytes());
+                offsets.push(data.len());
+            }
+            ArrayBytes::Variable { data, offsets }
+        }
+    }
+}
+
+/// The metadata document and first chunk of an array written with sample values.
+fn document_and_chunk(store: &Arc<dyn Store>, array: &Array) -> Result<(u8, Vec<u8>, Vec<u8>)> {
+    array.write_all(&sample_values(array))?;
+    let (selector, key) = match array.metadata().format {
+        ZarrFormat::V2 => (0, ".zarray"),
+        ZarrFormat::V3 => (1, "zarr.json"),
+        ZarrFormat::N5 => (2, "attributes.json"),
+    };
+    let document = store.get_required(key)?.to_vec();
+    let chunk = store.get_required(&array.chunk_key(&[0, 0]))?.to_vec();
+    Ok((selector, document, chunk))
+}
+
+fn chunk_and_metadata_seeds(seeds: &mut Seeds) -> Result<()> {
+    for (name, document) in v2_documents() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        store.set(".zarray", document.clone().into_bytes().into())?;
+        let array = Array::open(store.clone(), "").map_err(|e| format!("seed {name}: {e}"))?;
+        let (selector, document, chunk) =
+            document_and_chunk(&store, &array).map_err(|e| format!("seed {name}: {e}"))?;
+        seeds.put("chunk", &name, &framed(selector, &document, &chunk)?)?;
+        seeds.put(
+            "metadata",
+            &name,
+            &framed(0, &document, b"{\"units\": \"mV\"}")?,
+        )?;
+    }
+    for (name, builder) in built_arrays() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let array = builder
+            .create(store.clone(), "")
+            .map_err(|e| format!("seed {name}: {e}"))?;
+        let (selector, document, chunk) =
+            document_and_chunk(&store, &array).map_err(|e| format!("seed {name}: {e}"))?;
+        seeds.put("chunk", &name, &framed(selector, &document, &chunk)?)?;
+        // metadata selectors: 2 = zarr.json, 3 = N5 root attributes.json.
+        let metadata_selector = if selector == 1 { 2 } else { 3 };
+        seeds.put(
+            "metadata",
+            &name,
+            &framed(metadata_selector, &document, b"")?,
+        )?;
+    }
+    // Consolidated metadata of a small hierarchy, in both Zarr formats.
+    for (selector, format, key) in [
+        (1u8, ZarrFormat::V2, ".zmetadata"),
+        (2, ZarrFormat::V3, "zarr.json"),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        neurochunk::create_group(store.as_ref(), "", format, Default::default())?;
+        for (path, data_type) in [("raw", DataType::Int16), ("labels", DataType::UInt64)] {
+            ArrayBuilder::new([100, 64], data_type)
+                .format(format)
+                .chunks([10, 64])
+                .create(store.clone(), path)?;
+        }
+        consolidate(store.as_ref(), "")?;
+        let document = store.get_required(key)?.to_vec();
+        seeds.put(
+            "metadata",
+            &format!("consolidated-{}", format.label().replace(' ', "")),
+            &framed(selector, &document, b"")?,
+        )?;
+    }
+    Ok(())
+}
+
+fn pickle_and_npy_seeds(seeds: &mut Seeds) -> Result<()> {
+    let texts = [
+        "alpha",
+        "",
+        "ünïcode",
+        "a much longer value that needs more bytes",
+    ];
+    seeds.put(
+        "pickle",
+        "text-array",
+        &encode_text_array(&[2, 2], texts.iter().copied())?,
+    )?;
+    for (name, value) in [
+        (
+            "references",
+            serde_json::json!([{"source": ".", "path": "/acquisition/ts", "object_id": "a1b2", "source_object_id": "c3d4"}]),
+        ),
+        ("numbers", serde_json::json!([1, 2.5, -3, null, true])),
+    ] {
+        let items = value.as_array().cloned().unwrap_or_default();
+        seeds.put(
+            "pickle",
+            name,
+            &encode_object_array(&[items.len()], &items, None)?,
+        )?;
+    }
+    for (name, data_type, endian, shape) in [
+        ("u2", DataType::UInt16, Some(Endian::Little), vec![4, 5]),
+        (
+            "f8-fortran",
+            DataType::Float64,
+            Some(Endian::Big),
+            vec![3, 2, 7],
+        ),
+        (
+            "text",
+            DataType::FixedUtf32 { chars: 12 },
+            Some(Endian::Little),
+            vec![10],
+        ),
+        ("scalar", DataType::Bool, None, vec![]),
+    ] {
+        let header = NpyHeader {
+            data_type,
+            endian,
+            shape,
+            fortran_order: name.ends_with("fortran"),
+        };
+        let mut bytes = Vec::new();
+        write_npy_header(&mut bytes, &header)?;
+        seeds.put("npy", name, &bytes)?;
+    }
+    Ok(())
+}
+
+/// The attributes of every node of the NWB demo file in both conventions, framed as the root's
+/// and `/x`'s attributes.
+fn nwb_seeds(seeds: &mut Seeds) -> Result<()> {
+    for (selector, convention, attributes_key) in [
+        (0u8, Convention::Legacy, ".zattrs"),
+        (1, Convention::V3, "zarr.json"),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let writer = NwbWriter::create_in(store.clone(), "f", convention, WriteOptions::default())?;
+        let options = DemoOptions {
+            convention,
+            scale: 0,
+            namespaces: Vec::new(),
+            write: WriteOptions::default(),
+        };
+        write_demo_into(writer, &options)?;
+        let root = attributes_of(
+            &store.get_required(&format!("f/{attributes_key}"))?,
+            selector,
+        )?;
+        let mut keys = store.list_prefix("f/")?;
+        keys.retain(|k| k.ends_with(attributes_key) && k != &format!("f/{attributes_key}"));
+        for (i, key) in keys.iter().enumerate() {
+            let node = attributes_of(&store.get_required(key)?, selector)?;
+            if node.len() > 2 {
+                seeds.put(
+                    "nwb_attributes",
+                    &format!("{}-{i}", convention_name(convention)),
+                    &framed(selector, &root, &node)?,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn convention_name(convention: Convention) -> &'static str {
+    match convention {
+        Convention::Legacy => "legacy",
+        Convention::V3 => "v3",
+    }
+}
+
+/// The attributes object of a `.zattrs` (as is) or a `zarr.json` (its `attributes`).
+fn attributes_of(document: &[u8], selector: u8) -> Result<Vec<u8>> {
+    if selector == 0 {
+        return Ok(document.to_vec());
+    }
+    let doc: serde_json::Value = serde_json::from_slice(document)?;
+    Ok(serde_json::to_vec(&doc["attributes"])?)
+}
+
+fn table_and_swc_seeds(seeds: &mut Seeds) -> Result<()> {
+    for (format, key) in [
+        (Format::Parquet, "t.skeletons.parquet"),
+        (Format::ArrowIpc, "t.skeletons.arrow"),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let samples = SkeletonSynth::new(40, 2, 16, 1, "urn:uuid:fuzz-seed");
+        let options = neurochunk::table::WriteOptions {
+            format: Some(format),
+            ..Default::default()
+        };
+        let mut writer = TableWriter::create_in(store.clone(), key, samples.schema(), &options)?;
+        for batch in samples {
+            writer.write(&batch)?;
+        }
+        writer.finish()?;
+        seeds.put("table_file", key, &store.get_required(key)?)?;
+    }
+    for (name, text) in [
+        ("tree", "# ORIGINAL_SOURCE seed\n1 1 0 0 0 5 -1\n2 3 1 0 0 1 1\n3 3 2 1 0 0.5 2\n4 2 1 -1 0 0.5 2\n"),
+        ("swc-plus", "# <swcPlus>\n# <customTypes><t code=\"16\" name=\"Spine\"/></customTypes>\n1 1 0 0 0 1 -1\n2 16 1 1 1 0.2 1\n"),
+        ("cycle", "1 1 0 0 0 1 2\n2 3 1 0 0 1 1\n"),
+    ] {
+        seeds.put("swc", name, text.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let Some(dir) = std::env::args_os().nth(1) else {
+        return Err("usage: fuzz_seeds OUT_DIR".into());
+    };
+    let mut seeds = Seeds {
+        dir: Path::new(&dir).to_path_buf(),
+        written: 0,
+    };
+    chunk_and_metadata_seeds(&mut seeds)?;
+    pickle_and_npy_seeds(&mut seeds)?;
+    nwb_seeds(&mut seeds)?;
+    table_and_swc_seeds(&mut seeds)?;
+    println!("{} seeds in {}", seeds.written, seeds.dir.display());
+    Ok(())
+}
