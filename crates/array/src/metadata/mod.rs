@@ -241,6 +241,36 @@ impl ArrayMetadata {
         }
     }
 
+    /// `self`, when its sizes can be computed: the element count and byte size of the array
+    /// fit in 64 bits, and those of one chunk in memory addresses. A document declaring, say,
+    /// a shape of 2^63 by 4 is refused here, naming the node, rather than overflowing later.
+    pub(crate) fn checked(self, path: &str) -> ArrayResult<Self> {
+        let element = self.data_type.fixed_size().unwrap_or(1).max(1);
+        let too_large = |what: &str, shape: String| {
+            ArrayError::metadata(
+                path,
+                format!("the {what} {shape} holds more elements or bytes than 64 bits can count"),
+            )
+        };
+        let array_bytes = self
+            .shape
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d))
+            .and_then(|n| n.checked_mul(element as u64));
+        if array_bytes.is_none() {
+            return Err(too_large("shape", format!("{:?}", self.shape)));
+        }
+        let chunk_bytes = self
+            .chunk_shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .and_then(|n| n.checked_mul(element));
+        if chunk_bytes.is_none_or(|b| b > isize::MAX as usize) {
+            return Err(too_large("chunk shape", format!("{:?}", self.chunk_shape)));
+        }
+        Ok(self)
+    }
+
     /// The fill value bytes used for missing chunks (zeros when the v2 fill value is null).
     pub fn effective_fill(&self) -> Vec<u8> {
         match &self.fill_value {
@@ -340,7 +370,7 @@ impl ArrayMetadata {
             path: crate::display_path(path),
             source,
         })?;
-        Ok(ArrayMetadata {
+        ArrayMetadata {
             format: ZarrFormat::V2,
             shape,
             chunk_shape,
@@ -353,7 +383,8 @@ impl ArrayMetadata {
             codecs: Arc::new(chain),
             attributes,
             dimension_names: None,
-        })
+        }
+        .checked(path)
     }
 
     /// Parse a Zarr v3 array `zarr.json` document.
@@ -488,7 +519,7 @@ impl ArrayMetadata {
                 path: crate::display_path(path),
                 source,
             })?;
-        Ok(ArrayMetadata {
+        ArrayMetadata {
             format: ZarrFormat::V3,
             shape,
             chunk_shape,
@@ -501,7 +532,8 @@ impl ArrayMetadata {
             codecs: Arc::new(chain),
             attributes: doc.attributes.clone(),
             dimension_names,
-        })
+        }
+        .checked(path)
     }
 
     /// The Zarr v2 `.zarray` document (attributes go to `.zattrs`), as zarr-python 2 writes it.
@@ -800,6 +832,42 @@ mod tests {
 
     fn message(result: ArrayResult<ArrayMetadata>) -> String {
         result.expect_err("must fail").to_string()
+    }
+
+    #[test]
+    fn sizes_that_overflow_are_refused_naming_the_node() {
+        let big = 1u64 << 63;
+        let mut v2 = v2_doc();
+        v2["shape"] = json!([big, 4]);
+        v2["chunks"] = json!([1, 4]);
+        let text = message(ArrayMetadata::from_v2(&v2, None, "a/b"));
+        assert!(
+            text.contains("a/b") && text.contains("shape [9223372036854775808, 4]"),
+            "{text}"
+        );
+        let mut v2 = v2_doc();
+        v2["chunks"] = json!([big]);
+        let text = message(ArrayMetadata::from_v2(&v2, None, "a/b"));
+        assert!(text.contains("chunk shape"), "{text}");
+        let mut v3 = v3_doc();
+        v3["shape"] = json!([big, big]);
+        v3["chunk_grid"]["configuration"]["chunk_shape"] = json!([1, 1]);
+        let text = message(ArrayMetadata::from_v3(&v3, "c"));
+        assert!(
+            text.contains("more elements or bytes than 64 bits"),
+            "{text}"
+        );
+        let n5 = json!({"dimensions": [big, 2], "blockSize": [1, 1], "dataType": "uint8",
+                        "compression": {"type": "raw"}});
+        let err = crate::n5::parse_node(&n5, "d", crate::N5AxisOrder::Listed)
+            .expect_err("must fail")
+            .to_string();
+        assert!(err.contains("'/d'"), "{err}");
+        assert!(err.contains("64 bits"), "{err}");
+        // The largest array that fits is fine.
+        let mut v2 = v2_doc();
+        v2["shape"] = json!([big / 2 - 1]);
+        assert!(ArrayMetadata::from_v2(&v2, None, "ok").is_ok());
     }
 
     #[test]

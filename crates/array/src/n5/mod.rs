@@ -245,7 +245,7 @@ fn parse_dataset(doc: &Value, path: &str, order: N5AxisOrder) -> ArrayResult<Arr
         }
         _ => None,
     };
-    Ok(ArrayMetadata {
+    ArrayMetadata {
         format: ZarrFormat::N5,
         shape: order.apply(&dims),
         chunk_shape: order.apply(&chunk_shape),
@@ -255,7 +255,8 @@ fn parse_dataset(doc: &Value, path: &str, order: N5AxisOrder) -> ArrayResult<Arr
         codecs: Arc::new(CodecChain::new(Vec::new(), Arc::new(codec), Vec::new())),
         attributes,
         dimension_names,
-    })
+    }
+    .checked(path)
 }
 
 /// The description of a new N5 dataset. `shape` and `chunk_shape` are in the presentation
@@ -296,7 +297,7 @@ pub fn n5_array_metadata(
             path: crate::display_path(path),
             source,
         })?;
-    Ok(ArrayMetadata {
+    ArrayMetadata {
         format: ZarrFormat::N5,
         shape,
         chunk_shape,
@@ -306,7 +307,8 @@ pub fn n5_array_metadata(
         codecs: Arc::new(CodecChain::new(Vec::new(), Arc::new(codec), Vec::new())),
         attributes,
         dimension_names: None,
-    })
+    }
+    .checked(path)
 }
 
 /// Serialise an `attributes.json` the way the Java reference does: compact, keys in order,
