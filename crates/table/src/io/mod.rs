@@ -18,6 +18,7 @@
 //! conveniences: an [`FsStore`] rooted at the file's directory, paths in errors.
 
 mod guard;
+mod page_header;
 mod ranged;
 mod write;
 
@@ -335,70 +336,72 @@ fn walk(
     Ok(())
 }
 
-/// The Parquet footer of `value` (named `path` in errors), with its dictionary pages checked
-/// ([`check_dictionary_pages`]).
+/// The Parquet footer of `value` (named `path` in errors).
 fn load_parquet_metadata(value: &StoreValue, path: &Path) -> Result<ArrowReaderMetadata> {
     guard::guarded(path, "Parquet metadata", || {
-        let meta = ArrowReaderMetadata::load(
+        ArrowReaderMetadata::load(
             &ParquetChunks::new(value.clone()),
             ArrowReaderOptions::new(),
         )
-        .map_err(|e| TableError::format(path, format!("cannot read Parquet: {e}")))?;
-        check_dictionary_pages(value, meta.metadata(), path)?;
-        Ok(meta)
+        .map_err(|e| TableError::format(path, format!("cannot read Parquet: {e}")))
     })
 }
 
 /// Refuse dictionary pages that claim more values than their bytes can hold. The parquet
-/// decoder sizes the dictionary from the page header's value count before decoding it, so a
-/// corrupt count (billions) would abort the process on the allocation instead of failing.
-/// Only the first page of each column chunk (where a dictionary page is) is read.
+/// decoder sizes the dictionary from the page header's value count before it decodes the page,
+/// so a corrupt count (billions) would abort the process on the allocation instead of failing.
+/// Only the header of the first page of each column chunk about to be read (`leaves`) is read.
 fn check_dictionary_pages(
     value: &StoreValue,
     metadata: &parquet::file::metadata::ParquetMetaData,
+    leaves: impl Fn(usize) -> bool,
     path: &Path,
 ) -> Result<()> {
-    use parquet::basic::{Encoding, Type as PhysicalType};
-    use parquet::column::page::{Page, PageReader};
-    use parquet::file::serialized_reader::SerializedPageReader;
+    use parquet::basic::Type as PhysicalType;
 
-    let reader = Arc::new(ParquetChunks::new(value.clone()));
-    let corrupt = |message: String| TableError::format(path, message);
+    /// Enough for any page header but one with very large statistics (then unchecked).
+    const HEADER_READ: u64 = 4096;
     for (g, group) in metadata.row_groups().iter().enumerate() {
-        let rows = usize::try_from(group.num_rows()).unwrap_or(0);
-        for column in group.columns() {
-            let where_ = || format!("row group {g}, column {}", column.column_path());
-            let mut pages = SerializedPageReader::new(reader.clone(), column, rows, None)
-                .map_err(|e| corrupt(format!("{}: {e}", where_())))?;
-            let page = pages
-                .get_next_page()
-                .map_err(|e| corrupt(format!("{}: {e}", where_())))?;
-            let Some(Page::DictionaryPage {
-                buf,
-                num_values,
-                encoding,
-                ..
-            }) = page
-            else {
+        for (leaf, column) in group.columns().iter().enumerate() {
+            if !leaves(leaf) {
+                continue;
+            }
+            let first_page = column
+                .dictionary_page_offset()
+                .unwrap_or_else(|| column.data_page_offset());
+            let Ok(start) = u64::try_from(first_page) else {
+                continue; // the reader reports the bad offset
+            };
+            let bytes = value
+                .read_at(start, HEADER_READ)
+                .map_err(|e| TableError::io(path, e))?;
+            let Some(header) = page_header::read_page_header(&bytes) else {
                 continue;
             };
-            // The smallest encoded size of one PLAIN value of the column's type.
-            let min_value_bytes: u64 = match column.column_type() {
+            if header.page_type != Some(page_header::DICTIONARY_PAGE) {
+                continue;
+            }
+            // The smallest PLAIN encoding of one value of the column's type.
+            let min_value_bytes: i64 = match column.column_type() {
                 PhysicalType::BOOLEAN => 0,
                 PhysicalType::INT32 | PhysicalType::FLOAT | PhysicalType::BYTE_ARRAY => 4,
                 PhysicalType::INT64 | PhysicalType::DOUBLE => 8,
                 PhysicalType::INT96 => 12,
-                PhysicalType::FIXED_LEN_BYTE_ARRAY => {
-                    u64::try_from(column.column_descr().type_length()).unwrap_or(0)
-                }
+                PhysicalType::FIXED_LEN_BYTE_ARRAY => column.column_descr().type_length().into(),
             };
-            let plain = matches!(encoding, Encoding::PLAIN | Encoding::PLAIN_DICTIONARY);
-            if plain && u64::from(num_values) * min_value_bytes > buf.len() as u64 {
-                return Err(corrupt(format!(
-                    "{}: the dictionary page claims {num_values} values but holds {} bytes",
-                    where_(),
-                    buf.len()
-                )));
+            let values = header.dictionary_values.unwrap_or(0);
+            let size = i64::from(header.uncompressed_size.unwrap_or(0));
+            let fits =
+                values >= 0 && i32::try_from(values).is_ok() && values * min_value_bytes <= size;
+            if !fits {
+                return Err(TableError::format(
+                    path,
+                    format!(
+                        "row group {g}, column {}: the dictionary page claims {values} values \
+                         but holds {size} bytes",
+                        column.column_path()
+                    ),
+                ));
             }
         }
     }
@@ -1080,6 +1083,12 @@ impl TableSource {
                 let chunks = ParquetChunks::planned(f.value.clone(), meta.metadata(), |leaf| {
                     mask.leaf_included(leaf)
                 });
+                check_dictionary_pages(
+                    &f.value,
+                    meta.metadata(),
+                    |leaf| mask.leaf_included(leaf),
+                    &path,
+                )?;
                 let reader = guard::guarded(&path, "Parquet data", || {
                     ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, meta)
                         .with_batch_size(batch_size.max(1))

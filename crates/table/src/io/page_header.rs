@@ -1,0 +1,246 @@
+//! The few fields of a Parquet page header that the parquet decoder trusts before it checks
+//! them against the page's bytes: the page type, its sizes and a dictionary page's value
+//! count. Read here with a minimal Thrift compact-protocol reader (the parquet crate keeps its
+//! own private), so that a corrupt count is refused before it sizes an allocation.
+
+/// What a page header says.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PageHeaderFacts {
+    /// The page type (2 is a dictionary page).
+    pub page_type: Option<i32>,
+    /// Bytes of the page once uncompressed.
+    pub uncompressed_size: Option<i32>,
+    /// Values of a dictionary page (as read: a corrupt one may not fit the i32 it should be).
+    pub dictionary_values: Option<i64>,
+}
+
+/// The Parquet page type of a dictionary page.
+pub(crate) const DICTIONARY_PAGE: i32 = 2;
+
+// Thrift compact-protocol type ids.
+const BOOL_TRUE: u8 = 1;
+const BOOL_FALSE: u8 = 2;
+const BYTE: u8 = 3;
+const I16: u8 = 4;
+const I32: u8 = 5;
+const I64: u8 = 6;
+const DOUBLE: u8 = 7;
+const BINARY: u8 = 8;
+const LIST: u8 = 9;
+const SET: u8 = 10;
+const MAP: u8 = 11;
+const STRUCT: u8 = 12;
+
+/// Nesting deeper than this is not a page header.
+const MAX_DEPTH: usize = 16;
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        let b = *self.bytes.get(self.at)?;
+        self.at += 1;
+        Some(b)
+    }
+
+    fn varint(&mut self) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    fn zigzag(&mut self) -> Option<i64> {
+        let v = self.varint()?;
+        Some((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    fn skip_bytes(&mut self, n: u64) -> Option<()> {
+        let end = self.at.checked_add(usize::try_from(n).ok()?)?;
+        (end <= self.bytes.len()).then(|| self.at = end)
+    }
+
+    /// Skip one value of `kind` inside a list, set or map (booleans take a byte there).
+    fn skip(&mut self, kind: u8, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match kind {
+            BOOL_TRUE | BOOL_FALSE | BYTE => self.byte().map(drop),
+            I16 | I32 | I64 => self.varint().map(drop),
+            DOUBLE => self.skip_bytes(8),
+            BINARY => {
+                let n = self.varint()?;
+                self.skip_bytes(n)
+            }
+            LIST | SET => {
+                let head = self.byte()?;
+                let n = match head >> 4 {
+                    15 => self.varint()?,
+                    n => u64::from(n),
+                };
+                for _ in 0..n {
+                    self.skip(head & 0x0f, depth + 1)?;
+                }
+                Some(())
+            }
+            MAP => {
+                let n = self.varint()?;
+                if n > 0 {
+                    let kinds = self.byte()?;
+                    for _ in 0..n {
+                        self.skip(kinds >> 4, depth + 1)?;
+                        self.skip(kinds & 0x0f, depth + 1)?;
+                    }
+                }
+                Some(())
+            }
+            STRUCT => self.fields(depth + 1, |_, kind, r| r.skip_field(kind, depth + 1)),
+            _ => None,
+        }
+    }
+
+    /// Skip the value of a struct field of `kind` (a boolean field carries its value in the
+    /// kind).
+    fn skip_field(&mut self, kind: u8, depth: usize) -> Option<()> {
+        match kind {
+            BOOL_TRUE | BOOL_FALSE => Some(()),
+            _ => self.skip(kind, depth),
+        }
+    }
+
+    /// An i32 field's value.
+    fn i32_field(&mut self, kind: u8) -> Option<i32> {
+        if kind != I32 {
+            return None;
+        }
+        i32::try_from(self.zigzag()?).ok()
+    }
+
+    /// Walk the fields of a struct up to its stop byte, handing each `(id, kind)` to
+    /// `on_field`, which consumes the value.
+    fn fields(
+        &mut self,
+        depth: usize,
+        mut on_field: impl FnMut(i16, u8, &mut Self) -> Option<()>,
+    ) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut id: i16 = 0;
+        loop {
+            let head = self.byte()?;
+            if head == 0 {
+                return Some(());
+            }
+            let kind = head & 0x0f;
+            id = match head >> 4 {
+                0 => i16::try_from(self.zigzag()?).ok()?,
+                delta => id.checked_add(i16::from(delta))?,
+            };
+            on_field(id, kind, self)?;
+        }
+    }
+}
+
+/// The facts of the page header at the start of `bytes`, or `None` when the bytes end first
+/// (or are not a Thrift struct).
+pub(crate) fn read_page_header(bytes: &[u8]) -> Option<PageHeaderFacts> {
+    let mut facts = PageHeaderFacts::default();
+    let mut reader = Reader { bytes, at: 0 };
+    reader.fields(0, |id, kind, r| {
+        match id {
+            1 => facts.page_type = Some(r.i32_field(kind)?),
+            2 => facts.uncompressed_size = Some(r.i32_field(kind)?),
+            7 if kind == STRUCT => r.fields(1, |id, kind, r| {
+                if id == 1 && kind == I32 {
+                    facts.dictionary_values = Some(r.zigzag()?);
+                    Some(())
+                } else {
+                    r.skip_field(kind, 2)
+                }
+            })?,
+            _ => r.skip_field(kind, 1)?,
+        }
+        Some(())
+    })?;
+    Some(facts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dictionary page header as parquet writers write it: type 2, sizes, crc, and the
+    /// dictionary page header {num_values, encoding PLAIN, is_sorted false}.
+    fn dictionary_header(values: i32) -> Vec<u8> {
+        fn zigzag(v: i64) -> Vec<u8> {
+            let mut z = ((v << 1) ^ (v >> 63)) as u64;
+            let mut out = Vec::new();
+            loop {
+                let b = (z & 0x7f) as u8;
+                z >>= 7;
+                if z == 0 {
+                    out.push(b);
+                    return out;
+                }
+                out.push(b | 0x80);
+            }
+        }
+        let mut h = vec![0x15];
+        h.extend(zigzag(2)); // 1: type = DICTIONARY_PAGE
+        h.push(0x15);
+        h.extend(zigzag(320)); // 2: uncompressed_page_size
+        h.push(0x15);
+        h.extend(zigzag(300)); // 3: compressed_page_size
+        h.push(0x15);
+        h.extend(zigzag(-12345)); // 4: crc
+        h.push(0x3c); // 7: struct (delta 3)
+        h.push(0x15);
+        h.extend(zigzag(i64::from(values))); // 1: num_values
+        h.push(0x15);
+        h.extend(zigzag(0)); // 2: encoding PLAIN
+        h.push(0x12); // 3: is_sorted = false
+        h.push(0); // end of dictionary page header
+        h.push(0); // end of page header
+        h
+    }
+
+    #[test]
+    fn reads_the_facts_of_a_dictionary_page_header() {
+        let facts = read_page_header(&dictionary_header(40)).unwrap();
+        assert_eq!(
+            facts,
+            PageHeaderFacts {
+                page_type: Some(DICTIONARY_PAGE),
+                uncompressed_size: Some(320),
+                dictionary_values: Some(40),
+            }
+        );
+        let big = read_page_header(&dictionary_header(2_018_508_800)).unwrap();
+        assert_eq!(big.dictionary_values, Some(2_018_508_800));
+    }
+
+    #[test]
+    fn truncated_or_hostile_bytes_are_none_never_a_panic() {
+        let header = dictionary_header(40);
+        for end in 0..header.len() - 1 {
+            assert_eq!(read_page_header(&header[..end]), None, "{end}");
+        }
+        // A list claiming 2^60 elements, deep nesting, an unknown type: all end cleanly.
+        assert_eq!(
+            read_page_header(&[0x19, 0xf5, 0xff, 0xff, 0xff, 0xff, 0x0f]),
+            None
+        );
+        assert_eq!(read_page_header(&[0x1c; 64]), None);
+        assert_eq!(read_page_header(&[0x1d, 0x00]), None);
+    }
+}
