@@ -266,7 +266,8 @@ impl Array {
     }
 
     /// Decode the chunks of `tasks` into `out`; with a zero fill value, `out` must already be
-    /// zero wherever a chunk is missing.
+    /// zero wherever a chunk is missing. The plan is fetched in batches through
+    /// `Store::get_many`, decoded and scattered on rayon (see `read.rs`).
     fn read_fixed_into(
         &self,
         resolved: &ResolvedSelection,
@@ -275,43 +276,15 @@ impl Array {
     ) -> ArrayResult<()> {
         let extent = resolved.extent();
         let repr = self.repr();
-        let elem = repr.data_type.fixed_size().unwrap_or(1);
-        let fill_is_zero = repr.fill_value.iter().all(|&b| b == 0);
+        // Each task writes only its own output elements (see `read.rs` and `sharded.rs`);
+        // `out` stays borrowed by `shared` until every batch has been decoded.
         let shared = SharedBuffer::new(out);
-        let sharding = self.meta.codecs.sharding();
-        (0..tasks.len())
-            .into_par_iter()
-            .try_for_each(|t| -> ArrayResult<()> {
-                let task = tasks.get(t);
-                if let Some(sharding) = sharding {
-                    return crate::sharded::read_shard_into(
-                        self, sharding, &task, &shared, &extent, &repr,
-                    );
-                }
-                let key = self.chunk_key(&task.index);
-                // This task writes only the output elements whose positions are, per axis,
-                // those of its runs. A selection axis is strictly monotonic, so each position's
-                // index lies in exactly one chunk along that axis, and `BlockTasks` gives each
-                // chunk one task: the output elements of two tasks differ in the position
-                // along an axis where their chunks differ, so no two tasks write the same
-                // bytes. `out` stays borrowed by `shared` until the loop has ended.
-                let axes = task.block_to_selection();
-                match self.store.get(&key)? {
-                    Some(bytes) => {
-                        let decoded =
-                            self.decode_chunk(&task.index, &key, Vec::from(bytes), &repr)?;
-                        if let ArrayBytes::Fixed(buf) = &decoded {
-                            // SAFETY: `axes` selects this chunk's output elements, which no
-                            // other task writes (above); nothing reads `out` meanwhile.
-                            unsafe { shared.copy(buf, &repr.shape, &extent, &axes, elem) };
-                        }
-                    }
-                    None if fill_is_zero => {}
-                    // SAFETY: as for the copy: only this chunk's output elements.
-                    None => unsafe { shared.fill(&extent, &axes, &repr.fill_value) },
-                }
-                Ok(())
-            })
+        match self.meta.codecs.sharding() {
+            Some(sharding) => {
+                crate::sharded::read_shards_into(self, sharding, tasks, &shared, &extent, &repr)
+            }
+            None => self.read_chunks_into(tasks, &shared, &extent, &repr),
+        }
     }
 
     fn read_variable(
@@ -320,14 +293,13 @@ impl Array {
         extent: &[usize],
         repr: &ChunkRepr,
     ) -> ArrayResult<ArrayBytes> {
-        let chunks: Vec<(ArrayBytes, Vec<nd::AxisMap>)> = (0..tasks.len())
-            .into_par_iter()
-            .map(|t| {
-                let task = tasks.get(t);
-                Ok((self.retrieve_chunk(&task.index)?, task.block_to_selection()))
-            })
-            .collect::<ArrayResult<_>>()?;
+        let chunks = self.read_chunks_decoded(tasks, repr)?;
         let parts = chunks
+            .iter()
+            .enumerate()
+            .map(|(t, chunk)| (chunk, tasks.get(t).block_to_selection()))
+            .collect::<Vec<_>>();
+        let parts = parts
             .iter()
             .map(|(chunk, axes)| VariablePart::of(chunk, &repr.shape, axes))
             .collect::<Option<Vec<_>>>()

@@ -37,6 +37,7 @@ mod error;
 mod hierarchy;
 mod metadata;
 pub mod n5;
+mod read;
 mod selection;
 mod sharded;
 mod typed;
