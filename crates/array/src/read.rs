@@ -15,6 +15,7 @@
 use std::ops::Range;
 
 use neurochunk_codec::nd::SharedBuffer;
+use neurochunk_codec::CodecChain;
 use neurochunk_codec::{ArrayBytes, ChunkRepr};
 use neurochunk_store::{Bytes, ReadRequest, ReadResponse, StoreError, StoreResult};
 use rayon::prelude::*;
@@ -26,7 +27,7 @@ use crate::selection::BlockTasks;
 /// Decoded bytes a batch of chunks may hold (estimated before the fetch from the chunks'
 /// decoded sizes): with the batch being decoded and the next one being fetched, a read holds
 /// about twice this beyond its output.
-pub(crate) const FETCH_BATCH_BYTES: usize = 16 << 20;
+pub(crate) const FETCH_BATCH_BYTES: usize = 4 << 20;
 
 /// The most requests in one batch, whatever their size.
 const MAX_BATCH_REQUESTS: usize = 1024;
@@ -39,17 +40,21 @@ pub(crate) struct Batches<C: Fn(usize) -> usize> {
     next: usize,
     total: usize,
     cost: C,
+    /// Tasks a batch holds whatever their cost: one per worker, so that every worker decodes.
+    min_count: usize,
     max_count: usize,
 }
 
 impl<C: Fn(usize) -> usize> Batches<C> {
     /// Batches of `total` tasks, task `t` costing `cost(t)` bytes.
     pub fn new(total: usize, cost: C) -> Self {
+        let workers = rayon::current_num_threads().max(1);
         Batches {
             next: 0,
             total,
             cost,
-            max_count: rayon::current_num_threads().max(1),
+            min_count: workers,
+            max_count: workers,
         }
     }
 }
@@ -66,7 +71,7 @@ impl<C: Fn(usize) -> usize> Iterator for Batches<C> {
         let mut bytes = 0usize;
         while end < self.total && end - start < self.max_count {
             let cost = (self.cost)(end);
-            if end > start && bytes.saturating_add(cost) > FETCH_BATCH_BYTES {
+            if end - start >= self.min_count && bytes.saturating_add(cost) > FETCH_BATCH_BYTES {
                 break;
             }
             bytes = bytes.saturating_add(cost);
@@ -125,7 +130,47 @@ pub(crate) fn whole_value(
 /// One fetched chunk: its task number, key, and bytes (`None` when not stored).
 pub(crate) type FetchedChunk = (usize, String, Option<Bytes>);
 
+/// Hand a decoded chunk's buffer, once copied out, to the pool its next use draws from: the
+/// codec pool of this thread when bytes→bytes codecs decode into a new buffer, otherwise the
+/// store's pool (the decoded chunk is then the fetched buffer itself).
+pub(crate) fn recycle_decoded(chain: &CodecChain, buffer: Vec<u8>) {
+    if chain.bytes_to_bytes().is_empty() {
+        neurochunk_store::recycle_buffer(buffer);
+    } else {
+        neurochunk_codec::recycle_buffer(buffer);
+    }
+}
+
 impl Array {
+    /// Decode a fetched chunk. With bytes→bytes codecs the chain reads the fetched bytes in
+    /// place and their buffer goes back to the store's pool for the next fetch; otherwise the
+    /// buffer is handed to the chain (no copy when nothing else holds it).
+    pub(crate) fn decode_fetched(
+        &self,
+        index: &[u64],
+        key: &str,
+        bytes: Bytes,
+        repr: &ChunkRepr,
+    ) -> ArrayResult<ArrayBytes> {
+        let chain = &self.metadata().codecs;
+        if chain.bytes_to_bytes().is_empty() {
+            return self.decode_chunk(index, key, Vec::from(bytes), repr);
+        }
+        let extent = self.metadata().chunk_extent(index);
+        let decoded = chain
+            .decode_edge_from_slice(&bytes, repr, &extent)
+            .map_err(|source| ArrayError::Chunk {
+                path: crate::display_path(self.path()),
+                key: key.to_string(),
+                source,
+            })?;
+        if let Ok(buffer) = bytes.try_into_mut() {
+            neurochunk_store::recycle_buffer(Vec::from(buffer));
+        }
+        crate::array::check_decoded(&decoded, repr, self.path(), key)?;
+        Ok(decoded)
+    }
+
     /// Fetch the chunks of tasks `batch` (whole values) with one `get_many` call.
     pub(crate) fn fetch_chunks(
         &self,
@@ -177,12 +222,13 @@ impl Array {
                         match bytes {
                             Some(bytes) => {
                                 let decoded =
-                                    self.decode_chunk(&task.index, &key, Vec::from(bytes), repr)?;
-                                if let ArrayBytes::Fixed(buf) = &decoded {
+                                    self.decode_fetched(&task.index, &key, bytes, repr)?;
+                                if let ArrayBytes::Fixed(buf) = decoded {
                                     // SAFETY: `axes` selects this chunk's output elements,
                                     // which no other task writes (above); nothing reads
                                     // `out` meanwhile.
-                                    unsafe { out.copy(buf, &repr.shape, extent, &axes, elem) };
+                                    unsafe { out.copy(&buf, &repr.shape, extent, &axes, elem) };
+                                    recycle_decoded(self.metadata().codecs.as_ref(), buf);
                                 }
                             }
                             None if fill_is_zero => {}
@@ -209,9 +255,7 @@ impl Array {
             let decoded: Vec<ArrayBytes> = fetched
                 .into_par_iter()
                 .map(|(t, key, bytes)| match bytes {
-                    Some(bytes) => {
-                        self.decode_chunk(&tasks.get(t).index, &key, Vec::from(bytes), repr)
-                    }
+                    Some(bytes) => self.decode_fetched(&tasks.get(t).index, &key, bytes, repr),
                     None => Ok(neurochunk_codec::subset::fill_for_repr(repr)),
                 })
                 .collect::<ArrayResult<_>>()?;

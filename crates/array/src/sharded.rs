@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::array::{check_decoded, Array};
 use crate::error::{ArrayError, ArrayResult};
-use crate::read::{pipelined, shard_range_error, Batches};
+use crate::read::{pipelined, recycle_decoded, shard_range_error, Batches};
 use crate::selection::BlockTasks;
 
 /// Where an inner chunk lies in its shard (offset, length), `None` when it is not stored.
@@ -349,9 +349,10 @@ fn decode_shards(
                 source,
             })?;
             check_decoded(&decoded, inner_repr, array.path(), &inner_key)?;
-            if let ArrayBytes::Fixed(buf) = &decoded {
+            if let ArrayBytes::Fixed(buf) = decoded {
                 // SAFETY: only this inner chunk's output elements (above).
-                unsafe { out.copy(buf, &inner_repr.shape, extent, &axes, elem) };
+                unsafe { out.copy(&buf, &inner_repr.shape, extent, &axes, elem) };
+                recycle_decoded(inner_chain, buf);
             }
             Ok(())
         })

@@ -23,6 +23,7 @@ mod filesystem;
 pub mod fs_publish;
 mod key;
 mod memory;
+mod pool;
 mod prefix;
 mod writer;
 
@@ -30,6 +31,7 @@ pub use bytes::Bytes;
 pub use filesystem::FsStore;
 pub use key::{join_key, validate_key, validate_prefix};
 pub use memory::MemoryStore;
+pub use pool::{recycle_buffer, take_buffer};
 pub use prefix::PrefixStore;
 pub use writer::{BufferedWriter, ValueWriter};
 
@@ -200,6 +202,21 @@ impl ReadRequest {
     }
 }
 
+impl ReadRequest {
+    /// Answer this request with one [`get`](Store::get) or [`get_ranges`](Store::get_ranges)
+    /// call on `store`: the building block of a [`Store::get_many`] implementation.
+    pub fn answer_from<S: Store + ?Sized>(&self, store: &S) -> StoreResult<ReadResponse> {
+        match &self.ranges {
+            None => Ok(store
+                .get(&self.key)?
+                .map_or(ReadResponse::Missing, ReadResponse::Whole)),
+            Some(ranges) => Ok(store
+                .get_ranges(&self.key, ranges)?
+                .map_or(ReadResponse::Missing, ReadResponse::Ranges)),
+        }
+    }
+}
+
 /// The answer to one [`ReadRequest`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadResponse {
@@ -265,18 +282,12 @@ pub trait Store: Send + Sync + Debug {
     /// does not fail the others.
     ///
     /// The default makes one [`get`](Store::get) or [`get_ranges`](Store::get_ranges) call per
-    /// request, in turn; a remote backend overrides it to issue them concurrently.
+    /// request, in turn ([`ReadRequest::answer_from`]); [`FsStore`] reads the files of a batch
+    /// in parallel, and a remote backend overrides it to issue the requests concurrently.
     fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
         requests
             .iter()
-            .map(|request| match &request.ranges {
-                None => Ok(self
-                    .get(&request.key)?
-                    .map_or(ReadResponse::Missing, ReadResponse::Whole)),
-                Some(ranges) => Ok(self
-                    .get_ranges(&request.key, ranges)?
-                    .map_or(ReadResponse::Missing, ReadResponse::Ranges)),
-            })
+            .map(|request| request.answer_from(self))
             .collect()
     }
 
