@@ -366,6 +366,18 @@ impl Array {
             let inside = (self.meta.shape[d] - start).min(repr.shape[d] as u64);
             run.count == inside
         });
+        if covers_chunk && matches!(data, ArrayBytes::Fixed(_)) {
+            if let Some(sharding) = self.meta.codecs.sharding() {
+                return crate::sharded::write_full_shard(
+                    self,
+                    sharding,
+                    task,
+                    data,
+                    extent,
+                    self.options.write_empty_chunks,
+                );
+            }
+        }
         let mut chunk = if covers_chunk {
             subset::fill_for_repr(&repr)
         } else {

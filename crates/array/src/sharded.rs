@@ -6,7 +6,9 @@
 
 use std::ops::Range;
 
-use neurochunk_codec::nd::SharedBuffer;
+use std::io::Write;
+
+use neurochunk_codec::nd::{self, SharedBuffer};
 use neurochunk_codec::{ArrayBytes, ChunkRepr, IndexLocation, ShardingCodec};
 use neurochunk_store::{ByteRange, Bytes, ReadRequest, ReadResponse};
 use rayon::prelude::*;
@@ -14,7 +16,7 @@ use rayon::prelude::*;
 use crate::array::{check_decoded, Array};
 use crate::error::{ArrayError, ArrayResult};
 use crate::read::{pipelined, recycle_decoded, shard_range_error, Batches};
-use crate::selection::BlockTasks;
+use crate::selection::{BlockTask, BlockTasks};
 
 /// Where an inner chunk lies in its shard (offset, length), `None` when it is not stored.
 type Location = Option<(u64, u64)>;
@@ -356,4 +358,120 @@ fn decode_shards(
             }
             Ok(())
         })
+}
+
+/// Write a shard whose every in-array element the selection covers (fixed-size data): each
+/// inner chunk is cut straight from the caller's data and encoded in parallel, without
+/// building the decoded shard first, and the shard is streamed to the store piece by piece.
+pub(crate) fn write_full_shard(
+    array: &Array,
+    sharding: &ShardingCodec,
+    task: &BlockTask,
+    data: &ArrayBytes,
+    extent: &[usize],
+    write_empty_chunks: bool,
+) -> ArrayResult<()> {
+    let meta = array.metadata();
+    let shard_repr = meta.chunk_repr();
+    let key = array.chunk_key(&task.index);
+    let chunk_err = |source| ArrayError::Chunk {
+        path: crate::display_path(array.path()),
+        key: key.clone(),
+        source,
+    };
+    let shard_shape = &shard_repr.shape;
+    let per_shard = sharding.chunks_per_shard(shard_shape).map_err(chunk_err)?;
+    let inner_repr = sharding.inner_repr(&shard_repr);
+    let elem = inner_repr.data_type.fixed_size().unwrap_or(1);
+    let fill = &inner_repr.fill_value;
+    // As the sharding codec does: inner chunks equal to the fill value are left out.
+    let skip_fill = fill.len() == elem;
+    let inner_tasks = BlockTasks::new(&task.runs, &inner_repr.shape);
+    let encoded: Vec<(usize, Option<Vec<u8>>)> = (0..inner_tasks.len())
+        .into_par_iter()
+        .map(|i| -> ArrayResult<(usize, Option<Vec<u8>>)> {
+            let inner = inner_tasks.get(i);
+            let linear = inner
+                .index
+                .iter()
+                .zip(&per_shard)
+                .fold(0usize, |acc, (&i, &n)| acc * n + i as usize);
+            let mut chunk = neurochunk_codec::subset::fill_for_repr(&inner_repr);
+            nd::insert(
+                &mut chunk,
+                &inner_repr.shape,
+                data,
+                extent,
+                &inner.selection_to_block(),
+                elem,
+            );
+            if skip_fill && neurochunk_codec::subset::is_all_fill(&chunk, fill) {
+                return Ok((linear, None));
+            }
+            let bytes = sharding
+                .encode_inner_chunk(chunk, &shard_repr)
+                .map_err(chunk_err)?;
+            Ok((linear, Some(bytes)))
+        })
+        .collect::<ArrayResult<_>>()?;
+    let total_inner: usize = per_shard.iter().product();
+    let mut inner_chunks: Vec<Option<Vec<u8>>> = vec![None; total_inner];
+    for (linear, bytes) in encoded {
+        inner_chunks[linear] = bytes;
+    }
+    let store = array.store();
+    if inner_chunks.iter().all(Option::is_none) && !write_empty_chunks && meta.fill_value.is_some()
+    {
+        store.delete(&key)?;
+        return Ok(());
+    }
+    // The layout of `ShardingCodec::assemble_shard`: inner chunks back to back in C order,
+    // the index before or after them.
+    let index_len = sharding
+        .index_encoded_size(shard_shape)
+        .map_err(chunk_err)?;
+    let start = sharding.index_location() == IndexLocation::Start;
+    let mut offset = if start { index_len as u64 } else { 0 };
+    let entries: Vec<Option<(u64, u64)>> = inner_chunks
+        .iter()
+        .map(|c| {
+            c.as_ref().map(|b| {
+                let entry = (offset, b.len() as u64);
+                offset += b.len() as u64;
+                entry
+            })
+        })
+        .collect();
+    let index = sharding
+        .encode_index(&entries, shard_shape)
+        .map_err(chunk_err)?;
+    if index.len() != index_len {
+        return Err(ArrayError::ChunkCorrupt {
+            path: crate::display_path(array.path()),
+            key,
+            message: format!(
+                "the index codecs produced {} bytes, expected {index_len}",
+                index.len()
+            ),
+        });
+    }
+    let io_err = |e: std::io::Error| {
+        ArrayError::from(neurochunk_store::StoreError::backend(
+            format!("{store:?}"),
+            key.clone(),
+            e,
+        ))
+    };
+    let mut writer = store.writer(&key)?;
+    if start {
+        writer.write_all(&index).map_err(io_err)?;
+    }
+    for chunk in inner_chunks.iter().flatten() {
+        writer.write_all(chunk).map_err(io_err)?;
+    }
+    if !start {
+        writer.write_all(&index).map_err(io_err)?;
+    }
+    writer.commit()?;
+    Ok(())
 }

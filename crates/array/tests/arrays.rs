@@ -392,6 +392,59 @@ fn sharded_reads_fetch_only_the_needed_inner_chunks() {
 }
 
 #[test]
+fn whole_shard_writes_store_what_the_sharding_codec_encodes() {
+    // 10 x 13 in 8 x 8 shards of 4 x 4 inner chunks: edge shards, an all-zero inner chunk,
+    // an all-zero shard (deleted), written in one go and reversed.
+    let plain = meta(ZarrFormat::V3, &[10, 13], &[4, 4], &[]);
+    let options = ConvertOptions {
+        chunks: Some(vec![4, 4]),
+        shards: Some(vec![8, 8]),
+        compressors: Some(vec![Codec::zstd(1)]),
+        ..Default::default()
+    };
+    let sharded = derive_metadata(&plain, &options, "").unwrap();
+    let mut values: Vec<u16> = (0..130u16).map(|v| v + 1).collect();
+    for r in 0..4 {
+        for c in 4..8 {
+            values[r * 13 + c] = 0;
+        }
+    }
+    for r in 8..10 {
+        for c in 8..13 {
+            values[r * 13 + c] = 0;
+        }
+    }
+    for reversed in [false, true] {
+        let s = store();
+        let a = Array::create(s.clone(), "", sharded.clone()).unwrap();
+        if reversed {
+            let backwards: Vec<u16> = values.iter().rev().copied().collect();
+            a.write(&parse_selection("::-1,::-1").unwrap(), &u16s(&backwards))
+                .unwrap();
+        } else {
+            a.write_all(&u16s(&values)).unwrap();
+        }
+        assert_eq!(
+            as_u16(&a.read_all().unwrap().1),
+            values,
+            "reversed: {reversed}"
+        );
+        assert_eq!(
+            s.get("c/1/1").unwrap(),
+            None,
+            "an all-fill shard is not stored"
+        );
+        for index in [[0u64, 0], [0, 1], [1, 0]] {
+            let key = a.chunk_key(&index);
+            let shard = a.retrieve_chunk(&index).unwrap();
+            let repr = a.metadata().chunk_repr();
+            let expected = a.metadata().codecs.encode(shard, &repr).unwrap();
+            assert_eq!(s.get(&key).unwrap().unwrap(), expected, "{key}");
+        }
+    }
+}
+
+#[test]
 fn sharded_layout_matches_zarr_python_bytes() {
     // formats.md V3-04: uint8 [4], shard [4], inner [2], write [1,2] to [0:2].
     let plain = ArrayMetadata {
