@@ -224,7 +224,7 @@ impl Array {
         let Some(elem) = repr.data_type.fixed_size() else {
             return self.read_variable(&tasks, &extent, &repr);
         };
-        let mut out = vec![0u8; resolved.len() * elem];
+        let mut out = zeroed_output(resolved.len() * elem);
         self.read_fixed_into(resolved, &tasks, &mut out)?;
         Ok(ArrayBytes::Fixed(out))
     }
@@ -463,6 +463,37 @@ impl ArrayMetadata {
             .unwrap_or_else(|_| format!("{:?}", self.data_type))
     }
 }
+
+/// A zeroed buffer for a read's output. A large one is a fresh mapping whose pages the
+/// scatter faults in one by one; on Linux it is marked for transparent huge pages (as NumPy
+/// does for large arrays), so it faults in 2 MiB at a time.
+fn zeroed_output(len: usize) -> Vec<u8> {
+    let out = vec![0u8; len];
+    #[cfg(target_os = "linux")]
+    if len >= HUGE_PAGE_MIN_BYTES {
+        const HUGE: usize = 2 << 20;
+        let start = out.as_ptr() as usize;
+        let aligned = start.next_multiple_of(HUGE);
+        let end = (start + len) / HUGE * HUGE;
+        if end > aligned {
+            // SAFETY: the range lies inside `out`'s allocation, which this function owns;
+            // MADV_HUGEPAGE changes how pages are backed, never their contents. A failure
+            // (e.g. no transparent huge pages) is harmless and ignored.
+            unsafe {
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Outputs from this size on are marked for transparent huge pages.
+#[cfg(target_os = "linux")]
+const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 
 fn data_kind_mismatch(data: &ArrayBytes, data_type: &neurochunk_dtype::DataType) -> bool {
     matches!(data, ArrayBytes::Fixed(_)) == data_type.is_variable_length()
