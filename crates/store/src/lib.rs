@@ -236,10 +236,13 @@ pub enum ReadResponse {
 /// into the chunks (and, for sharded arrays, the inner chunks and byte ranges) it touches;
 /// their bytes are fetched from the store; each chunk is decoded by its codec chain; and the
 /// decoded elements are scattered into the caller's output buffer. Only the fetch step talks
-/// to the store, through [`get`](Store::get), [`get_ranges`](Store::get_ranges) and
-/// [`get_many`](Store::get_many). A local backend serves these directly; a remote backend
-/// (S3, GCS, HTTP) overrides [`get_many`](Store::get_many) to issue the requests of a batch
-/// concurrently, and [`writer`](Store::writer) to upload large values in parts.
+/// to the store, and only through [`get_many`](Store::get_many): one call per batch of chunks
+/// (for sharded arrays, one for the shard indexes and one for the inner-chunk byte ranges).
+/// A local backend can serve a batch with [`get`](Store::get) and
+/// [`get_ranges`](Store::get_ranges) calls ([`FsStore`] reads its files in parallel); a remote
+/// backend (S3, GCS, HTTP) overrides [`get_many`](Store::get_many) to issue the requests of a
+/// batch concurrently, and [`writer`](Store::writer) to upload large values in parts (whole
+/// shards are written through it).
 ///
 /// # Contract
 ///

@@ -2,14 +2,14 @@
 //! reuses memory instead of asking the allocator (and the kernel, page by page) for fresh
 //! buffers each time. Backends read values into [`take_buffer`]; the array layer hands
 //! buffers it is done with (decoded chunks, once copied into the caller's output) back with
-//! [`recycle_buffer`]. The pool holds at most a few buffers and a few MiB.
+//! [`recycle_buffer`]. The pool keeps at most 16 buffers and 16 MiB, none above 4 MiB.
 
 use std::sync::Mutex;
 
 /// Buffers the pool keeps at most.
 const MAX_BUFFERS: usize = 16;
 /// Bytes (of capacity) the pool keeps at most.
-const MAX_BYTES: usize = 32 << 20;
+const MAX_BYTES: usize = 16 << 20;
 
 static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
