@@ -344,9 +344,65 @@ impl Array {
         }
         let tasks = self.chunk_tasks(&resolved);
         let extent = resolved.extent();
-        (0..tasks.len())
-            .into_par_iter()
-            .try_for_each(|t| self.write_chunk_region(&tasks.get(t), data, &extent))
+        // The same stages as a read: the chunks a batch only partly overwrites are fetched
+        // with one `get_many` call (the next batch's while this one is written), then each
+        // chunk is modified, encoded and stored on rayon.
+        let repr = self.repr();
+        let chunk_bytes = repr.num_elements() * repr.data_type.fixed_size().unwrap_or(16);
+        crate::read::pipelined(
+            crate::read::Batches::new(tasks.len(), |_| chunk_bytes),
+            |batch| self.fetch_partial_chunks(&tasks, batch),
+            |fetched| {
+                fetched.into_par_iter().try_for_each(|(t, stored)| {
+                    self.write_chunk_region(&tasks.get(t), data, &extent, stored)
+                })
+            },
+        )
+    }
+
+    /// Whether a write task replaces every in-array element of its chunk.
+    fn covers_chunk(&self, task: &BlockTask) -> bool {
+        let chunk = &self.meta.chunk_shape;
+        task.runs.iter().enumerate().all(|(d, run)| {
+            let start = task.index[d] * chunk[d] as u64;
+            let inside = (self.meta.shape[d] - start).min(chunk[d] as u64);
+            run.count == inside
+        })
+    }
+
+    /// The fetch stage of a write: per task of `batch`, `None` when the write covers the
+    /// chunk, otherwise its stored bytes (`Some(None)` when not stored), read with one
+    /// `get_many` call.
+    #[allow(clippy::type_complexity)]
+    fn fetch_partial_chunks(
+        &self,
+        tasks: &BlockTasks,
+        batch: std::ops::Range<usize>,
+    ) -> ArrayResult<Vec<(usize, Option<Option<neurochunk_store::Bytes>>)>> {
+        let mut partial = Vec::new();
+        let mut fetched = Vec::with_capacity(batch.len());
+        for t in batch {
+            if self.covers_chunk(&tasks.get(t)) {
+                fetched.push((t, None));
+            } else {
+                partial.push(fetched.len());
+                fetched.push((t, Some(None)));
+            }
+        }
+        if partial.is_empty() {
+            return Ok(fetched);
+        }
+        let requests: Vec<neurochunk_store::ReadRequest> = partial
+            .iter()
+            .map(|&i| {
+                neurochunk_store::ReadRequest::whole(self.chunk_key(&tasks.get(fetched[i].0).index))
+            })
+            .collect();
+        let answers = self.store.get_many(&requests);
+        for ((&i, request), answer) in partial.iter().zip(&requests).zip(answers) {
+            fetched[i].1 = Some(crate::read::whole_value(answer, &request.key)?);
+        }
+        Ok(fetched)
     }
 
     /// Write the whole array.
@@ -354,18 +410,17 @@ impl Array {
         self.write(&Selection::all(), data)
     }
 
+    /// Write one chunk's part of `data`: `stored` is `None` when the write covers the chunk,
+    /// otherwise the chunk's stored bytes (from the fetch stage).
     fn write_chunk_region(
         &self,
         task: &BlockTask,
         data: &ArrayBytes,
         extent: &[usize],
+        stored: Option<Option<neurochunk_store::Bytes>>,
     ) -> ArrayResult<()> {
         let repr = self.repr();
-        let covers_chunk = task.runs.iter().enumerate().all(|(d, run)| {
-            let start = task.index[d] * repr.shape[d] as u64;
-            let inside = (self.meta.shape[d] - start).min(repr.shape[d] as u64);
-            run.count == inside
-        });
+        let covers_chunk = stored.is_none();
         if covers_chunk && matches!(data, ArrayBytes::Fixed(_)) {
             if let Some(sharding) = self.meta.codecs.sharding() {
                 return crate::sharded::write_full_shard(
@@ -378,10 +433,12 @@ impl Array {
                 );
             }
         }
-        let mut chunk = if covers_chunk {
-            subset::fill_for_repr(&repr)
-        } else {
-            self.retrieve_chunk(&task.index)?
+        let mut chunk = match stored {
+            None | Some(None) => subset::fill_for_repr(&repr),
+            Some(Some(bytes)) => {
+                let key = self.chunk_key(&task.index);
+                self.decode_chunk(&task.index, &key, Vec::from(bytes), &repr)?
+            }
         };
         if matches!(chunk, ArrayBytes::Fixed(_)) != matches!(data, ArrayBytes::Fixed(_)) {
             return Err(self.mixed_kinds());

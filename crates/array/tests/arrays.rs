@@ -299,6 +299,23 @@ fn reads_fetch_chunks_in_batches_through_get_many() {
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), 256, "each chunk fetched once");
+
+    // A write fetches only the chunks it partly overwrites, through get_many as well.
+    recording.reset();
+    a.write(&parse_selection("2:8,0:4").unwrap(), &u16s(&[9; 24]))
+        .unwrap();
+    assert_eq!(recording.direct.load(Ordering::Relaxed), 0, "only get_many");
+    let requests = recording.batches().concat();
+    assert_eq!(
+        requests,
+        vec![ReadRequest::whole("c/0/0")],
+        "c/1/0 is covered"
+    );
+    let (_, part) = a.read(&parse_selection("0:9,0:1").unwrap()).unwrap();
+    assert_eq!(
+        as_u16(&part),
+        [values[0], values[64], 9, 9, 9, 9, 9, 9, values[8 * 64]]
+    );
 }
 
 #[test]
