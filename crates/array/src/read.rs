@@ -3,14 +3,17 @@
 //! 1. **Plan**: the lazy [`BlockTasks`] of a selection (one task per touched chunk or shard)
 //!    is cut into bounded batches ([`Batches`]), so no more than about [`FETCH_BATCH_BYTES`]
 //!    of chunks are held at once, however large the read.
-//! 2. **Fetch**: each batch's store reads go out in one [`Store::get_many`] call (for sharded
+//! 2. **Fetch**: each batch's store reads go out in one
+//!    [`Store::get_many`](neurochunk_store::Store::get_many) call (for sharded
 //!    arrays: one call for the shard indexes or whole shards, then one for the inner-chunk byte
 //!    ranges of every touched shard). This is the one place where a remote backend puts many
 //!    requests in flight. The next batch is fetched while the current one is decoded.
 //! 3. **Decode** and 4. **scatter** run on rayon, one task per chunk (or inner chunk): decode
-//!    with the codec chain, copy into the caller's buffer through `SharedBuffer`.
+//!    with the codec chain, copy into the caller's buffer through `SharedBuffer`, then hand
+//!    the decoded buffer back for reuse.
 //!
-//! The non-sharded stages live here; the sharded fetch is in `sharded.rs`.
+//! The non-sharded stages live here; the sharded ones are in `sharded.rs`. Writes run in the
+//! same batches (`Array::write`), fetching the chunks they only partly overwrite.
 
 use std::ops::Range;
 
@@ -33,9 +36,9 @@ pub(crate) const FETCH_BATCH_BYTES: usize = 4 << 20;
 const MAX_BATCH_REQUESTS: usize = 1024;
 
 /// Cuts the tasks `0..total` into consecutive batches, each at most [`FETCH_BATCH_BYTES`] by
-/// the tasks' estimated cost (at least one task per batch). The first batch holds about one
-/// task per worker and each following one up to twice as many as the one before, so the
-/// first fetch (which nothing overlaps) is short and later ones are large.
+/// the tasks' estimated cost, but at least one task per worker. The first batch holds one
+/// task per worker and each following one up to twice as many as the one before (at most
+/// 1024), so the first fetch (which nothing overlaps) is short and later ones are large.
 pub(crate) struct Batches<C: Fn(usize) -> usize> {
     next: usize,
     total: usize,
