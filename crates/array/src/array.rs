@@ -224,7 +224,7 @@ impl Array {
         let Some(elem) = repr.data_type.fixed_size() else {
             return self.read_variable(&tasks, &extent, &repr);
         };
-        let mut out = vec![0u8; resolved.len() * elem];
+        let mut out = zeroed_output(resolved.len() * elem);
         self.read_fixed_into(resolved, &tasks, &mut out)?;
         Ok(ArrayBytes::Fixed(out))
     }
@@ -266,7 +266,8 @@ impl Array {
     }
 
     /// Decode the chunks of `tasks` into `out`; with a zero fill value, `out` must already be
-    /// zero wherever a chunk is missing.
+    /// zero wherever a chunk is missing. The plan is fetched in batches through
+    /// `Store::get_many`, decoded and scattered on rayon (see `read.rs`).
     fn read_fixed_into(
         &self,
         resolved: &ResolvedSelection,
@@ -275,43 +276,15 @@ impl Array {
     ) -> ArrayResult<()> {
         let extent = resolved.extent();
         let repr = self.repr();
-        let elem = repr.data_type.fixed_size().unwrap_or(1);
-        let fill_is_zero = repr.fill_value.iter().all(|&b| b == 0);
+        // Each task writes only its own output elements (see `read.rs` and `sharded.rs`);
+        // `out` stays borrowed by `shared` until every batch has been decoded.
         let shared = SharedBuffer::new(out);
-        let sharding = self.meta.codecs.sharding();
-        (0..tasks.len())
-            .into_par_iter()
-            .try_for_each(|t| -> ArrayResult<()> {
-                let task = tasks.get(t);
-                if let Some(sharding) = sharding {
-                    return crate::sharded::read_shard_into(
-                        self, sharding, &task, &shared, &extent, &repr,
-                    );
-                }
-                let key = self.chunk_key(&task.index);
-                // This task writes only the output elements whose positions are, per axis,
-                // those of its runs. A selection axis is strictly monotonic, so each position's
-                // index lies in exactly one chunk along that axis, and `BlockTasks` gives each
-                // chunk one task: the output elements of two tasks differ in the position
-                // along an axis where their chunks differ, so no two tasks write the same
-                // bytes. `out` stays borrowed by `shared` until the loop has ended.
-                let axes = task.block_to_selection();
-                match self.store.get(&key)? {
-                    Some(bytes) => {
-                        let decoded =
-                            self.decode_chunk(&task.index, &key, Vec::from(bytes), &repr)?;
-                        if let ArrayBytes::Fixed(buf) = &decoded {
-                            // SAFETY: `axes` selects this chunk's output elements, which no
-                            // other task writes (above); nothing reads `out` meanwhile.
-                            unsafe { shared.copy(buf, &repr.shape, &extent, &axes, elem) };
-                        }
-                    }
-                    None if fill_is_zero => {}
-                    // SAFETY: as for the copy: only this chunk's output elements.
-                    None => unsafe { shared.fill(&extent, &axes, &repr.fill_value) },
-                }
-                Ok(())
-            })
+        match self.meta.codecs.sharding() {
+            Some(sharding) => {
+                crate::sharded::read_shards_into(self, sharding, tasks, &shared, &extent, &repr)
+            }
+            None => self.read_chunks_into(tasks, &shared, &extent, &repr),
+        }
     }
 
     fn read_variable(
@@ -320,14 +293,13 @@ impl Array {
         extent: &[usize],
         repr: &ChunkRepr,
     ) -> ArrayResult<ArrayBytes> {
-        let chunks: Vec<(ArrayBytes, Vec<nd::AxisMap>)> = (0..tasks.len())
-            .into_par_iter()
-            .map(|t| {
-                let task = tasks.get(t);
-                Ok((self.retrieve_chunk(&task.index)?, task.block_to_selection()))
-            })
-            .collect::<ArrayResult<_>>()?;
+        let chunks = self.read_chunks_decoded(tasks, repr)?;
         let parts = chunks
+            .iter()
+            .enumerate()
+            .map(|(t, chunk)| (chunk, tasks.get(t).block_to_selection()))
+            .collect::<Vec<_>>();
+        let parts = parts
             .iter()
             .map(|(chunk, axes)| VariablePart::of(chunk, &repr.shape, axes))
             .collect::<Option<Vec<_>>>()
@@ -372,9 +344,65 @@ impl Array {
         }
         let tasks = self.chunk_tasks(&resolved);
         let extent = resolved.extent();
-        (0..tasks.len())
-            .into_par_iter()
-            .try_for_each(|t| self.write_chunk_region(&tasks.get(t), data, &extent))
+        // The same stages as a read: the chunks a batch only partly overwrites are fetched
+        // with one `get_many` call (the next batch's while this one is written), then each
+        // chunk is modified, encoded and stored on rayon.
+        let repr = self.repr();
+        let chunk_bytes = repr.num_elements() * repr.data_type.fixed_size().unwrap_or(16);
+        crate::read::pipelined(
+            crate::read::Batches::new(tasks.len(), |_| chunk_bytes),
+            |batch| self.fetch_partial_chunks(&tasks, batch),
+            |fetched| {
+                fetched.into_par_iter().try_for_each(|(t, stored)| {
+                    self.write_chunk_region(&tasks.get(t), data, &extent, stored)
+                })
+            },
+        )
+    }
+
+    /// Whether a write task replaces every in-array element of its chunk.
+    fn covers_chunk(&self, task: &BlockTask) -> bool {
+        let chunk = &self.meta.chunk_shape;
+        task.runs.iter().enumerate().all(|(d, run)| {
+            let start = task.index[d] * chunk[d] as u64;
+            let inside = (self.meta.shape[d] - start).min(chunk[d] as u64);
+            run.count == inside
+        })
+    }
+
+    /// The fetch stage of a write: per task of `batch`, `None` when the write covers the
+    /// chunk, otherwise its stored bytes (`Some(None)` when not stored), read with one
+    /// `get_many` call.
+    #[allow(clippy::type_complexity)]
+    fn fetch_partial_chunks(
+        &self,
+        tasks: &BlockTasks,
+        batch: std::ops::Range<usize>,
+    ) -> ArrayResult<Vec<(usize, Option<Option<neurochunk_store::Bytes>>)>> {
+        let mut partial = Vec::new();
+        let mut fetched = Vec::with_capacity(batch.len());
+        for t in batch {
+            if self.covers_chunk(&tasks.get(t)) {
+                fetched.push((t, None));
+            } else {
+                partial.push(fetched.len());
+                fetched.push((t, Some(None)));
+            }
+        }
+        if partial.is_empty() {
+            return Ok(fetched);
+        }
+        let requests: Vec<neurochunk_store::ReadRequest> = partial
+            .iter()
+            .map(|&i| {
+                neurochunk_store::ReadRequest::whole(self.chunk_key(&tasks.get(fetched[i].0).index))
+            })
+            .collect();
+        let answers = self.store.get_many(&requests);
+        for ((&i, request), answer) in partial.iter().zip(&requests).zip(answers) {
+            fetched[i].1 = Some(crate::read::whole_value(answer, &request.key)?);
+        }
+        Ok(fetched)
     }
 
     /// Write the whole array.
@@ -382,22 +410,35 @@ impl Array {
         self.write(&Selection::all(), data)
     }
 
+    /// Write one chunk's part of `data`: `stored` is `None` when the write covers the chunk,
+    /// otherwise the chunk's stored bytes (from the fetch stage).
     fn write_chunk_region(
         &self,
         task: &BlockTask,
         data: &ArrayBytes,
         extent: &[usize],
+        stored: Option<Option<neurochunk_store::Bytes>>,
     ) -> ArrayResult<()> {
         let repr = self.repr();
-        let covers_chunk = task.runs.iter().enumerate().all(|(d, run)| {
-            let start = task.index[d] * repr.shape[d] as u64;
-            let inside = (self.meta.shape[d] - start).min(repr.shape[d] as u64);
-            run.count == inside
-        });
-        let mut chunk = if covers_chunk {
-            subset::fill_for_repr(&repr)
-        } else {
-            self.retrieve_chunk(&task.index)?
+        let covers_chunk = stored.is_none();
+        if covers_chunk && matches!(data, ArrayBytes::Fixed(_)) {
+            if let Some(sharding) = self.meta.codecs.sharding() {
+                return crate::sharded::write_full_shard(
+                    self,
+                    sharding,
+                    task,
+                    data,
+                    extent,
+                    self.options.write_empty_chunks,
+                );
+            }
+        }
+        let mut chunk = match stored {
+            None | Some(None) => subset::fill_for_repr(&repr),
+            Some(Some(bytes)) => {
+                let key = self.chunk_key(&task.index);
+                self.decode_chunk(&task.index, &key, Vec::from(bytes), &repr)?
+            }
         };
         if matches!(chunk, ArrayBytes::Fixed(_)) != matches!(data, ArrayBytes::Fixed(_)) {
             return Err(self.mixed_kinds());
@@ -479,6 +520,37 @@ impl ArrayMetadata {
             .unwrap_or_else(|_| format!("{:?}", self.data_type))
     }
 }
+
+/// A zeroed buffer for a read's output. A large one is a fresh mapping whose pages the
+/// scatter faults in one by one; on Linux it is marked for transparent huge pages (as NumPy
+/// does for large arrays), so it faults in 2 MiB at a time.
+fn zeroed_output(len: usize) -> Vec<u8> {
+    let out = vec![0u8; len];
+    #[cfg(target_os = "linux")]
+    if len >= HUGE_PAGE_MIN_BYTES {
+        const HUGE: usize = 2 << 20;
+        let start = out.as_ptr() as usize;
+        let aligned = start.next_multiple_of(HUGE);
+        let end = (start + len) / HUGE * HUGE;
+        if end > aligned {
+            // SAFETY: the range lies inside `out`'s allocation, which this function owns;
+            // MADV_HUGEPAGE changes how pages are backed, never their contents. A failure
+            // (e.g. no transparent huge pages) is harmless and ignored.
+            unsafe {
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Outputs from this size on are marked for transparent huge pages.
+#[cfg(target_os = "linux")]
+const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 
 fn data_kind_mismatch(data: &ArrayBytes, data_type: &neurochunk_dtype::DataType) -> bool {
     matches!(data, ArrayBytes::Fixed(_)) == data_type.is_variable_length()

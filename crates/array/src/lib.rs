@@ -8,9 +8,11 @@
 //! ([`Array`]) serve every format. Groups, walking a hierarchy, consolidated metadata and
 //! streaming conversion live here too.
 //!
-//! Data flow on read: store → chunk bytes → codec chain → decoded chunk → copied into the
-//! caller's region. Chunks are decoded in parallel (rayon) straight into the output buffer, so
-//! a read needs the output plus about one decoded chunk per worker.
+//! Data flow on read: plan → fetch → decode → scatter. The chunks a selection touches are
+//! fetched in bounded batches, each with one [`Store::get_many`](neurochunk_store::Store::get_many)
+//! call (two for sharded arrays: indexes, then inner-chunk byte ranges), the next batch while
+//! the current one is decoded in parallel (rayon) straight into the output buffer; so a read
+//! needs the output plus about two batches.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -39,6 +41,7 @@ mod error;
 mod hierarchy;
 mod metadata;
 pub mod n5;
+mod read;
 mod selection;
 mod sharded;
 mod typed;

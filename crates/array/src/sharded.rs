@@ -1,202 +1,477 @@
-//! Reads of sharded arrays (`sharding_indexed`): the shard index is read first, then only the
-//! inner chunks the selection needs, through byte ranges when they are a small part of the
-//! shard; inner chunks are decoded in parallel straight into the output.
+//! Reads of sharded arrays (`sharding_indexed`), in the stages of the read path (see
+//! `read.rs`). The touched shards are fetched in batches, each in two `get_many` calls: the
+//! first reads every shard's index (or the whole shard, when the selection needs most of its
+//! inner chunks), the second the byte ranges of the needed inner chunks of all shards read by
+//! index. The inner chunks of a batch are then decoded in parallel straight into the output.
 
-use neurochunk_codec::nd::SharedBuffer;
-use neurochunk_codec::{ArrayBytes, ChunkRepr, ShardingCodec};
-use neurochunk_store::ByteRange;
+use std::ops::Range;
+
+use std::io::Write;
+
+use neurochunk_codec::nd::{self, SharedBuffer};
+use neurochunk_codec::{ArrayBytes, ChunkRepr, IndexLocation, ShardingCodec};
+use neurochunk_store::{ByteRange, Bytes, ReadRequest, ReadResponse};
 use rayon::prelude::*;
 
 use crate::array::{check_decoded, Array};
 use crate::error::{ArrayError, ArrayResult};
+use crate::read::{pipelined, recycle_decoded, shard_range_error, Batches};
 use crate::selection::{BlockTask, BlockTasks};
 
-/// Where the bytes of the needed inner chunks come from.
-enum ShardSource {
-    Whole(Vec<u8>),
-    Ranges(Vec<Vec<u8>>),
+/// Where an inner chunk lies in its shard (offset, length), `None` when it is not stored.
+type Location = Option<(u64, u64)>;
+
+/// A touched shard after the fetch.
+struct FetchedShard {
+    /// The shard's task number in the plan.
+    task: usize,
+    key: String,
+    /// The inner chunks the selection touches.
+    inner_tasks: BlockTasks,
+    /// Per inner task, its stored bytes (`None`: not stored); `None` for a missing shard.
+    parts: Option<Vec<Option<Bytes>>>,
 }
 
-pub(crate) fn read_shard_into(
+/// What the sharded read needs to know about the shards, the same for each.
+struct ShardLayout<'a> {
+    sharding: &'a ShardingCodec,
+    shard_repr: &'a ChunkRepr,
+    inner_repr: ChunkRepr,
+    per_shard: Vec<usize>,
+    total_inner: usize,
+    index_len: usize,
+    index_range: ByteRange,
+}
+
+impl ShardLayout<'_> {
+    /// The linear (C-order) number of an inner chunk within its shard.
+    fn linear(&self, index: &[u64]) -> usize {
+        index
+            .iter()
+            .zip(&self.per_shard)
+            .fold(0usize, |acc, (&i, &n)| acc * n + i as usize)
+    }
+
+    /// Whether the whole shard is read rather than its index and then byte ranges.
+    fn read_whole(&self, inner_tasks: &BlockTasks) -> bool {
+        inner_tasks.len() * 2 >= self.total_inner
+    }
+
+    /// Decoded bytes the selection needs from one shard (the batch budget's unit).
+    fn cost(&self, inner_tasks: &BlockTasks) -> usize {
+        let elem = self.inner_repr.data_type.fixed_size().unwrap_or(16);
+        inner_tasks.len().min(self.total_inner) * self.inner_repr.num_elements() * elem
+    }
+}
+
+/// Read the shards of `tasks` into `out` (see `Array::read_fixed_into`).
+pub(crate) fn read_shards_into(
     array: &Array,
     sharding: &ShardingCodec,
-    task: &BlockTask,
+    tasks: &BlockTasks,
     out: &SharedBuffer,
     extent: &[usize],
     shard_repr: &ChunkRepr,
 ) -> ArrayResult<()> {
-    let path = crate::display_path(array.path());
-    let key = array.chunk_key(&task.index);
-    let codec_err = |source| ArrayError::Chunk {
-        path: path.clone(),
-        key: key.clone(),
+    let codec_err = |source| ArrayError::Codecs {
+        path: crate::display_path(array.path()),
         source,
     };
-    let store = array.store();
-    let fill = &shard_repr.fill_value;
-    let fill_is_zero = fill.iter().all(|&b| b == 0);
-
-    // The caller's task owns the output elements of this shard's runs, which no other task
-    // writes, and nothing reads the output while the tasks run (see `Array::read`). Inside
-    // the shard, the inner tasks split those runs at inner-chunk boundaries, one task per
-    // touched inner chunk, so their output elements are disjoint as well.
-    let Some(shard_len) = store.size(&key)? else {
-        if !fill_is_zero {
-            // SAFETY: only this shard's output elements, which no other task writes.
-            unsafe { out.fill(extent, &task.block_to_selection(), fill) };
-        }
-        return Ok(());
-    };
     let shard_shape = &shard_repr.shape;
-    let inner_shape = sharding.inner_chunk_shape().to_vec();
     let per_shard = sharding.chunks_per_shard(shard_shape).map_err(codec_err)?;
-    let total_inner: usize = per_shard.iter().product();
-    let inner_tasks = BlockTasks::new(&task.runs, &inner_shape);
-
     let index_len = sharding
         .index_encoded_size(shard_shape)
         .map_err(codec_err)?;
-    if (index_len as u64) > shard_len {
-        return Err(ArrayError::ChunkCorrupt {
-            path,
+    let layout = ShardLayout {
+        sharding,
+        shard_repr,
+        inner_repr: ChunkRepr {
+            shape: sharding.inner_chunk_shape().to_vec(),
+            data_type: shard_repr.data_type.clone(),
+            fill_value: shard_repr.fill_value.clone(),
+        },
+        total_inner: per_shard.iter().product(),
+        per_shard,
+        index_len,
+        index_range: match sharding.index_location() {
+            IndexLocation::End => ByteRange::Suffix {
+                length: index_len as u64,
+            },
+            IndexLocation::Start => ByteRange::FromStart {
+                offset: 0,
+                length: Some(index_len as u64),
+            },
+        },
+    };
+    let inner_shape = sharding.inner_chunk_shape();
+    let batches = Batches::new(tasks.len(), |t| {
+        layout.cost(&BlockTasks::new(&tasks.get(t).runs, inner_shape))
+    });
+    pipelined(
+        batches,
+        |batch| fetch_shards(array, &layout, tasks, batch),
+        |fetched| decode_shards(array, &layout, tasks, fetched, out, extent),
+    )
+}
+
+/// The fetch stage of one batch of shards: one `get_many` for the indexes (or whole shards),
+/// one for the needed inner chunks of the shards read by index.
+fn fetch_shards(
+    array: &Array,
+    layout: &ShardLayout,
+    tasks: &BlockTasks,
+    batch: Range<usize>,
+) -> ArrayResult<Vec<FetchedShard>> {
+    let path = array.path();
+    let inner_shape = layout.sharding.inner_chunk_shape();
+    let shard_shape = &layout.shard_repr.shape;
+    let chunk_err = |key: &str, source| ArrayError::Chunk {
+        path: crate::display_path(path),
+        key: key.to_string(),
+        source,
+    };
+    let corrupt = |key: &str, message: String| ArrayError::ChunkCorrupt {
+        path: crate::display_path(path),
+        key: key.to_string(),
+        message,
+    };
+
+    let mut shards = Vec::with_capacity(batch.len());
+    let mut requests = Vec::with_capacity(batch.len());
+    for t in batch {
+        let task = tasks.get(t);
+        let key = array.chunk_key(&task.index);
+        let inner_tasks = BlockTasks::new(&task.runs, inner_shape);
+        requests.push(if layout.read_whole(&inner_tasks) {
+            ReadRequest::whole(key.clone())
+        } else {
+            ReadRequest::ranges(key.clone(), vec![layout.index_range])
+        });
+        shards.push(FetchedShard {
+            task: t,
             key,
-            message: format!("shard is {shard_len} bytes, shorter than its {index_len}-byte index"),
+            inner_tasks,
+            parts: None,
         });
     }
-    let index_range = match sharding.index_location() {
-        neurochunk_codec::IndexLocation::End => ByteRange::Suffix {
-            length: index_len as u64,
-        },
-        neurochunk_codec::IndexLocation::Start => ByteRange::FromStart {
-            offset: 0,
-            length: Some(index_len as u64),
-        },
-    };
-    // Read the whole shard when most of it is needed; otherwise the index and then ranges.
-    let read_whole = inner_tasks.len() * 2 >= total_inner;
-    let whole = if read_whole {
-        store.get(&key)?.map(Vec::from)
-    } else {
-        None
-    };
-    let index_bytes = match &whole {
-        Some(bytes) => {
-            let (start, end) = index_range.resolve(bytes.len() as u64).unwrap_or((0, 0));
-            bytes[start as usize..end as usize].to_vec()
-        }
-        None => store
-            .get_ranges(&key, &[index_range])?
-            .and_then(|mut parts| parts.pop())
-            .map(Vec::from)
-            .ok_or_else(|| ArrayError::ChunkCorrupt {
-                path: path.clone(),
-                key: key.clone(),
-                message: "shard vanished while reading".into(),
-            })?,
-    };
-    let index = sharding
-        .decode_index(&index_bytes, shard_shape)
-        .map_err(codec_err)?;
+    let answers = array.store().get_many(&requests);
 
-    // Locate every needed inner chunk.
-    let linear = |idx: &[u64]| {
-        idx.iter()
-            .zip(&per_shard)
-            .fold(0usize, |acc, (&i, &n)| acc * n + i as usize)
-    };
-    let mut locations = Vec::with_capacity(inner_tasks.len());
-    for t in 0..inner_tasks.len() {
-        let inner = inner_tasks.get(t);
-        let entry = index.get(linear(&inner.index)).copied().flatten();
-        if let Some((offset, length)) = entry {
-            if offset.checked_add(length).is_none_or(|end| end > shard_len) {
-                return Err(ArrayError::ChunkCorrupt {
-                    path,
-                    key,
-                    message: format!(
-                        "shard index entry for inner chunk {:?} points to bytes {offset}..{} past the end of the shard ({shard_len} bytes)",
-                        inner.index,
-                        offset.saturating_add(length)
-                    ),
-                });
+    // Inner-chunk locations of the shards read by index, and their byte-range requests.
+    let mut pending: Vec<(usize, Vec<Location>)> = Vec::new();
+    let mut range_requests = Vec::new();
+    for (slot, (shard, answer)) in shards.iter_mut().zip(answers).enumerate() {
+        let key = shard.key.as_str();
+        let answer = answer.map_err(|e| shard_range_error(path, key, e))?;
+        let (index_bytes, whole) = match &answer {
+            ReadResponse::Missing => continue,
+            ReadResponse::Whole(bytes) => {
+                let len = bytes.len() as u64;
+                let (start, end) = layout.index_range.resolve(len).ok_or_else(|| {
+                    corrupt(
+                        key,
+                        format!(
+                            "shard is {len} bytes, shorter than its {}-byte index",
+                            layout.index_len
+                        ),
+                    )
+                })?;
+                (bytes.slice(start as usize..end as usize), Some(bytes))
+            }
+            ReadResponse::Ranges(parts) => match parts.as_slice() {
+                [index] => (index.clone(), None),
+                _ => {
+                    return Err(corrupt(
+                        key,
+                        "the store answered the index read with other ranges".into(),
+                    ))
+                }
+            },
+        };
+        let index = layout
+            .sharding
+            .decode_index(&index_bytes, shard_shape)
+            .map_err(|e| chunk_err(key, e))?;
+        let mut locations = Vec::with_capacity(shard.inner_tasks.len());
+        for i in 0..shard.inner_tasks.len() {
+            let inner = shard.inner_tasks.get(i);
+            let entry = index.get(layout.linear(&inner.index)).copied().flatten();
+            if let (Some((offset, length)), Some(bytes)) = (entry, whole) {
+                let len = bytes.len() as u64;
+                if offset.checked_add(length).is_none_or(|end| end > len) {
+                    return Err(corrupt(
+                        key,
+                        format!(
+                            "shard index entry for inner chunk {:?} points to bytes {offset}..{} past the end of the shard ({len} bytes)",
+                            inner.index,
+                            offset.saturating_add(length)
+                        ),
+                    ));
+                }
+            }
+            locations.push(entry);
+        }
+        match whole {
+            Some(bytes) => {
+                shard.parts = Some(
+                    locations
+                        .iter()
+                        .map(|loc| {
+                            loc.map(|(offset, length)| {
+                                bytes.slice(offset as usize..(offset + length) as usize)
+                            })
+                        })
+                        .collect(),
+                );
+            }
+            None => {
+                let ranges: Vec<ByteRange> = locations
+                    .iter()
+                    .flatten()
+                    .map(|&(offset, length)| ByteRange::FromStart {
+                        offset,
+                        length: Some(length),
+                    })
+                    .collect();
+                if ranges.is_empty() {
+                    shard.parts = Some(vec![None; locations.len()]);
+                } else {
+                    range_requests.push(ReadRequest::ranges(shard.key.clone(), ranges));
+                    pending.push((slot, locations));
+                }
             }
         }
-        locations.push(entry);
     }
-    let source = match whole {
-        Some(bytes) => ShardSource::Whole(bytes),
-        None => {
-            let ranges: Vec<ByteRange> = locations
-                .iter()
-                .flatten()
-                .map(|&(offset, length)| ByteRange::FromStart {
-                    offset,
-                    length: Some(length),
-                })
-                .collect();
-            ShardSource::Ranges(
-                store
-                    .get_ranges(&key, &ranges)?
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(Vec::from)
-                    .collect(),
-            )
-        }
-    };
-    let mut range_slot = Vec::with_capacity(locations.len());
-    let mut next = 0usize;
-    for loc in &locations {
-        range_slot.push(loc.map(|_| {
-            next += 1;
-            next - 1
-        }));
+    if range_requests.is_empty() {
+        return Ok(shards);
     }
 
-    let inner_repr = ChunkRepr {
-        shape: inner_shape,
-        data_type: shard_repr.data_type.clone(),
-        fill_value: fill.clone(),
-    };
+    let answers = array.store().get_many(&range_requests);
+    for ((slot, locations), answer) in pending.into_iter().zip(answers) {
+        let shard = &mut shards[slot];
+        let key = shard.key.as_str();
+        let wanted = locations.iter().flatten().count();
+        let parts = match answer.map_err(|e| shard_range_error(path, key, e))? {
+            ReadResponse::Ranges(parts) if parts.len() == wanted => parts,
+            ReadResponse::Missing => {
+                return Err(corrupt(
+                    key,
+                    "shard vanished between reading its index and its inner chunks".into(),
+                ))
+            }
+            _ => {
+                return Err(corrupt(
+                    key,
+                    format!("the store did not answer the {wanted} inner-chunk byte ranges"),
+                ))
+            }
+        };
+        let mut parts = parts.into_iter();
+        shard.parts = Some(
+            locations
+                .iter()
+                .map(|loc| loc.and_then(|_| parts.next()))
+                .collect(),
+        );
+    }
+    Ok(shards)
+}
+
+/// One unit of decode work of a batch of shards.
+enum Work {
+    /// A missing shard: its output elements get the (non-zero) fill value.
+    FillShard(usize),
+    /// Inner task `.1` of fetched shard `.0`, with its stored bytes (`None`: not stored).
+    Inner(usize, usize, Option<Bytes>),
+}
+
+/// The decode and scatter stages of one batch of shards: every inner chunk of every shard of
+/// the batch is one rayon task.
+fn decode_shards(
+    array: &Array,
+    layout: &ShardLayout,
+    tasks: &BlockTasks,
+    mut shards: Vec<FetchedShard>,
+    out: &SharedBuffer,
+    extent: &[usize],
+) -> ArrayResult<()> {
+    let fill = &layout.shard_repr.fill_value;
+    let fill_is_zero = fill.iter().all(|&b| b == 0);
+    let mut work = Vec::new();
+    for (s, shard) in shards.iter_mut().enumerate() {
+        match shard.parts.take() {
+            None if fill_is_zero => {}
+            None => work.push(Work::FillShard(s)),
+            Some(parts) => work.extend(
+                parts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, bytes)| Work::Inner(s, i, bytes)),
+            ),
+        }
+    }
+    let shards = &shards;
+    let inner_repr = &layout.inner_repr;
     let elem = inner_repr.data_type.fixed_size().unwrap_or(1);
-    let inner_chain = sharding.inner_chain();
-    (0..inner_tasks.len())
-        .into_par_iter()
-        .try_for_each(|i| -> ArrayResult<()> {
-            let inner = inner_tasks.get(i);
-            let axes = inner.block_to_selection();
-            let bytes: Vec<u8> = match (&source, locations[i], range_slot[i]) {
-                (_, None, _) => {
-                    if !fill_is_zero {
-                        // SAFETY: only this inner chunk's output elements (see the top of
-                        // the function), which no other task writes.
-                        unsafe { out.fill(extent, &axes, fill) };
-                    }
+    let inner_chain = layout.sharding.inner_chain();
+    // The plan gives each shard's task the output elements of its runs, which no other task
+    // writes (see `Array::read_fixed_into`), and nothing reads the output while the tasks run.
+    // Inside a shard, the inner tasks split those runs at inner-chunk boundaries, one task per
+    // touched inner chunk, so their output elements are disjoint as well.
+    work.into_par_iter()
+        .try_for_each(|unit| -> ArrayResult<()> {
+            let (s, i, bytes) = match unit {
+                Work::FillShard(s) => {
+                    let axes = tasks.get(shards[s].task).block_to_selection();
+                    // SAFETY: only this shard's output elements, which no other task writes.
+                    unsafe { out.fill(extent, &axes, fill) };
                     return Ok(());
                 }
-                (ShardSource::Whole(all), Some((offset, length)), _) => {
-                    all[offset as usize..(offset + length) as usize].to_vec()
-                }
-                (ShardSource::Ranges(parts), Some(_), Some(slot)) => {
-                    parts.get(slot).cloned().unwrap_or_default()
-                }
-                (ShardSource::Ranges(_), Some(_), None) => Vec::new(),
+                Work::Inner(s, i, bytes) => (s, i, bytes),
             };
-            let inner_key = format!("{key}[inner chunk {:?}]", inner.index);
-            let decoded =
-                inner_chain
-                    .decode(bytes, &inner_repr)
-                    .map_err(|source| ArrayError::Chunk {
-                        path: crate::display_path(array.path()),
-                        key: inner_key.clone(),
-                        source,
-                    })?;
-            check_decoded(&decoded, &inner_repr, array.path(), &inner_key)?;
-            if let ArrayBytes::Fixed(buf) = &decoded {
-                // SAFETY: only this inner chunk's output elements (see the top of the
-                // function), which no other task writes.
-                unsafe { out.copy(buf, &inner_repr.shape, extent, &axes, elem) };
+            let shard = &shards[s];
+            let inner = shard.inner_tasks.get(i);
+            let axes = inner.block_to_selection();
+            let Some(bytes) = bytes else {
+                if !fill_is_zero {
+                    // SAFETY: only this inner chunk's output elements (above).
+                    unsafe { out.fill(extent, &axes, fill) };
+                }
+                return Ok(());
+            };
+            let inner_key = format!("{}[inner chunk {:?}]", shard.key, inner.index);
+            let decoded = if inner_chain.bytes_to_bytes().is_empty() {
+                // No copy when the store handed over this range's own buffer.
+                inner_chain.decode(Vec::from(bytes), inner_repr)
+            } else {
+                inner_chain.decode_from_slice(&bytes, inner_repr)
+            }
+            .map_err(|source| ArrayError::Chunk {
+                path: crate::display_path(array.path()),
+                key: inner_key.clone(),
+                source,
+            })?;
+            check_decoded(&decoded, inner_repr, array.path(), &inner_key)?;
+            if let ArrayBytes::Fixed(buf) = decoded {
+                // SAFETY: only this inner chunk's output elements (above).
+                unsafe { out.copy(&buf, &inner_repr.shape, extent, &axes, elem) };
+                recycle_decoded(inner_chain, buf);
             }
             Ok(())
         })
+}
+
+/// Write a shard whose every in-array element the selection covers (fixed-size data): each
+/// inner chunk is cut straight from the caller's data and encoded in parallel, without
+/// building the decoded shard first, and the shard is streamed to the store piece by piece.
+pub(crate) fn write_full_shard(
+    array: &Array,
+    sharding: &ShardingCodec,
+    task: &BlockTask,
+    data: &ArrayBytes,
+    extent: &[usize],
+    write_empty_chunks: bool,
+) -> ArrayResult<()> {
+    let meta = array.metadata();
+    let shard_repr = meta.chunk_repr();
+    let key = array.chunk_key(&task.index);
+    let chunk_err = |source| ArrayError::Chunk {
+        path: crate::display_path(array.path()),
+        key: key.clone(),
+        source,
+    };
+    let shard_shape = &shard_repr.shape;
+    let per_shard = sharding.chunks_per_shard(shard_shape).map_err(chunk_err)?;
+    let inner_repr = sharding.inner_repr(&shard_repr);
+    let elem = inner_repr.data_type.fixed_size().unwrap_or(1);
+    let fill = &inner_repr.fill_value;
+    // As the sharding codec does: inner chunks equal to the fill value are left out.
+    let skip_fill = fill.len() == elem;
+    let inner_tasks = BlockTasks::new(&task.runs, &inner_repr.shape);
+    let encoded: Vec<(usize, Option<Vec<u8>>)> = (0..inner_tasks.len())
+        .into_par_iter()
+        .map(|i| -> ArrayResult<(usize, Option<Vec<u8>>)> {
+            let inner = inner_tasks.get(i);
+            let linear = inner
+                .index
+                .iter()
+                .zip(&per_shard)
+                .fold(0usize, |acc, (&i, &n)| acc * n + i as usize);
+            let mut chunk = neurochunk_codec::subset::fill_for_repr(&inner_repr);
+            nd::insert(
+                &mut chunk,
+                &inner_repr.shape,
+                data,
+                extent,
+                &inner.selection_to_block(),
+                elem,
+            );
+            if skip_fill && neurochunk_codec::subset::is_all_fill(&chunk, fill) {
+                return Ok((linear, None));
+            }
+            let bytes = sharding
+                .encode_inner_chunk(chunk, &shard_repr)
+                .map_err(chunk_err)?;
+            Ok((linear, Some(bytes)))
+        })
+        .collect::<ArrayResult<_>>()?;
+    let total_inner: usize = per_shard.iter().product();
+    let mut inner_chunks: Vec<Option<Vec<u8>>> = vec![None; total_inner];
+    for (linear, bytes) in encoded {
+        inner_chunks[linear] = bytes;
+    }
+    let store = array.store();
+    if inner_chunks.iter().all(Option::is_none) && !write_empty_chunks && meta.fill_value.is_some()
+    {
+        store.delete(&key)?;
+        return Ok(());
+    }
+    // The layout of `ShardingCodec::assemble_shard`: inner chunks back to back in C order,
+    // the index before or after them.
+    let index_len = sharding
+        .index_encoded_size(shard_shape)
+        .map_err(chunk_err)?;
+    let start = sharding.index_location() == IndexLocation::Start;
+    let mut offset = if start { index_len as u64 } else { 0 };
+    let entries: Vec<Option<(u64, u64)>> = inner_chunks
+        .iter()
+        .map(|c| {
+            c.as_ref().map(|b| {
+                let entry = (offset, b.len() as u64);
+                offset += b.len() as u64;
+                entry
+            })
+        })
+        .collect();
+    let index = sharding
+        .encode_index(&entries, shard_shape)
+        .map_err(chunk_err)?;
+    if index.len() != index_len {
+        return Err(ArrayError::ChunkCorrupt {
+            path: crate::display_path(array.path()),
+            key,
+            message: format!(
+                "the index codecs produced {} bytes, expected {index_len}",
+                index.len()
+            ),
+        });
+    }
+    let io_err = |e: std::io::Error| {
+        ArrayError::from(neurochunk_store::StoreError::backend(
+            format!("{store:?}"),
+            key.clone(),
+            e,
+        ))
+    };
+    let mut writer = store.writer(&key)?;
+    if start {
+        writer.write_all(&index).map_err(io_err)?;
+    }
+    for chunk in inner_chunks.iter().flatten() {
+        writer.write_all(chunk).map_err(io_err)?;
+    }
+    if !start {
+        writer.write_all(&index).map_err(io_err)?;
+    }
+    writer.commit()?;
+    Ok(())
 }

@@ -10,7 +10,9 @@ use neurochunk_array::{
     ArrayMetadata, Codec, DataType, MemoryStore, NodeMetadata, Selection, Store, ZarrFormat,
 };
 use neurochunk_dtype::Endian;
-use neurochunk_store::{Bytes, CountingStore};
+use neurochunk_store::{
+    ByteRange, Bytes, CountingStore, DirListing, ReadRequest, ReadResponse, StoreResult,
+};
 use serde_json::{json, Map, Value};
 
 mod common;
@@ -181,6 +183,153 @@ fn fortran_order_and_big_endian_layout_bytes() {
     }
 }
 
+/// A store that answers reads only through `get_many`, recording each batch (direct `get` and
+/// `get_ranges` calls are counted, to show the read path does not make them).
+#[derive(Debug, Default)]
+struct BatchRecordingStore {
+    inner: MemoryStore,
+    direct: AtomicUsize,
+    batches: std::sync::Mutex<Vec<Vec<ReadRequest>>>,
+}
+
+impl Store for BatchRecordingStore {
+    fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
+        self.direct.fetch_add(1, Ordering::Relaxed);
+        self.inner.get(key)
+    }
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>> {
+        self.direct.fetch_add(1, Ordering::Relaxed);
+        self.inner.get_ranges(key, ranges)
+    }
+    fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
+        self.batches.lock().unwrap().push(requests.to_vec());
+        self.inner.get_many(requests)
+    }
+    fn size(&self, key: &str) -> StoreResult<Option<u64>> {
+        self.direct.fetch_add(1, Ordering::Relaxed);
+        self.inner.size(key)
+    }
+    fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
+        self.inner.set(key, value)
+    }
+    fn delete(&self, key: &str) -> StoreResult<()> {
+        self.inner.delete(key)
+    }
+    fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
+        self.inner.list_dir(prefix)
+    }
+}
+
+impl BatchRecordingStore {
+    /// Forget what was recorded so far.
+    fn reset(&self) {
+        self.direct.store(0, Ordering::Relaxed);
+        self.batches.lock().unwrap().clear();
+    }
+
+    fn batches(&self) -> Vec<Vec<ReadRequest>> {
+        self.batches.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn reads_fetch_chunks_in_batches_through_get_many() {
+    let recording = Arc::new(BatchRecordingStore::default());
+    let s: Arc<dyn Store> = recording.clone();
+    // 16 x 16 chunks of 4 x 4, one of them missing (fill value 7).
+    let mut m = meta(ZarrFormat::V3, &[64, 64], &[4, 4], &[Codec::zstd(1)]);
+    m.fill_value = Some(7u16.to_le_bytes().to_vec());
+    let a = Array::create(s.clone(), "", m).unwrap();
+    let values: Vec<u16> = (0..4096u32).map(|v| (v * 7 % 65521) as u16).collect();
+    a.write_all(&u16s(&values)).unwrap();
+    s.delete("c/3/5").unwrap();
+    recording.reset();
+    let (_, all) = a.read_all().unwrap();
+    let mut expected = values.clone();
+    for r in 12..16 {
+        for c in 20..24 {
+            expected[r * 64 + c] = 7;
+        }
+    }
+    assert_eq!(as_u16(&all), expected);
+    assert_eq!(recording.direct.load(Ordering::Relaxed), 0, "only get_many");
+    let batches = recording.batches();
+    let mut keys: Vec<String> = batches.iter().flatten().map(|r| r.key.clone()).collect();
+    assert!(batches.iter().flatten().all(|r| r.ranges.is_none()));
+    assert!(
+        batches.len() > 1 && batches.len() < 256,
+        "{} batches",
+        batches.len()
+    );
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 256, "each chunk fetched once");
+
+    // A write fetches only the chunks it partly overwrites, through get_many as well.
+    recording.reset();
+    a.write(&parse_selection("2:8,0:4").unwrap(), &u16s(&[9; 24]))
+        .unwrap();
+    assert_eq!(recording.direct.load(Ordering::Relaxed), 0, "only get_many");
+    let requests = recording.batches().concat();
+    assert_eq!(
+        requests,
+        vec![ReadRequest::whole("c/0/0")],
+        "c/1/0 is covered"
+    );
+    let (_, part) = a.read(&parse_selection("0:9,0:1").unwrap()).unwrap();
+    assert_eq!(
+        as_u16(&part),
+        [values[0], values[64], 9, 9, 9, 9, 9, 9, values[8 * 64]]
+    );
+}
+
+#[test]
+fn sharded_reads_fetch_indexes_then_ranges_of_all_shards_in_one_batch() {
+    let recording = Arc::new(BatchRecordingStore::default());
+    let s: Arc<dyn Store> = recording.clone();
+    let a = Array::create(s.clone(), "", sharded_meta(&[Codec::zstd(1)])).unwrap();
+    let values: Vec<u16> = (0..4096u32).map(|v| (v * 7 % 65521) as u16).collect();
+    a.write_all(&u16s(&values)).unwrap();
+    recording.reset();
+    // A 4 x 4 window around the centre touches one inner chunk of each of the 2 x 2 shards.
+    let (_, data) = a.read(&parse_selection("30:34,30:34").unwrap()).unwrap();
+    let v = &values;
+    let expected: Vec<u16> = (30..34)
+        .flat_map(|r| (30..34).map(move |c| v[r * 64 + c]))
+        .collect();
+    assert_eq!(as_u16(&data), expected);
+    assert_eq!(recording.direct.load(Ordering::Relaxed), 0, "only get_many");
+    let batches = recording.batches();
+    // Per batch of shards: one call for the indexes, one for the inner chunks.
+    assert_eq!(batches.len() % 2, 0, "{batches:?}");
+    let requests: Vec<&ReadRequest> = batches.iter().flatten().collect();
+    assert_eq!(
+        requests.len(),
+        8,
+        "4 indexes + 4 inner-chunk reads: {batches:?}"
+    );
+    for pair in batches.chunks(2) {
+        assert_eq!(pair[0].len(), pair[1].len());
+        for (index, inner) in pair[0].iter().zip(&pair[1]) {
+            assert_eq!(index.key, inner.key);
+            assert_eq!(index.ranges.as_ref().map(Vec::len), Some(1));
+            assert_eq!(inner.ranges.as_ref().map(Vec::len), Some(1));
+        }
+    }
+    // A missing shard reads as the fill value, without a second request for it.
+    s.delete("c/1/1").unwrap();
+    recording.reset();
+    let (_, data) = a.read(&parse_selection("30:34,30:34").unwrap()).unwrap();
+    let got = as_u16(&data);
+    assert_eq!(&got[..10], &expected[..10]);
+    assert_eq!(&got[14..], &[0, 0]);
+    let requests = recording.batches().concat();
+    assert_eq!(requests.len(), 7, "{requests:?}");
+}
+
 fn sharded_meta(index_crc: &[Codec]) -> ArrayMetadata {
     let plain = meta(ZarrFormat::V3, &[64, 64], &[8, 8], &[]);
     let options = ConvertOptions {
@@ -212,6 +361,59 @@ fn sharded_reads_fetch_only_the_needed_inner_chunks() {
     assert_eq!(counting.counts().ranges_read, 2, "index + one inner chunk");
     let (_, all) = a.read_all().unwrap();
     assert_eq!(as_u16(&all), values);
+}
+
+#[test]
+fn whole_shard_writes_store_what_the_sharding_codec_encodes() {
+    // 10 x 13 in 8 x 8 shards of 4 x 4 inner chunks: edge shards, an all-zero inner chunk,
+    // an all-zero shard (deleted), written in one go and reversed.
+    let plain = meta(ZarrFormat::V3, &[10, 13], &[4, 4], &[]);
+    let options = ConvertOptions {
+        chunks: Some(vec![4, 4]),
+        shards: Some(vec![8, 8]),
+        compressors: Some(vec![Codec::zstd(1)]),
+        ..Default::default()
+    };
+    let sharded = derive_metadata(&plain, &options, "").unwrap();
+    let mut values: Vec<u16> = (0..130u16).map(|v| v + 1).collect();
+    for r in 0..4 {
+        for c in 4..8 {
+            values[r * 13 + c] = 0;
+        }
+    }
+    for r in 8..10 {
+        for c in 8..13 {
+            values[r * 13 + c] = 0;
+        }
+    }
+    for reversed in [false, true] {
+        let s = store();
+        let a = Array::create(s.clone(), "", sharded.clone()).unwrap();
+        if reversed {
+            let backwards: Vec<u16> = values.iter().rev().copied().collect();
+            a.write(&parse_selection("::-1,::-1").unwrap(), &u16s(&backwards))
+                .unwrap();
+        } else {
+            a.write_all(&u16s(&values)).unwrap();
+        }
+        assert_eq!(
+            as_u16(&a.read_all().unwrap().1),
+            values,
+            "reversed: {reversed}"
+        );
+        assert_eq!(
+            s.get("c/1/1").unwrap(),
+            None,
+            "an all-fill shard is not stored"
+        );
+        for index in [[0u64, 0], [0, 1], [1, 0]] {
+            let key = a.chunk_key(&index);
+            let shard = a.retrieve_chunk(&index).unwrap();
+            let repr = a.metadata().chunk_repr();
+            let expected = a.metadata().codecs.encode(shard, &repr).unwrap();
+            assert_eq!(s.get(&key).unwrap().unwrap(), expected, "{key}");
+        }
+    }
 }
 
 #[test]

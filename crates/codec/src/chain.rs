@@ -45,6 +45,13 @@ fn take_buf_for(expected: Option<usize>) -> Vec<u8> {
     }
 }
 
+/// Give a buffer this thread is done with (e.g. a decoded chunk once copied out) to the
+/// thread's pool, so the next encode or decode on this thread writes into it instead of new
+/// memory. The pool keeps a couple of buffers per thread.
+pub fn recycle_buffer(v: Vec<u8>) {
+    give_buf(v);
+}
+
 fn give_buf(mut v: Vec<u8>) {
     if v.capacity() == 0 || v.capacity() > POOL_MAX_CAPACITY {
         return;
@@ -546,6 +553,17 @@ impl CodecChain {
         extent: &[usize],
     ) -> CodecResult<ArrayBytes> {
         self.decode_impl(Input::Owned(bytes), repr, Some(extent))
+    }
+
+    /// [`CodecChain::decode_edge`] from borrowed bytes (no copy when bytes→bytes codecs run
+    /// first).
+    pub fn decode_edge_from_slice(
+        &self,
+        bytes: &[u8],
+        repr: &ChunkRepr,
+        extent: &[usize],
+    ) -> CodecResult<ArrayBytes> {
+        self.decode_impl(Input::Borrowed(bytes), repr, Some(extent))
     }
 
     /// [`CodecChain::decode`] from borrowed bytes (no copy when bytes→bytes codecs run

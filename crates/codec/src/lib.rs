@@ -52,7 +52,7 @@ pub mod subset;
 mod util;
 
 pub use api::*;
-pub use chain::{CodecChain, V2Codecs};
+pub use chain::{recycle_buffer, CodecChain, V2Codecs};
 pub use codecs::blosc::{BloscCodec, BloscCompressor, BloscShuffle};
 pub use codecs::bytes::BytesCodec;
 pub use codecs::bz2::Bz2Codec;

@@ -61,6 +61,7 @@ mod filesystem;
 pub mod fs_publish;
 mod key;
 mod memory;
+mod pool;
 mod prefix;
 mod writer;
 
@@ -69,6 +70,7 @@ pub use counting::{CountingStore, StoreCounts};
 pub use filesystem::FsStore;
 pub use key::{join_key, validate_key, validate_prefix};
 pub use memory::MemoryStore;
+pub use pool::{recycle_buffer, take_buffer};
 pub use prefix::PrefixStore;
 pub use writer::{BufferedWriter, ValueWriter};
 
@@ -239,6 +241,21 @@ impl ReadRequest {
     }
 }
 
+impl ReadRequest {
+    /// Answer this request with one [`get`](Store::get) or [`get_ranges`](Store::get_ranges)
+    /// call on `store`: the building block of a [`Store::get_many`] implementation.
+    pub fn answer_from<S: Store + ?Sized>(&self, store: &S) -> StoreResult<ReadResponse> {
+        match &self.ranges {
+            None => Ok(store
+                .get(&self.key)?
+                .map_or(ReadResponse::Missing, ReadResponse::Whole)),
+            Some(ranges) => Ok(store
+                .get_ranges(&self.key, ranges)?
+                .map_or(ReadResponse::Missing, ReadResponse::Ranges)),
+        }
+    }
+}
+
 /// The answer to one [`ReadRequest`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadResponse {
@@ -258,10 +275,13 @@ pub enum ReadResponse {
 /// into the chunks (and, for sharded arrays, the inner chunks and byte ranges) it touches;
 /// their bytes are fetched from the store; each chunk is decoded by its codec chain; and the
 /// decoded elements are scattered into the caller's output buffer. Only the fetch step talks
-/// to the store, through [`get`](Store::get), [`get_ranges`](Store::get_ranges) and
-/// [`get_many`](Store::get_many). A local backend serves these directly; a remote backend
-/// (S3, GCS, HTTP) overrides [`get_many`](Store::get_many) to issue the requests of a batch
-/// concurrently, and [`writer`](Store::writer) to upload large values in parts.
+/// to the store, and only through [`get_many`](Store::get_many): one call per batch of chunks
+/// (for sharded arrays, one for the shard indexes and one for the inner-chunk byte ranges).
+/// A local backend can serve a batch with [`get`](Store::get) and
+/// [`get_ranges`](Store::get_ranges) calls ([`FsStore`] reads its files in parallel); a remote
+/// backend (S3, GCS, HTTP) overrides [`get_many`](Store::get_many) to issue the requests of a
+/// batch concurrently, and [`writer`](Store::writer) to upload large values in parts (whole
+/// shards are written through it).
 ///
 /// # Contract
 ///
@@ -304,18 +324,12 @@ pub trait Store: Send + Sync + Debug {
     /// does not fail the others.
     ///
     /// The default makes one [`get`](Store::get) or [`get_ranges`](Store::get_ranges) call per
-    /// request, in turn; a remote backend overrides it to issue them concurrently.
+    /// request, in turn ([`ReadRequest::answer_from`]); [`FsStore`] reads the files of a batch
+    /// in parallel, and a remote backend overrides it to issue the requests concurrently.
     fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
         requests
             .iter()
-            .map(|request| match &request.ranges {
-                None => Ok(self
-                    .get(&request.key)?
-                    .map_or(ReadResponse::Missing, ReadResponse::Whole)),
-                Some(ranges) => Ok(self
-                    .get_ranges(&request.key, ranges)?
-                    .map_or(ReadResponse::Missing, ReadResponse::Ranges)),
-            })
+            .map(|request| request.answer_from(self))
             .collect()
     }
 

@@ -1,0 +1,285 @@
+//! The read path of a region, in four stages: *plan → fetch → decode → scatter*.
+//!
+//! 1. **Plan**: the lazy [`BlockTasks`] of a selection (one task per touched chunk or shard)
+//!    is cut into bounded batches ([`Batches`]), so no more than about [`FETCH_BATCH_BYTES`]
+//!    of chunks are held at once, however large the read.
+//! 2. **Fetch**: each batch's store reads go out in one
+//!    [`Store::get_many`](neurochunk_store::Store::get_many) call (for sharded
+//!    arrays: one call for the shard indexes or whole shards, then one for the inner-chunk byte
+//!    ranges of every touched shard). This is the one place where a remote backend puts many
+//!    requests in flight. The next batch is fetched while the current one is decoded.
+//! 3. **Decode** and 4. **scatter** run on rayon, one task per chunk (or inner chunk): decode
+//!    with the codec chain, copy into the caller's buffer through `SharedBuffer`, then hand
+//!    the decoded buffer back for reuse.
+//!
+//! The non-sharded stages live here; the sharded ones are in `sharded.rs`. Writes run in the
+//! same batches (`Array::write`), fetching the chunks they only partly overwrite.
+
+use std::ops::Range;
+
+use neurochunk_codec::nd::SharedBuffer;
+use neurochunk_codec::CodecChain;
+use neurochunk_codec::{ArrayBytes, ChunkRepr};
+use neurochunk_store::{Bytes, ReadRequest, ReadResponse, StoreError, StoreResult};
+use rayon::prelude::*;
+
+use crate::array::Array;
+use crate::error::{ArrayError, ArrayResult};
+use crate::selection::BlockTasks;
+
+/// Decoded bytes a batch of chunks may hold (estimated before the fetch from the chunks'
+/// decoded sizes): with the batch being decoded and the next one being fetched, a read holds
+/// about twice this beyond its output.
+pub(crate) const FETCH_BATCH_BYTES: usize = 4 << 20;
+
+/// The most requests in one batch, whatever their size.
+const MAX_BATCH_REQUESTS: usize = 1024;
+
+/// Cuts the tasks `0..total` into consecutive batches, each at most [`FETCH_BATCH_BYTES`] by
+/// the tasks' estimated cost, but at least one task per worker. The first batch holds one
+/// task per worker and each following one up to twice as many as the one before (at most
+/// 1024), so the first fetch (which nothing overlaps) is short and later ones are large.
+pub(crate) struct Batches<C: Fn(usize) -> usize> {
+    next: usize,
+    total: usize,
+    cost: C,
+    /// Tasks a batch holds whatever their cost: one per worker, so that every worker decodes.
+    min_count: usize,
+    max_count: usize,
+}
+
+impl<C: Fn(usize) -> usize> Batches<C> {
+    /// Batches of `total` tasks, task `t` costing `cost(t)` bytes.
+    pub fn new(total: usize, cost: C) -> Self {
+        let workers = rayon::current_num_threads().max(1);
+        Batches {
+            next: 0,
+            total,
+            cost,
+            min_count: workers,
+            max_count: workers,
+        }
+    }
+}
+
+impl<C: Fn(usize) -> usize> Iterator for Batches<C> {
+    type Item = Range<usize>;
+
+    fn next(&mut self) -> Option<Range<usize>> {
+        if self.next >= self.total {
+            return None;
+        }
+        let start = self.next;
+        let mut end = start;
+        let mut bytes = 0usize;
+        while end < self.total && end - start < self.max_count {
+            let cost = (self.cost)(end);
+            if end - start >= self.min_count && bytes.saturating_add(cost) > FETCH_BATCH_BYTES {
+                break;
+            }
+            bytes = bytes.saturating_add(cost);
+            end += 1;
+        }
+        self.next = end;
+        self.max_count = (self.max_count * 2).min(MAX_BATCH_REQUESTS);
+        Some(start..end)
+    }
+}
+
+/// Fetch each batch with `fetch` and hand it to `process`, fetching batch `k + 1` while batch
+/// `k` is processed (so at most two batches are held). Stops at the first error.
+pub(crate) fn pipelined<T, F, P>(
+    mut batches: impl Iterator<Item = Range<usize>>,
+    fetch: F,
+    process: P,
+) -> ArrayResult<()>
+where
+    T: Send,
+    F: Fn(Range<usize>) -> ArrayResult<T> + Sync,
+    P: Fn(T) -> ArrayResult<()> + Sync,
+{
+    let Some(first) = batches.next() else {
+        return Ok(());
+    };
+    let mut current = fetch(first)?;
+    loop {
+        let next = batches.next();
+        let (fetched, processed) = rayon::join(|| next.map(&fetch), || process(current));
+        processed?;
+        match fetched {
+            Some(batch) => current = batch?,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// A whole-value answer of [`Store::get_many`](neurochunk_store::Store::get_many): the bytes,
+/// or `None` for a missing key.
+pub(crate) fn whole_value(
+    answer: StoreResult<ReadResponse>,
+    key: &str,
+) -> StoreResult<Option<Bytes>> {
+    match answer? {
+        ReadResponse::Missing => Ok(None),
+        ReadResponse::Whole(bytes) => Ok(Some(bytes)),
+        ReadResponse::Ranges(_) => Err(StoreError::backend(
+            "store",
+            key,
+            "answered a whole-value read with byte ranges",
+        )),
+    }
+}
+
+/// One fetched chunk: its task number, key, and bytes (`None` when not stored).
+pub(crate) type FetchedChunk = (usize, String, Option<Bytes>);
+
+/// Hand a decoded chunk's buffer, once copied out, to the pool its next use draws from: the
+/// codec pool of this thread when bytes→bytes codecs decode into a new buffer, otherwise the
+/// store's pool (the decoded chunk is then the fetched buffer itself).
+pub(crate) fn recycle_decoded(chain: &CodecChain, buffer: Vec<u8>) {
+    if chain.bytes_to_bytes().is_empty() {
+        neurochunk_store::recycle_buffer(buffer);
+    } else {
+        neurochunk_codec::recycle_buffer(buffer);
+    }
+}
+
+impl Array {
+    /// Decode a fetched chunk. With bytes→bytes codecs the chain reads the fetched bytes in
+    /// place and their buffer goes back to the store's pool for the next fetch; otherwise the
+    /// buffer is handed to the chain (no copy when nothing else holds it).
+    pub(crate) fn decode_fetched(
+        &self,
+        index: &[u64],
+        key: &str,
+        bytes: Bytes,
+        repr: &ChunkRepr,
+    ) -> ArrayResult<ArrayBytes> {
+        let chain = &self.metadata().codecs;
+        if chain.bytes_to_bytes().is_empty() {
+            return self.decode_chunk(index, key, Vec::from(bytes), repr);
+        }
+        let extent = self.metadata().chunk_extent(index);
+        let decoded = chain
+            .decode_edge_from_slice(&bytes, repr, &extent)
+            .map_err(|source| ArrayError::Chunk {
+                path: crate::display_path(self.path()),
+                key: key.to_string(),
+                source,
+            })?;
+        if let Ok(buffer) = bytes.try_into_mut() {
+            neurochunk_store::recycle_buffer(Vec::from(buffer));
+        }
+        crate::array::check_decoded(&decoded, repr, self.path(), key)?;
+        Ok(decoded)
+    }
+
+    /// Fetch the chunks of tasks `batch` (whole values) with one `get_many` call.
+    pub(crate) fn fetch_chunks(
+        &self,
+        tasks: &BlockTasks,
+        batch: Range<usize>,
+    ) -> ArrayResult<Vec<FetchedChunk>> {
+        let requests: Vec<ReadRequest> = batch
+            .clone()
+            .map(|t| ReadRequest::whole(self.chunk_key(&tasks.get(t).index)))
+            .collect();
+        let answers = self.store().get_many(&requests);
+        batch
+            .zip(requests)
+            .zip(answers)
+            .map(|((t, request), answer)| {
+                let bytes = whole_value(answer, &request.key)?;
+                Ok((t, request.key, bytes))
+            })
+            .collect()
+    }
+
+    /// The unsharded read of fixed-size elements: plan, fetch in batches, decode and scatter.
+    pub(crate) fn read_chunks_into(
+        &self,
+        tasks: &BlockTasks,
+        out: &SharedBuffer,
+        extent: &[usize],
+        repr: &ChunkRepr,
+    ) -> ArrayResult<()> {
+        let elem = repr.data_type.fixed_size().unwrap_or(1);
+        let fill_is_zero = repr.fill_value.iter().all(|&b| b == 0);
+        let chunk_bytes = repr.num_elements() * elem;
+        pipelined(
+            Batches::new(tasks.len(), |_| chunk_bytes),
+            |batch| self.fetch_chunks(tasks, batch),
+            |fetched| {
+                fetched
+                    .into_par_iter()
+                    .try_for_each(|(t, key, bytes)| -> ArrayResult<()> {
+                        let task = tasks.get(t);
+                        // This task writes only the output elements whose positions are, per
+                        // axis, those of its runs. A selection axis is strictly monotonic, so
+                        // each position's index lies in exactly one chunk along that axis,
+                        // and `BlockTasks` gives each chunk one task: the output elements of
+                        // two tasks differ in the position along an axis where their chunks
+                        // differ, so no two tasks write the same bytes. The caller keeps
+                        // `out` borrowed until every batch has been processed.
+                        let axes = task.block_to_selection();
+                        match bytes {
+                            Some(bytes) => {
+                                let decoded =
+                                    self.decode_fetched(&task.index, &key, bytes, repr)?;
+                                if let ArrayBytes::Fixed(buf) = decoded {
+                                    // SAFETY: `axes` selects this chunk's output elements,
+                                    // which no other task writes (above); nothing reads
+                                    // `out` meanwhile.
+                                    unsafe { out.copy(&buf, &repr.shape, extent, &axes, elem) };
+                                    recycle_decoded(self.metadata().codecs.as_ref(), buf);
+                                }
+                            }
+                            None if fill_is_zero => {}
+                            // SAFETY: as for the copy: only this chunk's output elements.
+                            None => unsafe { out.fill(extent, &axes, &repr.fill_value) },
+                        }
+                        Ok(())
+                    })
+            },
+        )
+    }
+
+    /// Fetch and decode every chunk of `tasks`, in task order (for variable-length data,
+    /// which is gathered afterwards).
+    pub(crate) fn read_chunks_decoded(
+        &self,
+        tasks: &BlockTasks,
+        repr: &ChunkRepr,
+    ) -> ArrayResult<Vec<ArrayBytes>> {
+        let chunk_bytes = repr.num_elements() * 16;
+        let mut chunks = Vec::with_capacity(tasks.len());
+        for batch in Batches::new(tasks.len(), |_| chunk_bytes) {
+            let fetched = self.fetch_chunks(tasks, batch)?;
+            let decoded: Vec<ArrayBytes> = fetched
+                .into_par_iter()
+                .map(|(t, key, bytes)| match bytes {
+                    Some(bytes) => self.decode_fetched(&tasks.get(t).index, &key, bytes, repr),
+                    None => Ok(neurochunk_codec::subset::fill_for_repr(repr)),
+                })
+                .collect::<ArrayResult<_>>()?;
+            chunks.extend(decoded);
+        }
+        Ok(chunks)
+    }
+}
+
+/// A [`StoreError::RangeOutOfBounds`] while reading a shard means the shard is shorter than
+/// its index or its index points past its end: corrupt data, named by array and key.
+pub(crate) fn shard_range_error(path: &str, key: &str, error: StoreError) -> ArrayError {
+    match error {
+        StoreError::RangeOutOfBounds { range, size, .. } => ArrayError::ChunkCorrupt {
+            path: crate::display_path(path),
+            key: key.to_string(),
+            message: format!(
+                "byte range {range} is past the end of the shard ({size} bytes): its index is \
+                 corrupt or the shard is truncated"
+            ),
+        },
+        other => other.into(),
+    }
+}
