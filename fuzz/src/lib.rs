@@ -70,7 +70,7 @@ pub fn read_corner(array: &Array) {
 }
 
 /// Let panics inside the arrow and parquet decoders unwind to the table layer, which turns them
-/// into errors naming the file (`neurochunk_table::io::is_decoder_panic`); any other panic
+/// into errors naming the file (`neurochunk_table::io::decoder_panic_is_caught`); any other panic
 /// still ends the run as a crash. libFuzzer's hook aborts on every panic, so this wraps it,
 /// once, from inside the first run.
 pub fn allow_caught_decoder_panics() {
@@ -78,10 +78,7 @@ pub fn allow_caught_decoder_panics() {
     ONCE.call_once(|| {
         let crash = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let caught = info
-                .location()
-                .is_some_and(|l| neurochunk::table::io::is_decoder_panic(l.file()));
-            if !caught {
+            if !neurochunk::table::io::decoder_panic_is_caught() {
                 crash(info);
             }
         }));

@@ -73,14 +73,12 @@ impl<E: std::fmt::Display> From<E> for Failure {
 pub(crate) type CmdResult = Result<(), Failure>;
 
 /// Panics inside the arrow and parquet decoders on corrupt input are caught by the table layer
-/// and reported as errors naming the file; the default hook would print them as well.
+/// and reported as errors naming the file; the default hook would print them as well. Every
+/// other panic is printed as usual.
 fn quiet_about_caught_decoder_panics() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let caught = info
-            .location()
-            .is_some_and(|l| neurochunk_table::io::is_decoder_panic(l.file()));
-        if !caught {
+        if !neurochunk_table::io::decoder_panic_is_caught() {
             default(info);
         }
     }));

@@ -171,7 +171,7 @@ impl ByteRange {
                 };
                 (offset <= end && end <= size).then_some((offset, end))
             }
-            ByteRange::Suffix { length } => (length <= size).then_some((size - length, size)),
+            ByteRange::Suffix { length } => size.checked_sub(length).map(|start| (start, size)),
         }
     }
 

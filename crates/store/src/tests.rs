@@ -229,3 +229,12 @@ fn assert_no_temporary_files(root: &std::path::Path) {
         }
     }
 }
+
+#[test]
+fn a_suffix_longer_than_the_value_does_not_fit() {
+    // Found by the `chunk` fuzz target: a shard shorter than its index (a debug build
+    // overflowed computing the start before checking the length).
+    assert_eq!(ByteRange::Suffix { length: 20 }.resolve(16), None);
+    assert_eq!(ByteRange::Suffix { length: 16 }.resolve(16), Some((0, 16)));
+    assert_eq!(ByteRange::Suffix { length: u64::MAX }.resolve(0), None);
+}

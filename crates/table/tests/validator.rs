@@ -305,6 +305,10 @@ fn fuzz_regressions_are_reported_as_unreadable_files() {
             "past the data of the file",
         ),
         (
+            "parquet-negative-column-size.skeletons.parquet",
+            "corrupt Parquet data: column start and length should not be negative",
+        ),
+        (
             "parquet-dictionary-count.skeletons.parquet",
             "the dictionary page claims -10866393088 values but holds 320 bytes",
         ),

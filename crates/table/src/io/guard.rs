@@ -4,10 +4,11 @@
 //! return is wrapped in [`PanicGuard`], so such a panic becomes a [`TableError`] naming the
 //! file, and the process goes on.
 //!
-//! Whether the default panic hook still prints the panic is the program's choice: the
-//! `neurochunk` command line keeps quiet about panics inside these decoder crates
-//! ([`is_decoder_panic`]), because they are reported as errors.
+//! Whether the default panic hook still prints such a panic is the program's choice: the
+//! `neurochunk` command line keeps quiet about a panic while [`decoder_panic_is_caught`] says
+//! it will be caught and reported (any other panic is printed as usual).
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -15,13 +16,24 @@ use arrow::array::RecordBatch;
 
 use crate::error::{Result, TableError};
 
-/// Source paths of the crates whose panics on corrupt input are caught here.
-const DECODER_CRATES: &[&str] = &["/arrow-", "/parquet-"];
+thread_local! {
+    /// How many guarded decoder calls the current thread is inside.
+    static GUARDED: Cell<usize> = const { Cell::new(0) };
+}
 
-/// True when a panic raised at `file` (a source path, as in a panic's location) comes from
-/// one of the decoder crates whose panics this module turns into errors.
-pub fn is_decoder_panic(file: &str) -> bool {
-    DECODER_CRATES.iter().any(|c| file.contains(c))
+/// True when a panic raised now, on this thread, happens inside a call into a decoder that
+/// this module guards, so it will become an error rather than end the program. A panic hook
+/// can use it to stay quiet about such panics.
+pub fn decoder_panic_is_caught() -> bool {
+    GUARDED.with(|g| g.get() > 0)
+}
+
+/// Run `f` with the current thread marked as inside a guarded call.
+fn marked<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    GUARDED.with(|g| g.set(g.get() + 1));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(g.get() - 1));
+    result
 }
 
 /// The text of a panic's payload.
@@ -43,7 +55,7 @@ fn corrupt(path: &Path, what: &str, payload: &(dyn std::any::Any + Send)) -> Tab
 
 /// Run `f`, a call into a decoder; a panic becomes an error naming `path` and `what`.
 pub(crate) fn guarded<T>(path: &Path, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| Err(corrupt(path, what, &*payload)))
+    marked(f).unwrap_or_else(|payload| Err(corrupt(path, what, &*payload)))
 }
 
 /// A decoder's batch iterator whose panics become one final error.
@@ -69,7 +81,7 @@ impl<I: Iterator<Item = Result<RecordBatch>>> Iterator for PanicGuard<I> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let inner = self.inner.as_mut()?;
-        match catch_unwind(AssertUnwindSafe(|| inner.next())) {
+        match marked(|| inner.next()) {
             Ok(item) => item,
             Err(payload) => {
                 // A decoder that panicked is in no state to go on.
@@ -111,9 +123,11 @@ mod tests {
             panic!("bad footer")
         });
         assert!(opened.unwrap_err().to_string().contains("t.parquet"));
-        assert!(is_decoder_panic(
-            "/root/.cargo/registry/src/x/arrow-buffer-60.1.0/src/buffer/immutable.rs"
-        ));
-        assert!(!is_decoder_panic("crates/table/src/io/mod.rs"));
+        assert!(
+            !decoder_panic_is_caught(),
+            "the mark is gone after the call"
+        );
+        let inside = guarded(Path::new("t"), "x", || Ok(decoder_panic_is_caught()));
+        assert!(inside.unwrap());
     }
 }

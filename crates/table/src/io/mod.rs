@@ -22,7 +22,7 @@ mod page_header;
 mod ranged;
 mod write;
 
-pub use guard::is_decoder_panic;
+pub use guard::decoder_panic_is_caught;
 pub use write::{output_format, TableWriter, WriteOptions};
 
 use crate::error::{Result, TableError};
@@ -1079,17 +1079,19 @@ impl TableSource {
                     Some(meta) => meta.clone(),
                     None => load_parquet_metadata(&f.value, &path)?,
                 };
-                let mask = ProjectionMask::roots(meta.parquet_schema(), indices);
-                let chunks = ParquetChunks::planned(f.value.clone(), meta.metadata(), |leaf| {
-                    mask.leaf_included(leaf)
-                });
-                check_dictionary_pages(
-                    &f.value,
-                    meta.metadata(),
-                    |leaf| mask.leaf_included(leaf),
-                    &path,
-                )?;
+                // The whole set-up reads the (untrusted) footer: `byte_range` asserts on
+                // negative sizes, for one.
                 let reader = guard::guarded(&path, "Parquet data", || {
+                    let mask = ProjectionMask::roots(meta.parquet_schema(), indices);
+                    let chunks = ParquetChunks::planned(f.value.clone(), meta.metadata(), |leaf| {
+                        mask.leaf_included(leaf)
+                    });
+                    check_dictionary_pages(
+                        &f.value,
+                        meta.metadata(),
+                        |leaf| mask.leaf_included(leaf),
+                        &path,
+                    )?;
                     ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, meta)
                         .with_batch_size(batch_size.max(1))
                         .with_projection(mask)
