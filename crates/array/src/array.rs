@@ -72,11 +72,13 @@ impl Array {
         Ok(array)
     }
 
+    /// The array with these options (parallelism and the like) for its reads and writes.
     pub fn with_options(mut self, options: ArrayOptions) -> Self {
         self.options = options;
         self
     }
 
+    /// The format-neutral description: shape, chunks, data type, fill value, codecs, attributes.
     pub fn metadata(&self) -> &ArrayMetadata {
         &self.meta
     }
@@ -86,10 +88,12 @@ impl Array {
         &self.path
     }
 
+    /// The store the array lives in.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
 
+    /// The array's shape, one extent per dimension (empty for a 0-d array).
     pub fn shape(&self) -> &[u64] {
         &self.meta.shape
     }

@@ -23,6 +23,7 @@ use crate::selection::Selection;
 /// What the destination should look like; `None` keeps the source's choice.
 #[derive(Clone, Debug, Default)]
 pub struct ConvertOptions {
+    /// Destination format (Zarr v2, Zarr v3 or N5).
     pub format: Option<ZarrFormat>,
     /// Chunk shape (the inner chunk shape when `shards` is set).
     pub chunks: Option<Vec<usize>>,
@@ -118,7 +119,9 @@ fn flatten(chain: &CodecChain) -> FlatChain {
 /// report per array the command line prints.
 #[derive(Clone, Debug)]
 pub struct DerivedArray {
+    /// The destination array's description.
     pub metadata: ArrayMetadata,
+    /// What changes on the way, one short phrase each (empty when nothing does).
     pub changes: Vec<String>,
 }
 

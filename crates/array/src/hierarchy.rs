@@ -24,6 +24,7 @@ use crate::n5::{OpenOptions, ATTRIBUTES_JSON};
 pub struct Node {
     /// Path within the store (`""` for the root).
     pub path: String,
+    /// The node's metadata.
     pub metadata: NodeMetadata,
 }
 
@@ -245,6 +246,8 @@ pub fn list_nodes_with(
 pub struct NodeEntry {
     /// Path within the store (`""` for the root).
     pub path: String,
+    /// The node's metadata, or why it could not be read (an unknown codec, a malformed
+    /// document).
     pub metadata: Result<NodeMetadata, Arc<ArrayError>>,
 }
 

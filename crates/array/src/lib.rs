@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Chunked N-dimensional arrays and their hierarchies, over any [`Store`].
 //!
 //! This is the format layer: it parses Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`),

@@ -59,14 +59,17 @@ impl ZarrFormat {
 pub struct ChunkKeyEncoding {
     /// `true` for the v3 `default` encoding (`c/1/2`), `false` for `v2` (`1.2`).
     pub c_prefix: bool,
+    /// The separator between the indices (`.` or `/`).
     pub separator: char,
 }
 
 impl ChunkKeyEncoding {
+    /// Zarr v2's default: `1.2`.
     pub const V2_DOT: Self = ChunkKeyEncoding {
         c_prefix: false,
         separator: '.',
     };
+    /// Zarr v3's `default` encoding: `c/1/2`.
     pub const V3_DEFAULT: Self = ChunkKeyEncoding {
         c_prefix: true,
         separator: '/',
@@ -115,23 +118,33 @@ impl ChunkKeyEncoding {
 /// A format-neutral description of an array.
 #[derive(Clone, Debug)]
 pub struct ArrayMetadata {
+    /// The format the array is stored in.
     pub format: ZarrFormat,
+    /// Extent per dimension (empty for a 0-d array).
     pub shape: Vec<u64>,
     /// The stored chunk shape (for a sharded array, the shard shape).
     pub chunk_shape: Vec<usize>,
+    /// The element type.
     pub data_type: DataType,
     /// The fill value's element bytes; `None` is Zarr v2's `null` (read as zeros / empty).
     pub fill_value: Option<Vec<u8>>,
+    /// How chunk grid positions become store keys.
     pub key_encoding: ChunkKeyEncoding,
+    /// The codec chain every chunk goes through (Zarr v2's order, filters and compressor
+    /// included; N5's block codec).
     pub codecs: Arc<CodecChain>,
+    /// User attributes (format-reserved keys removed).
     pub attributes: Map<String, Value>,
+    /// Dimension names (Zarr v3 `dimension_names`, tensorstore's N5 `axes`), when given.
     pub dimension_names: Option<Vec<Option<String>>>,
 }
 
 /// Group metadata: its attributes and, when present, consolidated metadata of the subtree.
 #[derive(Clone, Debug)]
 pub struct GroupMetadata {
+    /// The format the group is stored in.
     pub format: ZarrFormat,
+    /// User attributes.
     pub attributes: Map<String, Value>,
     /// Relative path (`a/b`) → that node's documents, from `.zmetadata` / `consolidated_metadata`.
     /// An entry that cannot be understood (e.g. an unknown codec) holds its error message, so
@@ -146,7 +159,9 @@ pub type ConsolidatedEntry = (String, Result<NodeMetadata, Arc<ArrayError>>);
 /// Either kind of node.
 #[derive(Clone, Debug)]
 pub enum NodeMetadata {
+    /// An array.
     Array(Box<ArrayMetadata>),
+    /// A group.
     Group(GroupMetadata),
 }
 

@@ -79,6 +79,7 @@ impl N5AxisOrder {
         }
     }
 
+    /// The order named `listed` or `reversed` (the inverse of `name`).
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "listed" => Some(N5AxisOrder::Listed),
@@ -99,6 +100,7 @@ impl N5AxisOrder {
 /// A parsed block header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct N5BlockHeader {
+    /// 0 default, 1 varlength (element count given), 2 object (no sizes).
     pub mode: u16,
     /// Block size per dimension, N5 order (empty for mode 2).
     pub size: Vec<u32>,
@@ -242,6 +244,7 @@ impl N5BlockCodec {
         })
     }
 
+    /// The order the dataset's axes are presented in.
     pub fn axis_order(&self) -> N5AxisOrder {
         self.axis_order
     }
