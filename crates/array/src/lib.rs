@@ -10,7 +10,7 @@
 //! streaming conversion live here too.
 //!
 //! Data flow on read: plan → fetch → decode → scatter. The chunks a selection touches are
-//! fetched in bounded batches, each with one [`Store::get_many`](neurochunk_store::Store::get_many)
+//! fetched in bounded batches, each with one [`Store::get_many`]
 //! call (two for sharded arrays: indexes, then inner-chunk byte ranges), the next batch while
 //! the current one is decoded in parallel (rayon) straight into the output buffer; so a read
 //! needs the output plus about two batches.
