@@ -222,15 +222,65 @@ impl Array {
     }
 
     fn read_resolved(&self, resolved: &ResolvedSelection) -> ArrayResult<ArrayBytes> {
+        self.check_chunks_fit()?;
+        let repr = self.repr();
+        // Variable-length elements take at least their offset each.
+        let elem = repr
+            .data_type
+            .fixed_size()
+            .unwrap_or(std::mem::size_of::<usize>());
+        let bytes = self.check_output_fits(resolved.len(), elem)?;
         let tasks = self.chunk_tasks(resolved);
         let extent = resolved.extent();
-        let repr = self.repr();
-        let Some(elem) = repr.data_type.fixed_size() else {
+        if repr.data_type.fixed_size().is_none() {
             return self.read_variable(&tasks, &extent, &repr);
-        };
-        let mut out = zeroed_output(resolved.len() * elem);
+        }
+        let mut out = zeroed_output(bytes);
         self.read_fixed_into(resolved, &tasks, &mut out)?;
         Ok(ArrayBytes::Fixed(out))
+    }
+
+    /// The bytes of an output of `elements` elements of `elem` bytes, when it can be held in
+    /// this machine's memory; otherwise an error naming the array and both sizes. The output
+    /// is sized from the selection, so a region of a huge array reads fine, while reading all
+    /// of an array declared `[1e15]` fails here instead of aborting on the allocation.
+    pub(crate) fn check_output_fits(&self, elements: usize, elem: usize) -> ArrayResult<usize> {
+        let bytes = elements.checked_mul(elem);
+        match (bytes, physical_memory()) {
+            (Some(bytes), Some(memory)) if bytes as u64 <= memory => Ok(bytes),
+            (Some(bytes), None) => Ok(bytes),
+            (bytes, memory) => Err(ArrayError::Selection {
+                path: crate::display_path(&self.path),
+                message: format!(
+                    "the region needs {} bytes ({elements} elements of {elem} bytes), more than \
+                     this machine's memory ({} bytes); read a smaller region",
+                    bytes.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string()),
+                    memory.unwrap_or(0)
+                ),
+            }),
+        }
+    }
+
+    /// An error when one decoded chunk (for a sharded array: one shard) could not be held in
+    /// this machine's memory, which decoding it needs: metadata may declare any chunk shape.
+    pub(crate) fn check_chunks_fit(&self) -> ArrayResult<()> {
+        let elem = self.meta.data_type.fixed_size().unwrap_or(1).max(1) as u64;
+        let chunk = self
+            .meta
+            .chunk_shape
+            .iter()
+            .try_fold(elem, |n, &d| n.checked_mul(d as u64));
+        match (chunk, physical_memory()) {
+            (Some(bytes), Some(memory)) if bytes > memory => Err(ArrayError::Unsupported {
+                path: crate::display_path(&self.path),
+                message: format!(
+                    "its chunks of shape {:?} take {bytes} bytes each decoded, more than this \
+                     machine's memory ({memory} bytes)",
+                    self.meta.chunk_shape
+                ),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The region's shape (integer-indexed axes dropped), checked against the array.
@@ -261,6 +311,7 @@ impl Array {
                 ),
             });
         }
+        self.check_chunks_fit()?;
         if repr.fill_value.iter().all(|&b| b == 0) {
             // Missing chunks are not written when the fill value is zero.
             out.fill(0);
@@ -321,6 +372,7 @@ impl Array {
     /// Write `data` (C order, shaped like the selection's result) into a region.
     pub fn write(&self, selection: &Selection, data: &ArrayBytes) -> ArrayResult<()> {
         let resolved = resolve(selection, &self.meta.shape, &self.path)?;
+        self.check_chunks_fit()?;
         let count = resolved.len();
         let given = match data {
             ArrayBytes::Fixed(buf) => match self.meta.data_type.fixed_size() {
@@ -523,6 +575,25 @@ impl ArrayMetadata {
             })
             .unwrap_or_else(|_| format!("{:?}", self.data_type))
     }
+}
+
+/// The machine's physical memory in bytes, where the system says.
+fn physical_memory() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf only reads system configuration; it has no memory-safety
+        // preconditions.
+        let (pages, page_size) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        if pages > 0 && page_size > 0 {
+            return (pages as u64).checked_mul(page_size as u64);
+        }
+    }
+    None
 }
 
 /// A zeroed buffer for a read's output. A large one is a fresh mapping whose pages the

@@ -83,7 +83,9 @@ impl Array {
     ) -> ArrayResult<(Vec<usize>, Vec<T>)> {
         self.check_element::<T>()?;
         let shape = self.selection_shape(selection)?;
-        let mut out = vec![T::zeroed(); shape.iter().product()];
+        let count: usize = shape.iter().product();
+        self.check_output_fits(count, std::mem::size_of::<T>())?;
+        let mut out = vec![T::zeroed(); count];
         self.read_into(selection, &mut out)?;
         Ok((shape, out))
     }

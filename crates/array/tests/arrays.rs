@@ -757,3 +757,63 @@ fn unwrapping_shards_is_noted_for_every_target_format() {
         .unwrap();
     assert!(kept.changes.is_empty(), "{:?}", kept.changes);
 }
+
+#[test]
+fn declared_sizes_larger_than_memory_are_errors_and_regions_still_read() {
+    // Metadata may declare any shape: the output is sized from the selection, and an output
+    // or a chunk the machine cannot hold is an error naming the array, never an abort.
+    let documents = [
+        (
+            ".zarray",
+            r#"{"zarr_format": 2, "shape": [1000000000000000], "chunks": [100], "dtype": "<f8",
+                "compressor": null, "fill_value": 1.5, "order": "C", "filters": null}"#,
+        ),
+        (
+            "zarr.json",
+            r#"{"zarr_format": 3, "node_type": "array", "shape": [1000000000000000],
+                "data_type": "float64", "fill_value": 1.5,
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [100]}},
+                "chunk_key_encoding": {"name": "default"},
+                "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}"#,
+        ),
+    ];
+    for (key, document) in documents {
+        let s = store();
+        s.set(key, Bytes::from(document.as_bytes().to_vec()))
+            .unwrap();
+        let a = Array::open(s, "").unwrap();
+        let err = a.read_all().unwrap_err().to_string();
+        assert!(
+            err.contains("8000000000000000 bytes")
+                && err.contains("more than this machine's memory"),
+            "{key}: {err}"
+        );
+        let (shape, data) = a
+            .read(&parse_selection("999999999999990:").unwrap())
+            .unwrap();
+        assert_eq!(shape, [10]);
+        assert_eq!(
+            data,
+            ArrayBytes::Fixed(1.5f64.to_le_bytes().repeat(10)),
+            "{key}"
+        );
+    }
+    // A chunk no machine can decode.
+    let s = store();
+    s.set(
+        ".zarray",
+        Bytes::from_static(
+            br#"{"zarr_format": 2, "shape": [10], "chunks": [100000000000000], "dtype": "<f8",
+                 "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#,
+        ),
+    )
+    .unwrap();
+    let a = Array::open(s, "").unwrap();
+    let err = a.read_all().unwrap_err().to_string();
+    assert!(err.contains("800000000000000 bytes each decoded"), "{err}");
+    let err = a
+        .read_elements::<f64>(&Selection::all())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("each decoded"), "{err}");
+}
