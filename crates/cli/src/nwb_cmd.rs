@@ -14,9 +14,9 @@ use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::npy;
 use neurochunk_hdmf::demo::{write_demo, DemoOptions};
 use neurochunk_hdmf::{
-    check, convert_file, load_namespace_file, to_npy, AttributeValue, Convention, Dataset,
-    DatasetValue, FieldValue, FsResolver, Inventory, NodeKind, NwbFile, ReadOptions, Reference,
-    WriteOptions,
+    check, convert_file, load_namespace_file, structure_problems, to_npy, AttributeValue,
+    Convention, Dataset, DatasetValue, FieldValue, FsResolver, Inventory, NodeKind, NwbFile,
+    ReadOptions, Reference, WriteOptions,
 };
 use serde_json::{json, Value};
 
@@ -170,6 +170,18 @@ pub(crate) enum NwbCommand {
     },
 }
 
+/// One line on standard error per problem, naming the file, the node and what is wrong.
+fn report_problems(path: &std::path::Path, problems: &[neurochunk_hdmf::Problem]) {
+    for p in problems {
+        eprintln!(
+            "neurochunk: problem: {}: '{}': {}",
+            path.display(),
+            p.path,
+            p.message
+        );
+    }
+}
+
 pub(crate) fn run(command: NwbCommand) -> CmdResult {
     match command {
         NwbCommand::Inspect {
@@ -178,6 +190,19 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             external,
         } => {
             let file = external.open(&path)?;
+            let problems = structure_problems(&file);
+            if !problems.is_empty() {
+                report_problems(&path, &problems);
+                return Err(Failure(format!(
+                    "{}: {}",
+                    path.display(),
+                    if problems[0].path == "/" && problems[0].message.starts_with("not an") {
+                        problems[0].message.clone()
+                    } else {
+                        format!("{} malformed attribute(s)", problems.len())
+                    }
+                )));
+            }
             let inventory = Inventory::of(&file)?;
             if json {
                 outln!(
@@ -192,14 +217,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
         NwbCommand::Check { path, external } => {
             let file = external.open(&path)?;
             let problems = check(&file);
-            for p in &problems {
-                eprintln!(
-                    "neurochunk: problem: {}: '{}': {}",
-                    path.display(),
-                    p.path,
-                    p.message
-                );
-            }
+            report_problems(&path, &problems);
             if problems.is_empty() {
                 outln!("{}: every link and reference resolves", path.display());
                 Ok(())

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 
+use crate::convention::{is_text_type_name, numeric_type_from_name, LEGACY_DTYPE, V3_DTYPE};
 use crate::error::HdmfResult;
 use crate::file::{AttributeRef, DatasetRef, Link, NwbFile, TypedObject};
 use crate::index::NodeKind;
@@ -219,10 +220,87 @@ pub struct Problem {
     pub message: String,
 }
 
-/// Resolve every link and reference of the file; each failure becomes a [`Problem`] (the
-/// rest of the file is still checked).
-pub fn check(file: &NwbFile) -> Vec<Problem> {
+/// Attributes that name a type or identify an object: text wherever they appear.
+const TEXT_ATTRIBUTES: &[&str] = &["neurodata_type", "data_type", "namespace", "object_id"];
+
+/// Whether a `zarr_dtype` / `_DTYPE` value is one hdmf-zarr writes: a numeric or text type
+/// name, a reference or scalar marker, or a compound's list of `{name, dtype}` fields.
+fn known_dtype_marker(value: &Value) -> bool {
+    match value {
+        Value::String(name) => {
+            matches!(
+                name.as_str(),
+                "object" | "region" | "scalar" | "object_reference" | "region_reference"
+            ) || is_text_type_name(name)
+                || numeric_type_from_name(name).is_some()
+        }
+        Value::Array(fields) => fields
+            .iter()
+            .all(|f| f.get("name").is_some_and(Value::is_string) && f.get("dtype").is_some()),
+        _ => false,
+    }
+}
+
+/// What makes the file not an NWB (or HDMF) file, or makes its typed structure unreadable:
+/// a root group with no `neurodata_type`, `data_type` or `nwb_version`; a type, namespace or
+/// object id attribute that is not text; a `zarr_dtype` / `_DTYPE` hdmf-zarr does not write.
+/// Each problem names the node and the attribute.
+pub fn structure_problems(file: &NwbFile) -> Vec<Problem> {
     let mut problems = Vec::new();
+    let root = file.root_attributes();
+    let typed_root = ["neurodata_type", "data_type", "nwb_version"]
+        .iter()
+        .any(|k| root.get(*k).is_some_and(Value::is_string));
+    if !typed_root {
+        problems.push(Problem {
+            path: "/".into(),
+            message: "not an NWB or HDMF file: the root group has no neurodata_type, data_type \
+                      or nwb_version attribute"
+                .into(),
+        });
+    }
+    problems.extend(attribute_problems(file));
+    problems
+}
+
+/// Type, namespace or object id attributes that are not text, and `zarr_dtype` / `_DTYPE`
+/// values hdmf-zarr does not write, on every node.
+fn attribute_problems(file: &NwbFile) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let paths: Vec<String> = file.nodes().map(|(p, _)| p.to_string()).collect();
+    for path in paths {
+        let Ok(Some(node)) = file.node(&path) else {
+            continue;
+        };
+        for key in TEXT_ATTRIBUTES {
+            if let Some(value) = node.attributes.get(*key).filter(|v| !v.is_string()) {
+                problems.push(Problem {
+                    path: path.clone(),
+                    message: format!("attribute '{key}' must be text, found {value}"),
+                });
+            }
+        }
+        for key in [LEGACY_DTYPE, V3_DTYPE] {
+            if let Some(value) = node.attributes.get(key) {
+                if !known_dtype_marker(value) {
+                    problems.push(Problem {
+                        path: path.clone(),
+                        message: format!(
+                            "attribute '{key}' has a value hdmf-zarr does not write: {value}"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Check the file's typed attributes (as [`structure_problems`] does, except for the root's
+/// type, which only `nwb inspect` requires) and resolve every link and reference; each
+/// failure becomes a [`Problem`] (the rest of the file is still checked).
+pub fn check(file: &NwbFile) -> Vec<Problem> {
+    let mut problems = attribute_problems(file);
     match file.links() {
         Ok(links) => {
             for l in links {

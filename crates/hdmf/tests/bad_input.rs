@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use neurochunk_hdmf::demo::{i64s, references};
 use neurochunk_hdmf::{
-    check, AttributeValue, Convention, DatasetOptions, Inventory, NwbFile, NwbWriter, Reference,
-    TypeInfo, WriteOptions,
+    check, structure_problems, AttributeValue, Convention, DatasetOptions, Inventory, NwbFile,
+    NwbWriter, Reference, TypeInfo, WriteOptions,
 };
 use serde_json::{json, Value};
 
@@ -311,4 +311,51 @@ fn missing_chunks_of_a_pickled_compound_read_as_empty_rows() {
     assert_eq!(rows[1][0], neurochunk_hdmf::FieldValue::Number(json!(10)));
     assert_eq!(rows[3][2], neurochunk_hdmf::FieldValue::Reference(None));
     assert_eq!(data.value.references().len(), 2);
+}
+
+#[test]
+fn files_that_are_not_nwb_or_have_malformed_typed_attributes_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    // A plain Zarr group.
+    let plain = dir.path().join("plain.zarr");
+    std::fs::create_dir(&plain).unwrap();
+    std::fs::write(plain.join(".zgroup"), r#"{"zarr_format": 2}"#).unwrap();
+    let problems = structure_problems(&NwbFile::open(&plain).unwrap());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].path, "/");
+    assert!(problems[0].message.starts_with("not an NWB or HDMF file"));
+
+    // A numeric type name, and a zarr_dtype hdmf-zarr never writes.
+    let path = small_legacy(dir.path());
+    edit_json(&path.join("general/devices/probe/.zattrs"), |a| {
+        a["neurodata_type"] = json!(5)
+    });
+    edit_json(&path.join("table/group/.zattrs"), |a| {
+        a["zarr_dtype"] = json!("quaternion")
+    });
+    let file = NwbFile::open(&path).unwrap();
+    let problems = structure_problems(&file);
+    let text: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}: {}", p.path, p.message))
+        .collect();
+    assert_eq!(problems.len(), 2, "{text:?}");
+    assert!(
+        text.contains(
+            &"/general/devices/probe: attribute 'neurodata_type' must be text, found 5".to_string()
+        ),
+        "{text:?}"
+    );
+    assert!(
+        text.iter()
+            .any(|t| t.starts_with("/table/group: attribute 'zarr_dtype'")
+                && t.contains("quaternion")),
+        "{text:?}"
+    );
+    // `check` reports them too, beside the links and references.
+    let checked = check(&file);
+    assert!(
+        checked.iter().any(|p| p.message.contains("must be text")),
+        "{checked:?}"
+    );
 }
