@@ -219,11 +219,15 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             let problems = check(&file);
             report_problems(&path, &problems);
             if problems.is_empty() {
-                outln!("{}: every link and reference resolves", path.display());
+                outln!(
+                    "{}: no problems: every link and reference resolves, typed attributes are \
+                     well formed, the store matches its consolidated metadata",
+                    path.display()
+                );
                 Ok(())
             } else {
                 Err(Failure(format!(
-                    "{}: {} link(s) or reference(s) do not resolve",
+                    "{}: {} problem(s) (see above)",
                     path.display(),
                     problems.len()
                 )))

@@ -7,11 +7,14 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 
-use crate::convention::{is_text_type_name, numeric_type_from_name, LEGACY_DTYPE, V3_DTYPE};
+use crate::convention::{
+    is_text_type_name, numeric_type_from_name, LEGACY_DTYPE, SPECLOC, V3_DTYPE,
+};
 use crate::error::HdmfResult;
 use crate::file::{AttributeRef, DatasetRef, Link, NwbFile, TypedObject};
 use crate::index::NodeKind;
 use crate::reference::Reference;
+use neurochunk_array::{list_documents, walk_documents, NodeDocuments};
 
 /// Everything `nwb inspect` reports.
 #[derive(Clone, Debug)]
@@ -296,11 +299,108 @@ fn attribute_problems(file: &NwbFile) -> Vec<Problem> {
     problems
 }
 
-/// Check the file's typed attributes (as [`structure_problems`] does, except for the root's
-/// type, which only `nwb inspect` requires) and resolve every link and reference; each
-/// failure becomes a [`Problem`] (the rest of the file is still checked).
+/// The members of an array document that describe its data; two copies of a document agree
+/// when these do (a member absent from one and `null` in the other counts as equal).
+const DATA_MEMBERS: &[&str] = &[
+    "shape",
+    "chunks",
+    "chunk_grid",
+    "dtype",
+    "data_type",
+    "compressor",
+    "filters",
+    "codecs",
+    "order",
+    "fill_value",
+];
+
+/// Attributes without hdmf-zarr's `.specloc`, which hdmf-zarr writes to the root after it
+/// consolidates the metadata (so the consolidated copy of a fine file lacks it).
+fn without_specloc(attributes: &Map<String, Value>) -> Map<String, Value> {
+    let mut kept = attributes.clone();
+    kept.remove(SPECLOC);
+    kept
+}
+
+/// Where a file opened from consolidated metadata no longer matches its store: nodes the
+/// consolidated metadata lists that the store lacks, and nodes whose attributes or array
+/// description differ from their consolidated copy (what an interrupted or outside edit
+/// leaves). Nodes only in the store are not reported: hdmf-zarr leaves the cached
+/// specifications out of its consolidated metadata. Empty for files opened by listing.
+pub fn consolidated_problems(file: &NwbFile) -> Vec<Problem> {
+    if !file.used_consolidated_metadata() {
+        return Vec::new();
+    }
+    let location = file.location();
+    let store = location.store.as_ref();
+    let consolidated = match walk_documents(store, &location.prefix) {
+        Ok(walk) if walk.consolidated => walk,
+        _ => return Vec::new(),
+    };
+    let listed = match list_documents(store, &location.prefix) {
+        Ok(walk) => walk,
+        Err(e) => {
+            return vec![Problem {
+                path: "/".into(),
+                message: format!(
+                    "the store cannot be listed to compare with its consolidated metadata: {e}"
+                ),
+            }]
+        }
+    };
+    let stored: BTreeMap<&str, &NodeDocuments> =
+        listed.nodes.iter().map(|n| (n.path.as_str(), n)).collect();
+    let member = |doc: &Option<Value>, key: &str| -> Value {
+        doc.as_ref()
+            .and_then(|d| d.get(key))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let mut problems = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    for node in &consolidated.nodes {
+        let within = node
+            .path
+            .strip_prefix(location.prefix.as_str())
+            .unwrap_or(&node.path)
+            .trim_start_matches('/');
+        let path = format!("/{within}");
+        let Some(actual) = stored.get(node.path.as_str()) else {
+            // One line for a missing subtree: its children are missing with it.
+            if !missing.iter().any(|m| path.starts_with(&format!("{m}/"))) {
+                problems.push(Problem {
+                    path: path.clone(),
+                    message: "listed in the consolidated metadata but missing from the store"
+                        .into(),
+                });
+                missing.push(path);
+            }
+            continue;
+        };
+        let differs = if actual.kind != node.kind {
+            Some("is a group in one and an array in the other".to_string())
+        } else if without_specloc(&actual.attributes) != without_specloc(&node.attributes) {
+            Some("its attributes differ from the consolidated copy".to_string())
+        } else {
+            DATA_MEMBERS
+                .iter()
+                .find(|k| member(&actual.array_document, k) != member(&node.array_document, k))
+                .map(|k| format!("its '{k}' differs from the consolidated copy"))
+        };
+        if let Some(message) = differs {
+            problems.push(Problem { path, message });
+        }
+    }
+    problems
+}
+
+/// Compare the store with its consolidated metadata ([`consolidated_problems`]), check the
+/// file's typed attributes (as [`structure_problems`] does, except for the root's type, which
+/// only `nwb inspect` requires) and resolve every link and reference; each failure becomes a
+/// [`Problem`] (the rest of the file is still checked).
 pub fn check(file: &NwbFile) -> Vec<Problem> {
-    let mut problems = attribute_problems(file);
+    let mut problems = consolidated_problems(file);
+    problems.extend(attribute_problems(file));
     match file.links() {
         Ok(links) => {
             for l in links {

@@ -264,3 +264,62 @@ fn errors_name_the_file_by_its_display_name() {
     let err = file.read_dataset("/y", None).unwrap_err().to_string();
     assert_eq!(err, "s3://bucket/file.nwb.zarr: no object at '/y'");
 }
+
+#[test]
+fn a_store_that_no_longer_matches_its_consolidated_metadata_fails_check() {
+    for convention in BOTH {
+        let store = memory();
+        let writer =
+            NwbWriter::create_in(store.clone(), "f", convention, WriteOptions::default()).unwrap();
+        write_demo_into(writer, &demo_options(convention)).unwrap();
+        let open = || NwbFile::open_store(store.clone(), "f", ReadOptions::default()).unwrap();
+        assert!(check(&open()).is_empty(), "{convention:?}");
+
+        // What an interrupted replacement or an outside edit leaves: a node gone, and
+        // attributes changed behind the consolidated metadata's back.
+        let zattrs = match convention {
+            Convention::Legacy => ".zattrs",
+            Convention::V3 => "zarr.json",
+        };
+        store
+            .delete_prefix("f/acquisition/ElectricalSeries/")
+            .unwrap();
+        let key = format!("f/general/devices/{zattrs}");
+        let listed = store.list_prefix("f/general/").unwrap();
+        let device = listed
+            .iter()
+            .find(|k| {
+                k.starts_with("f/general/devices/") && k.ends_with(zattrs) && k.as_str() != key
+            })
+            .cloned()
+            .unwrap_or_else(|| panic!("no device node in {listed:?}"));
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&store.get(&device).unwrap().unwrap()).unwrap();
+        let attributes = match convention {
+            Convention::Legacy => &mut doc,
+            Convention::V3 => &mut doc["attributes"],
+        };
+        attributes["description"] = serde_json::json!("edited");
+        store
+            .set(&device, Bytes::from(serde_json::to_vec(&doc).unwrap()))
+            .unwrap();
+
+        let file = open();
+        assert!(file.used_consolidated_metadata());
+        let problems = neurochunk_hdmf::consolidated_problems(&file);
+        let text: Vec<String> = problems
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message))
+            .collect();
+        assert!(
+            text.contains(&"/acquisition/ElectricalSeries: listed in the consolidated metadata but missing from the store".to_string()),
+            "{convention:?}: {text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.ends_with("its attributes differ from the consolidated copy")),
+            "{convention:?}: {text:?}"
+        );
+        assert!(!check(&file).is_empty());
+    }
+}
