@@ -554,33 +554,95 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
     let meta = dst.metadata();
     let grid = meta.grid_shape();
     let total: u64 = grid.iter().product();
-    let batch = (rayon::current_num_threads() * 4).max(1) as u64;
+    let copy_chunk = |index: &[u64]| -> ArrayResult<()> {
+        let origin: Vec<u64> = index
+            .iter()
+            .zip(&meta.chunk_shape)
+            .map(|(&i, &c)| i * c as u64)
+            .collect();
+        let extent: Vec<u64> = origin
+            .iter()
+            .zip(&meta.chunk_shape)
+            .zip(&meta.shape)
+            .map(|((&o, &c), &s)| (s - o).min(c as u64))
+            .collect();
+        let selection = Selection::from_box(&origin, &extent);
+        let (_, data) = src.read(&selection)?;
+        dst.write(&selection, &data)
+    };
+    let batch = (rayon::current_num_threads() * 4).max(1);
+    if let Some(targets) = sparse_targets(src, dst, total)? {
+        for part in targets.chunks(batch) {
+            part.par_iter().try_for_each(|index| copy_chunk(index))?;
+            progress(part.len() as u64);
+        }
+        // The rest of the grid is fill value in both arrays: nothing to write.
+        progress(total - targets.len() as u64);
+        return Ok(());
+    }
     let mut start = 0u64;
     while start < total {
-        let end = (start + batch).min(total);
+        let end = (start + batch as u64).min(total);
         (start..end)
             .into_par_iter()
-            .try_for_each(|linear| -> ArrayResult<()> {
-                let index = unravel(linear, &grid);
-                let origin: Vec<u64> = index
-                    .iter()
-                    .zip(&meta.chunk_shape)
-                    .map(|(&i, &c)| i * c as u64)
-                    .collect();
-                let extent: Vec<u64> = origin
-                    .iter()
-                    .zip(&meta.chunk_shape)
-                    .zip(&meta.shape)
-                    .map(|((&o, &c), &s)| (s - o).min(c as u64))
-                    .collect();
-                let selection = Selection::from_box(&origin, &extent);
-                let (_, data) = src.read(&selection)?;
-                dst.write(&selection, &data)
-            })?;
+            .try_for_each(|linear| copy_chunk(&unravel(linear, &grid)))?;
         progress(end - start);
         start = end;
     }
     Ok(())
+}
+
+/// Grids up to this many chunks are copied chunk by chunk without looking at what is stored.
+const DENSE_COPY_CHUNKS: u64 = 1 << 14;
+
+/// For a large grid, the destination chunks that overlap a chunk the source has stored, when
+/// everything else reads as the same fill value in both arrays: a conversion's work is then
+/// bounded by the data stored, not by the shape the metadata declares (an array declared
+/// `[1e15]` with three chunks written converts in three chunks). `None`: copy every chunk.
+fn sparse_targets(src: &Array, dst: &Array, total: u64) -> ArrayResult<Option<Vec<Vec<u64>>>> {
+    let (smeta, dmeta) = (src.metadata(), dst.metadata());
+    if total <= DENSE_COPY_CHUNKS || smeta.effective_fill() != dmeta.effective_fill() {
+        return Ok(None);
+    }
+    let prefix = match src.path().trim_matches('/') {
+        "" => String::new(),
+        path => format!("{path}/"),
+    };
+    let source_grid = smeta.grid_shape();
+    let mut targets = std::collections::BTreeSet::new();
+    for key in src.store().list_prefix(&prefix)? {
+        let Some(index) = smeta.parse_chunk_key(&key[prefix.len()..]) else {
+            continue; // a metadata document, or not a chunk of this array
+        };
+        if index.iter().zip(&source_grid).any(|(i, g)| i >= g) {
+            continue;
+        }
+        // The destination chunks covering this source chunk's elements, per axis.
+        let ranges: Vec<(u64, u64)> = index
+            .iter()
+            .zip(&smeta.chunk_shape)
+            .zip(&smeta.shape)
+            .zip(&dmeta.chunk_shape)
+            .map(|(((&i, &sc), &shape), &dc)| {
+                let first = i * sc as u64;
+                let last = (first + sc as u64).min(shape) - 1;
+                (first / dc as u64, last / dc as u64)
+            })
+            .collect();
+        let mut current: Vec<u64> = ranges.iter().map(|r| r.0).collect();
+        'cells: loop {
+            targets.insert(current.clone());
+            for d in (0..current.len()).rev() {
+                if current[d] < ranges[d].1 {
+                    current[d] += 1;
+                    continue 'cells;
+                }
+                current[d] = ranges[d].0;
+            }
+            break;
+        }
+    }
+    Ok(Some(targets.into_iter().collect()))
 }
 
 fn unravel(mut linear: u64, grid: &[u64]) -> Vec<u64> {

@@ -817,3 +817,41 @@ fn declared_sizes_larger_than_memory_are_errors_and_regions_still_read() {
         .to_string();
     assert!(err.contains("each decoded"), "{err}");
 }
+
+#[test]
+fn converting_a_huge_sparse_array_copies_only_the_stored_chunks() {
+    // Declared: 10^12 elements in 10^10 chunks; stored: three chunks. The conversion's work
+    // follows the data stored, not the declared shape.
+    let s = store();
+    let src = Array::create(
+        s.clone(),
+        "src",
+        meta(ZarrFormat::V2, &[1_000_000_000_000], &[100], &[]),
+    )
+    .unwrap();
+    for start in [0u64, 5_000, 999_999_999_950] {
+        let values: Vec<u16> = (0..50).map(|i| (start % 1000) as u16 + i + 1).collect();
+        src.write(&Selection::from_box(&[start], &[50]), &u16s(&values))
+            .unwrap();
+    }
+    let options = ConvertOptions {
+        format: Some(ZarrFormat::V3),
+        chunks: Some(vec![40]),
+        ..Default::default()
+    };
+    let (dst, _) =
+        neurochunk_array::convert::convert_array(&src, s.clone(), "dst", &options, &|_| {})
+            .unwrap();
+    let written = s.list_prefix("dst/c/").unwrap();
+    // Each 50-element region falls in two 40-element chunks.
+    assert_eq!(written.len(), 6, "{written:?}");
+    for start in [0u64, 5_000, 999_999_999_950] {
+        let from = start.saturating_sub(10).min(1_000_000_000_000 - 70);
+        let sel = Selection::from_box(&[from], &[70]);
+        assert_eq!(
+            dst.read(&sel).unwrap().1,
+            src.read(&sel).unwrap().1,
+            "around {start}"
+        );
+    }
+}
