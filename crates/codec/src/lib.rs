@@ -50,6 +50,7 @@ mod sharding;
 mod spec;
 pub mod subset;
 mod util;
+pub use util::{config_err, corrupt, unsupported, Conf as CodecConfig};
 
 pub use api::*;
 pub use chain::{recycle_buffer, CodecChain, V2Codecs};

@@ -9,21 +9,24 @@ use crate::{CodecError, CodecResult};
 /// can trust (decoders that grow their output incrementally stop here).
 pub(crate) const MAX_UNKNOWN_DECODED: usize = 1 << 34;
 
-pub(crate) fn corrupt(codec: &str, message: impl Into<String>) -> CodecError {
+/// [`CodecError::Corrupt`]: the stored bytes of `codec` cannot be decoded.
+pub fn corrupt(codec: &str, message: impl Into<String>) -> CodecError {
     CodecError::Corrupt {
         codec: codec.to_string(),
         message: message.into(),
     }
 }
 
-pub(crate) fn config_err(codec: &str, message: impl Into<String>) -> CodecError {
+/// [`CodecError::Config`]: the configuration of `codec` is invalid.
+pub fn config_err(codec: &str, message: impl Into<String>) -> CodecError {
     CodecError::Config {
         codec: codec.to_string(),
         message: message.into(),
     }
 }
 
-pub(crate) fn unsupported(codec: &str, message: impl Into<String>) -> CodecError {
+/// [`CodecError::Unsupported`]: `codec` cannot do what is asked.
+pub fn unsupported(codec: &str, message: impl Into<String>) -> CodecError {
     CodecError::Unsupported {
         codec: codec.to_string(),
         message: message.into(),
@@ -46,13 +49,14 @@ pub(crate) fn config_map<'a>(
 }
 
 /// Read access to the keys of an optional configuration object with errors naming the codec.
-pub(crate) struct Conf<'a> {
+pub struct Conf<'a> {
     codec: &'a str,
     map: Option<&'a Map<String, Value>>,
 }
 
 impl<'a> Conf<'a> {
-    pub(crate) fn new(codec: &'a str, config: &'a Value) -> CodecResult<Self> {
+    /// The members of `config` (an object, or `null` for none) of `codec`.
+    pub fn new(codec: &'a str, config: &'a Value) -> CodecResult<Self> {
         Ok(Conf {
             codec,
             map: config_map(codec, config)?,
@@ -60,15 +64,17 @@ impl<'a> Conf<'a> {
     }
 
     /// The value of `key`, treating JSON `null` as absent.
-    pub(crate) fn get(&self, key: &str) -> Option<&'a Value> {
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
         self.map.and_then(|m| m.get(key)).filter(|v| !v.is_null())
     }
 
-    pub(crate) fn has(&self, key: &str) -> bool {
+    /// Whether `key` is present and not `null`.
+    pub fn has(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
-    pub(crate) fn i64(&self, key: &str) -> CodecResult<Option<i64>> {
+    /// An integer member (an integral float such as `5.0`, as Python writers emit, counts).
+    pub fn i64(&self, key: &str) -> CodecResult<Option<i64>> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => match v.as_i64() {
@@ -85,7 +91,8 @@ impl<'a> Conf<'a> {
         }
     }
 
-    pub(crate) fn i64_in(&self, key: &str, lo: i64, hi: i64) -> CodecResult<Option<i64>> {
+    /// An integer member within `lo..=hi`.
+    pub fn i64_in(&self, key: &str, lo: i64, hi: i64) -> CodecResult<Option<i64>> {
         match self.i64(key)? {
             Some(v) if v < lo || v > hi => Err(config_err(
                 self.codec,
@@ -95,7 +102,8 @@ impl<'a> Conf<'a> {
         }
     }
 
-    pub(crate) fn usize(&self, key: &str) -> CodecResult<Option<usize>> {
+    /// A non-negative integer member.
+    pub fn usize(&self, key: &str) -> CodecResult<Option<usize>> {
         match self.i64(key)? {
             None => Ok(None),
             Some(v) => usize::try_from(v).map(Some).map_err(|_| {
@@ -107,7 +115,8 @@ impl<'a> Conf<'a> {
         }
     }
 
-    pub(crate) fn f64(&self, key: &str) -> CodecResult<Option<f64>> {
+    /// A number member.
+    pub fn f64(&self, key: &str) -> CodecResult<Option<f64>> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Number(n)) => Ok(n.as_f64()),
@@ -127,7 +136,8 @@ impl<'a> Conf<'a> {
         }
     }
 
-    pub(crate) fn bool(&self, key: &str) -> CodecResult<Option<bool>> {
+    /// A boolean member.
+    pub fn bool(&self, key: &str) -> CodecResult<Option<bool>> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -138,7 +148,8 @@ impl<'a> Conf<'a> {
         }
     }
 
-    pub(crate) fn str(&self, key: &str) -> CodecResult<Option<&'a str>> {
+    /// A string member.
+    pub fn str(&self, key: &str) -> CodecResult<Option<&'a str>> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
@@ -149,7 +160,8 @@ impl<'a> Conf<'a> {
         }
     }
 
-    pub(crate) fn required<T>(&self, key: &str, value: Option<T>) -> CodecResult<T> {
+    /// `value` (what a reader returned for `key`), or an error saying `key` is required.
+    pub fn required<T>(&self, key: &str, value: Option<T>) -> CodecResult<T> {
         value.ok_or_else(|| config_err(self.codec, format!("missing required key '{key}'")))
     }
 }

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use neurochunk_codec::nd::{extract_region, insert_region};
 use neurochunk_codec::subset::{fill_for_repr, permute, permute_variable};
 use neurochunk_codec::{
-    ArrayBytes, ArrayToBytesCodec, BytesToBytesCodec, ChunkRepr, CodecError, CodecResult,
+    corrupt, unsupported, ArrayBytes, ArrayToBytesCodec, BytesToBytesCodec, ChunkRepr, CodecResult,
 };
 use neurochunk_dtype::DataType;
 use serde_json::{json, Map, Value};
@@ -38,20 +38,6 @@ use super::compression::{
 
 /// The codec's name (in errors and in its Zarr v3 style JSON).
 pub(crate) const NAME: &str = "n5";
-
-fn corrupt(codec: &str, message: impl Into<String>) -> CodecError {
-    CodecError::Corrupt {
-        codec: codec.to_string(),
-        message: message.into(),
-    }
-}
-
-fn unsupported(codec: &str, message: impl Into<String>) -> CodecError {
-    CodecError::Unsupported {
-        codec: codec.to_string(),
-        message: message.into(),
-    }
-}
 
 /// Block mode 0: header sizes give the element count.
 pub const MODE_DEFAULT: u16 = 0;

@@ -5,104 +5,13 @@
 use std::sync::Arc;
 
 use neurochunk_codec::{
-    BloscCodec, BloscCompressor, BloscShuffle, BytesToBytesCodec, Bz2Codec, CodecError,
-    CodecResult, GzipCodec, Lz4Codec, LzmaCodec, N5Lz4Codec, ZlibCodec, ZstdCodec,
+    config_err, unsupported, BloscCodec, BloscCompressor, BloscShuffle, BytesToBytesCodec,
+    Bz2Codec, CodecConfig, CodecResult, GzipCodec, Lz4Codec, LzmaCodec, N5Lz4Codec, ZlibCodec,
+    ZstdCodec,
 };
 use serde_json::{json, Map, Value};
 
 use super::block::NAME;
-
-fn config_err(codec: &str, message: impl Into<String>) -> CodecError {
-    CodecError::Config {
-        codec: codec.to_string(),
-        message: message.into(),
-    }
-}
-
-fn unsupported(codec: &str, message: impl Into<String>) -> CodecError {
-    CodecError::Unsupported {
-        codec: codec.to_string(),
-        message: message.into(),
-    }
-}
-
-/// Typed reads of the members of a `compression` object, with errors naming the compression.
-struct Conf<'a> {
-    codec: &'a str,
-    map: &'a Map<String, Value>,
-}
-
-impl<'a> Conf<'a> {
-    /// The value of `key`, treating JSON `null` as absent.
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.get(key).filter(|v| !v.is_null())
-    }
-
-    fn has(&self, key: &str) -> bool {
-        self.get(key).is_some()
-    }
-
-    fn i64(&self, key: &str) -> CodecResult<Option<i64>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(v) => match v.as_i64() {
-                Some(i) => Ok(Some(i)),
-                None => match v.as_f64() {
-                    // Python writers may emit integral floats (e.g. `5.0`).
-                    Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(Some(f as i64)),
-                    _ => Err(config_err(
-                        self.codec,
-                        format!("'{key}' must be an integer, found {v}"),
-                    )),
-                },
-            },
-        }
-    }
-
-    fn i64_in(&self, key: &str, lo: i64, hi: i64) -> CodecResult<Option<i64>> {
-        match self.i64(key)? {
-            Some(v) if v < lo || v > hi => Err(config_err(
-                self.codec,
-                format!("'{key}' must be between {lo} and {hi}, found {v}"),
-            )),
-            other => Ok(other),
-        }
-    }
-
-    fn usize(&self, key: &str) -> CodecResult<Option<usize>> {
-        match self.i64(key)? {
-            None => Ok(None),
-            Some(v) => usize::try_from(v).map(Some).map_err(|_| {
-                config_err(
-                    self.codec,
-                    format!("'{key}' must be a non-negative integer, found {v}"),
-                )
-            }),
-        }
-    }
-
-    fn bool(&self, key: &str) -> CodecResult<Option<bool>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => Err(config_err(
-                self.codec,
-                format!("'{key}' must be true or false, found {v}"),
-            )),
-        }
-    }
-
-    fn str(&self, key: &str) -> CodecResult<Option<&'a str>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(v) => Err(config_err(
-                self.codec,
-                format!("'{key}' must be a string, found {v}"),
-            )),
-        }
-    }
-}
 
 /// The compression types the N5 specification and its common annotations name.
 pub const N5_COMPRESSION_TYPES: &[&str] = &["raw", "gzip", "bzip2", "xz", "lz4", "blosc", "zstd"];
@@ -123,7 +32,7 @@ pub fn compression_from_n5_json(
         .get("type")
         .and_then(Value::as_str)
         .ok_or_else(|| config_err(NAME, format!("'compression' has no string 'type': {value}")))?;
-    let c = Conf { codec: kind, map };
+    let c = CodecConfig::new(kind, value)?;
     let codec: Arc<dyn BytesToBytesCodec> = match kind {
         "raw" => return Ok(None),
         "gzip" => {
