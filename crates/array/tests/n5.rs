@@ -1,7 +1,7 @@
 //! N5 containers through the array engine: byte layouts of the reference writers (formats.md
 //! N5-01..N5-12), both axis orders, edge blocks, attributes, hierarchies, conversion round trips
 //! through Zarr v2 and v3 and bad input (concurrent writers in separate processes:
-//! `n5_concurrent_writers.rs`).
+//! `concurrent_writers.rs`).
 
 use std::sync::Arc;
 
