@@ -97,6 +97,8 @@ struct Tally {
     runs: usize,
     mid_write: usize,
     completed: usize,
+    /// Staging directories left by a kill whose array was read whole.
+    staged_checked: usize,
 }
 
 /// Start `args`, kill it after `delay`; whether it was killed while its staging directory
@@ -201,8 +203,8 @@ fn kill_put(rng: &mut Rng, extra: &[&str], dir: &Path) -> Tally {
                 (staged.clone(), String::new())
             };
             if let Ok(partial) = read_array(&sroot, &snode) {
-                for (k, element) in partial.chunks_exact(8).enumerate() {
-                    let e = &element[..];
+                tally.staged_checked += 1;
+                for (k, e) in partial.chunks_exact(8).enumerate() {
                     assert!(
                         e == [0; 8]
                             || e == &data[0][k * 8..k * 8 + 8]
@@ -347,4 +349,43 @@ fn killed_nwb_writers_never_lose_the_file() {
     let left = staging_dirs(dir);
     assert!(left.is_empty(), "staging directories left: {left:?}");
     eprintln!("nwb: {tally:?}");
+}
+
+#[test]
+fn concurrent_puts_of_one_destination_all_succeed_and_leave_one_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let inputs = [dir.join("v0.npy"), dir.join("v1.npy")];
+    let data = [write_version(&inputs[0], 0), write_version(&inputs[1], 1)];
+    let dst = dir.join("arr.zarr");
+    for round in 0..3 {
+        let children: Vec<_> = (0..4)
+            .map(|i| {
+                bin()
+                    .args(["put", &s(&inputs[i % 2]), &s(&dst), "--format", "zarr3"])
+                    .args(["--chunks", "64,128"])
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let got = read_array(&dst, "").unwrap();
+        assert!(
+            got == data[0] || got == data[1],
+            "round {round}: neither version"
+        );
+        let left = staging_dirs(dir);
+        assert!(
+            left.is_empty(),
+            "round {round}: staging directories left: {left:?}"
+        );
+    }
 }

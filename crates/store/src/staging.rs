@@ -10,7 +10,10 @@
 //!   writer of the same destination removes the ones whose writer is gone
 //!   ([`remove_stale`]): a live writer holds an exclusive `flock` on its staging directory
 //!   for as long as it runs, so a directory whose lock is free and whose process id is not
-//!   alive (or that is more than [`STALE_AFTER`] old) is stale. The hidden names of earlier
+//!   alive is stale. (After a publish the replaced tree briefly lives at the staging name,
+//!   unlocked, while its live writer removes it; the process id keeps it from other
+//!   cleaners. A directory whose process id was reused by another process stays until that
+//!   process ends.) The hidden names of earlier
 //!   versions and of the fallback publish (`.name.partial-<pid>-<n>`,
 //!   `.name.replaced-<pid>-<n>`) are removed under the same rule.
 //! - **Concurrent writers.** Each writer stages on its own; the publish step (the existence
@@ -23,16 +26,11 @@ use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
 
 use crate::fs_publish::{replace_dir, PublishError, PublishMethod};
 
 /// The marker in the names of staging directories.
 pub const STAGING_MARKER: &str = ".neurochunk-staging-";
-
-/// A staging directory whose lock is free is removed when it is this old, even if a process
-/// with its process id is alive (the id was reused).
-pub const STALE_AFTER: Duration = Duration::from_secs(3600);
 
 /// Distinguishes the staging directories of one process.
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -181,15 +179,8 @@ pub fn remove_stale(target: &Path) -> usize {
         let Ok(lock) = lock_dir(&path, true) else {
             continue;
         };
-        let old = meta
-            .modified()
-            .ok()
-            .and_then(|m| SystemTime::now().duration_since(m).ok())
-            .is_some_and(|age| age > STALE_AFTER);
-        if !process_alive(pid) || old {
-            if fs::remove_dir_all(&path).is_ok() {
-                removed += 1;
-            }
+        if !process_alive(pid) && fs::remove_dir_all(&path).is_ok() {
+            removed += 1;
         }
         drop(lock);
     }
@@ -243,7 +234,7 @@ fn process_alive(pid: u32) -> bool {
     io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// Without a way to ask, every process counts as alive: only [`STALE_AFTER`] applies.
+/// Without a way to ask, every process counts as alive: nothing is removed.
 #[cfg(not(target_os = "linux"))]
 fn process_alive(_pid: u32) -> bool {
     true
