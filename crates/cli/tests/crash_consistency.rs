@@ -389,3 +389,42 @@ fn concurrent_puts_of_one_destination_all_succeed_and_leave_one_version() {
         );
     }
 }
+
+#[test]
+fn listings_skip_staging_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let input = dir.join("v0.npy");
+    write_version(&input, 0);
+    let container = dir.join("c.zarr");
+    for format in ["zarr2", "zarr3", "n5"] {
+        let node = container.join(format).join("a");
+        run_ok(&["put", &s(&input), &s(&node), "--format", format]);
+        // What a killed writer of `a` leaves: a complete-looking node under a hidden name.
+        let hidden = container
+            .join(format)
+            .join(".a.neurochunk-staging-4294967-0");
+        run_ok(&["put", &s(&input), &s(&hidden), "--format", format]);
+        let out = bin()
+            .args(["tree", &s(container.join(format))])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains('a'), "{text}");
+        assert!(
+            !text.contains("staging"),
+            "tree lists a staging directory: {text}"
+        );
+        // The next write of `a` removes it (its process is gone).
+        run_ok(&["put", &s(&input), &s(&node), "--format", format]);
+        assert!(
+            !hidden.exists(),
+            "the stale staging directory is still there"
+        );
+    }
+}
