@@ -190,6 +190,15 @@ pub(crate) fn write_group(
     Ok(())
 }
 
+/// The child directories of `dir` that can be nodes: names starting with `.` are skipped
+/// (metadata documents are keys, not directories; hidden directories are writers' staging
+/// directories and other tools' files, never nodes).
+pub(crate) fn child_names(store: &dyn Store, dir: &str) -> ArrayResult<Vec<String>> {
+    let mut names = store.list_dir(dir)?.prefixes;
+    names.retain(|name| !name.starts_with('.'));
+    Ok(names)
+}
+
 /// Make sure every ancestor of `path` (the root included) is a group.
 pub(crate) fn ensure_parent_groups(
     store: &dyn Store,
@@ -292,7 +301,7 @@ fn walk(store: &dyn Store, root: Node, options: &OpenOptions) -> ArrayResult<Vec
         metadata: Ok(root.metadata),
     });
     while let Some(dir) = pending.pop() {
-        for name in store.list_dir(&dir)?.prefixes {
+        for name in child_names(store, &dir)? {
             let child = child_path(&dir, &name);
             match read_node_metadata_with(store, &child, options) {
                 Ok(meta) => {
@@ -490,7 +499,7 @@ fn visit_documents(
     }
     visit(root);
     while let Some(dir) = pending.pop() {
-        for name in store.list_dir(&dir)?.prefixes {
+        for name in child_names(store, &dir)? {
             let child = child_path(&dir, &name);
             match read_documents(store, &child, Some(format))? {
                 Some(node) => {

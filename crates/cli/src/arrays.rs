@@ -15,6 +15,7 @@ use neurochunk_array::{
 };
 use neurochunk_dtype::npy;
 use neurochunk_dtype::Endian;
+use neurochunk_store::staging::StagedDir;
 use serde_json::{Map, Value};
 
 use crate::codec_spec::parse_codecs;
@@ -416,20 +417,47 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     let meta = builder
         .metadata(&node)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
-    if args.path.exists() {
-        std::fs::remove_dir_all(&args.path)
-            .map_err(|e| Failure(format!("{}: cannot replace: {e}", args.path.display())))?;
+    if args.path.exists() && !args.path.is_dir() {
+        return Err(Failure(format!(
+            "{}: cannot replace: not a directory",
+            args.path.display()
+        )));
     }
-    // Parent groups that do not exist yet are created (with the N5 root's version, the Zarr
-    // root's group document), as zarr-python and the N5 reference do.
-    let store: Arc<dyn Store> = Arc::new(FsStore::new(&root));
-    let array = Array::create(store, &node, meta)
+    // The array is built in a hidden sibling of its directory (inside the container for a
+    // node below the root) and swapped in at the end, so that the path holds the old array or
+    // the new one at every moment, even if this process is killed.
+    if let Some(parent) = args.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Failure(format!("{}: {e}", parent.display())))?;
+    }
+    let staged = StagedDir::beside(&args.path)
+        .map_err(|e| Failure(format!("{}: cannot stage: {e}", args.path.display())))?;
+    let (store, staged_node): (Arc<dyn Store>, String) = if node.is_empty() {
+        (Arc::new(FsStore::new(staged.path())), String::new())
+    } else {
+        // Parent groups that do not exist yet are created (with the N5 root's version, the
+        // Zarr root's group document), as zarr-python and the N5 reference do.
+        let name = staged
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let staged_node = match node.rsplit_once('/') {
+            Some((parent, _)) => format!("{parent}/{name}"),
+            None => name,
+        };
+        (Arc::new(FsStore::new(&root)), staged_node)
+    };
+    let array = Array::create(store, &staged_node, meta)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
         .with_options(neurochunk_array::ArrayOptions {
             write_empty_chunks: args.write_empty_chunks,
         });
     array
         .write_all(&data)
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    staged
+        .publish()
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     Ok(())
 }
@@ -491,9 +519,23 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let open = args.layout.axis_order.open_options();
     let node = open_node_with(src_store.as_ref(), "", &open)
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
-    let dst_store: Arc<dyn Store> = Arc::new(FsStore::new(&args.dst));
     let format = args.format.map(ZarrFormat::from);
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
+    if args.dst.exists() && !args.dst.is_dir() {
+        return Err(Failure(format!(
+            "{}: cannot replace: not a directory",
+            args.dst.display()
+        )));
+    }
+    // The destination is written in a hidden sibling directory and swapped in at the end:
+    // an existing destination is replaced whole, and is complete at every moment.
+    if let Some(parent) = args.dst.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Failure(format!("{}: {e}", parent.display())))?;
+    }
+    let staged = StagedDir::beside(&args.dst)
+        .map_err(|e| Failure(format!("{}: cannot stage: {e}", args.dst.display())))?;
+    let dst_store: Arc<dyn Store> = Arc::new(FsStore::new(staged.path()));
     let mut options = args.layout.options(format)?;
     options.keep_checksums = args.keep_checksums;
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
@@ -548,6 +590,9 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     if args.consolidate {
         consolidate_group(dst_store.as_ref(), "").map_err(|e| Failure(format!("{name}: {e}")))?;
     }
+    staged
+        .publish()
+        .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
     Ok(())
 }
 

@@ -5,10 +5,9 @@
 //! Everything else in this crate reads and writes through [`Store`] only.
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use neurochunk_store::fs_publish::replace_dir;
+use neurochunk_store::staging::StagedDir;
 use neurochunk_store::{FsStore, Store};
 
 use crate::convention::Convention;
@@ -122,16 +121,17 @@ impl NwbFile {
     }
 }
 
-/// Distinguishes the staging directories of writers of one process.
-static STAGING_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 impl NwbWriter {
     /// Start writing a file (a directory tree) at `path`, replacing it when the session
     /// finishes. The file is written into a hidden sibling directory
-    /// (`.<name>.partial-<pid>-<n>`) which [`NwbWriter::finish`] publishes in place of `path`
-    /// with [`replace_dir`] (an atomic exchange where the filesystem offers it, so readers of
-    /// `path` always find the old file or the new one). A session that fails or is dropped
-    /// removes its directory.
+    /// (`.<name>.neurochunk-staging-<pid>-<n>`, see [`neurochunk_store::staging`]) which
+    /// [`NwbWriter::finish`] publishes in place of `path` with [`replace_dir`] (an atomic
+    /// exchange where the filesystem offers it, so readers of `path` always find the old file
+    /// or the new one, even when the writer is killed). A session that fails or is dropped
+    /// removes its directory; the directories of killed writers of `path` are removed when
+    /// the next session of `path` starts.
+    ///
+    /// [`replace_dir`]: neurochunk_store::fs_publish::replace_dir
     pub fn create(
         path: impl AsRef<Path>,
         convention: Convention,
@@ -139,50 +139,47 @@ impl NwbWriter {
     ) -> HdmfResult<Self> {
         let final_path = path.as_ref().to_path_buf();
         let display = final_path.display().to_string();
-        let name = final_path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| HdmfError::input(&display, "the output path has no file name"))?;
-        let n = STAGING_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp_path =
-            final_path.with_file_name(format!(".{name}.partial-{}-{n}", std::process::id()));
-        let io = |e: std::io::Error| {
-            HdmfError::input(
-                tmp_path.display().to_string(),
-                format!("cannot create the output directory: {e}"),
-            )
-        };
-        if tmp_path.exists() {
-            std::fs::remove_dir_all(&tmp_path).map_err(io)?;
+        if final_path.file_name().is_none() {
+            return Err(HdmfError::input(
+                &display,
+                "the output path has no file name",
+            ));
         }
-        std::fs::create_dir_all(&tmp_path).map_err(io)?;
-        let store: Arc<dyn Store> = Arc::new(FsStore::new(&tmp_path));
+        if let Some(parent) = final_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                HdmfError::input(
+                    parent.display().to_string(),
+                    format!("cannot create the output directory: {e}"),
+                )
+            })?;
+        }
+        let staged = StagedDir::beside(&final_path).map_err(|e| {
+            HdmfError::input(&display, format!("cannot create the output directory: {e}"))
+        })?;
+        let store: Arc<dyn Store> = Arc::new(FsStore::new(staged.path()));
+        let staged = Arc::new(Mutex::new(Some(staged)));
         let publish = {
-            let (tmp_path, final_path, display) =
-                (tmp_path.clone(), final_path.clone(), display.clone());
+            let (staged, display) = (staged.clone(), display.clone());
             Box::new(move || {
-                replace_dir(&tmp_path, &final_path)
-                    .map(|_| ())
-                    .map_err(|e| HdmfError::input(display, e.to_string()))
+                let staged = staged.lock().ok().and_then(|mut s| s.take());
+                match staged {
+                    Some(staged) => staged
+                        .publish()
+                        .map(|_| ())
+                        .map_err(|e| HdmfError::input(display, e.to_string())),
+                    None => Ok(()),
+                }
             })
         };
         let abandon = {
-            let tmp_path = tmp_path.clone();
+            let staged = staged.clone();
             Box::new(move || {
-                let _ = std::fs::remove_dir_all(&tmp_path);
+                // Dropping the staging directory unpublished removes it.
+                drop(staged.lock().ok().and_then(|mut s| s.take()));
             })
         };
-        let writer = match NwbWriter::create_at(
-            FileLocation::named(store, "", display),
-            convention,
-            options,
-        ) {
-            Ok(writer) => writer,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&tmp_path);
-                return Err(e);
-            }
-        };
+        let writer =
+            NwbWriter::create_at(FileLocation::named(store, "", display), convention, options)?;
         Ok(writer.with_staging(Staging { publish, abandon }))
     }
 }

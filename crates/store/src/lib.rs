@@ -63,6 +63,7 @@ mod key;
 mod memory;
 mod pool;
 mod prefix;
+pub mod staging;
 mod writer;
 
 pub use bytes::Bytes;

@@ -450,7 +450,7 @@ pub(crate) fn implicit_group(store: &dyn Store, path: &str) -> ArrayResult<bool>
     for _ in 0..IMPLICIT_SEARCH_DEPTH {
         let mut next = Vec::new();
         for dir in &level {
-            for name in store.list_dir(dir)?.prefixes {
+            for name in crate::hierarchy::child_names(store, dir)? {
                 visited += 1;
                 if visited > IMPLICIT_SEARCH_DIRS {
                     return Ok(false);

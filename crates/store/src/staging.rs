@@ -1,0 +1,325 @@
+//! Staging directories: a writer that replaces a directory tree builds the new tree in a
+//! hidden sibling ([`StagedDir::beside`]) and publishes it with [`StagedDir::publish`]
+//! ([`replace_dir`], an atomic exchange where the platform offers it), so that the destination
+//! names a complete tree, the old one or the new one, at every moment, even when the writer is
+//! killed.
+//!
+//! - **Names.** A staging directory of `dir/name` is `dir/.name.neurochunk-staging-<pid>-<n>`:
+//!   hidden (readers of a hierarchy skip names starting with `.`) and recognisable.
+//! - **Stale directories.** A killed writer leaves its staging directory behind. The next
+//!   writer of the same destination removes the ones whose writer is gone
+//!   ([`remove_stale`]): a live writer holds an exclusive `flock` on its staging directory
+//!   for as long as it runs, so a directory whose lock is free and whose process id is not
+//!   alive is stale. (After a publish the replaced tree briefly lives at the staging name,
+//!   unlocked, while its live writer removes it; the process id keeps it from other
+//!   cleaners. A directory whose process id was reused by another process stays until that
+//!   process ends.) The hidden names of earlier
+//!   versions and of the fallback publish (`.name.partial-<pid>-<n>`,
+//!   `.name.replaced-<pid>-<n>`) are removed under the same rule.
+//! - **Concurrent writers.** Each writer stages on its own; the publish step (the existence
+//!   check and the exchange or rename) runs under an exclusive `flock` on the destination's
+//!   parent directory, so publishes of one destination are serialised: the second writer waits
+//!   for the first, then replaces its tree. The destination always holds one writer's
+//!   complete tree, that of the last to publish.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::fs_publish::{replace_dir, PublishError, PublishMethod};
+
+/// The marker in the names of staging directories.
+pub const STAGING_MARKER: &str = ".neurochunk-staging-";
+
+/// Distinguishes the staging directories of one process.
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A hidden directory beside a destination where its new tree is built; removed when dropped
+/// unpublished.
+#[derive(Debug)]
+pub struct StagedDir {
+    path: PathBuf,
+    target: PathBuf,
+    /// The open directory holding the writer's lock (released when the process ends).
+    _lock: Option<File>,
+    published: bool,
+}
+
+impl StagedDir {
+    /// Create a fresh, locked staging directory beside `target` (whose parent must exist),
+    /// after removing the stale staging directories of `target` left by killed writers.
+    pub fn beside(target: &Path) -> io::Result<StagedDir> {
+        let name = file_name(target)?;
+        remove_stale(target);
+        let pid = std::process::id();
+        loop {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = target.with_file_name(format!(".{name}{STAGING_MARKER}{pid}-{n}"));
+            match fs::create_dir(&path) {
+                Ok(()) => {
+                    let lock = lock_dir(&path, true)?;
+                    return Ok(StagedDir {
+                        path,
+                        target: target.to_path_buf(),
+                        _lock: lock,
+                        published: false,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot create '{}': {e}", path.display()),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The staging directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The destination it will be published at.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Put the staged tree in place at the destination with [`replace_dir`], holding the
+    /// destination's publish lock (see the module documentation). On failure the staging
+    /// directory is removed.
+    pub fn publish(mut self) -> Result<PublishMethod, PublishError> {
+        let parent = parent_dir(&self.target);
+        let _guard = lock_dir(&parent, false).map_err(|source| PublishError {
+            action: "cannot lock the directory holding",
+            path: self.target.clone(),
+            source,
+        })?;
+        let result = replace_dir(&self.path, &self.target);
+        if result.is_ok() {
+            self.published = true;
+        }
+        result
+    }
+}
+
+impl Drop for StagedDir {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn file_name(target: &Path) -> io::Result<String> {
+    target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("'{}' has no file name", target.display()),
+            )
+        })
+}
+
+fn parent_dir(target: &Path) -> PathBuf {
+    match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether `name` (one path component) is a staging or replaced-tree directory name of
+/// this module or of [`replace_dir`]'s fallback, of any destination.
+pub fn is_staging_name(name: &str) -> bool {
+    name.starts_with('.')
+        && [STAGING_MARKER, ".partial-", ".replaced-"]
+            .iter()
+            .any(|m| name.contains(m))
+}
+
+/// The process id in a staging name of destination `name`, when `entry` is one.
+fn staging_pid(entry: &str, name: &str) -> Option<u32> {
+    let rest = entry.strip_prefix('.')?.strip_prefix(name)?;
+    let rest = [STAGING_MARKER, ".partial-", ".replaced-"]
+        .iter()
+        .find_map(|m| rest.strip_prefix(m))?;
+    let (pid, n) = rest.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Remove the stale staging directories of `target` (see the module documentation); returns
+/// how many were removed. Failures are ignored: a directory that cannot be removed now is
+/// tried again by the next writer.
+pub fn remove_stale(target: &Path) -> usize {
+    let Ok(name) = file_name(target) else {
+        return 0;
+    };
+    let Ok(entries) = fs::read_dir(parent_dir(target)) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = staging_pid(&entry_name, &name) else {
+            continue;
+        };
+        let path = entry.path();
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        // A live writer holds the lock: leave its directory alone.
+        let Ok(lock) = lock_dir(&path, true) else {
+            continue;
+        };
+        if !process_alive(pid) && fs::remove_dir_all(&path).is_ok() {
+            removed += 1;
+        }
+        drop(lock);
+    }
+    removed
+}
+
+/// Open the directory `dir` and take an exclusive `flock` on it: without waiting when
+/// `try_only` (a held lock is [`io::ErrorKind::WouldBlock`]), otherwise waiting for it.
+/// `None` where there are no such locks.
+#[cfg(target_os = "linux")]
+fn lock_dir(dir: &Path, try_only: bool) -> io::Result<Option<File>> {
+    use std::os::unix::io::AsRawFd;
+    let file = File::open(dir)?;
+    let op = if try_only {
+        libc::LOCK_EX | libc::LOCK_NB
+    } else {
+        libc::LOCK_EX
+    };
+    loop {
+        // SAFETY: the descriptor is open for the duration of the call.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return Ok(Some(file));
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) => return Err(io::Error::from(io::ErrorKind::WouldBlock)),
+            _ => return Err(e),
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lock_dir(_dir: &Path, _try_only: bool) -> io::Result<Option<File>> {
+    Ok(None)
+}
+
+/// Whether a process with this id exists (a process of another user counts).
+#[cfg(target_os = "linux")]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid == 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return true;
+    }
+    io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Without a way to ask, every process counts as alive: nothing is removed.
+#[cfg(not(target_os = "linux"))]
+fn process_alive(_pid: u32) -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staging_names_carry_the_destination_and_the_pid() {
+        assert_eq!(
+            staging_pid(".a.zarr.neurochunk-staging-12-3", "a.zarr"),
+            Some(12)
+        );
+        assert_eq!(staging_pid(".a.zarr.partial-12-0", "a.zarr"), Some(12));
+        assert_eq!(staging_pid(".a.zarr.replaced-7-1", "a.zarr"), Some(7));
+        assert_eq!(
+            staging_pid(".b.zarr.neurochunk-staging-12-3", "a.zarr"),
+            None
+        );
+        assert_eq!(
+            staging_pid(".a.zarr.neurochunk-staging-x-3", "a.zarr"),
+            None
+        );
+        assert!(is_staging_name(".x.neurochunk-staging-1-2"));
+        assert!(!is_staging_name("x.neurochunk-staging-1-2"));
+    }
+
+    #[test]
+    fn stale_directories_go_and_live_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.zarr");
+        // A dead writer's directory (pid beyond any pid_max).
+        let dead = dir.path().join(".out.zarr.neurochunk-staging-4294967-0");
+        fs::create_dir_all(dead.join("sub")).unwrap();
+        fs::write(dead.join("sub/x"), b"x").unwrap();
+        let other = dir.path().join(".other.neurochunk-staging-4294967-0");
+        fs::create_dir(&other).unwrap();
+        let live = StagedDir::beside(&target).unwrap();
+        assert!(!dead.exists(), "the dead writer's directory is still there");
+        assert!(
+            other.exists(),
+            "another destination's directory was removed"
+        );
+        assert!(live.path().is_dir());
+        // A second writer leaves the first, live, one alone.
+        let second = StagedDir::beside(&target).unwrap();
+        assert!(live.path().is_dir());
+        fs::write(second.path().join("marker"), b"2").unwrap();
+        second.publish().unwrap();
+        assert_eq!(fs::read(target.join("marker")).unwrap(), b"2");
+        let path = live.path().to_path_buf();
+        drop(live);
+        assert!(
+            !path.exists(),
+            "an unpublished directory is removed when dropped"
+        );
+    }
+
+    #[test]
+    fn concurrent_publishes_leave_one_complete_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out");
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let target = target.clone();
+                std::thread::spawn(move || {
+                    let staged = StagedDir::beside(&target).unwrap();
+                    fs::create_dir(staged.path().join("sub")).unwrap();
+                    fs::write(staged.path().join("a"), i.to_string()).unwrap();
+                    fs::write(staged.path().join("sub/b"), i.to_string()).unwrap();
+                    staged.publish().unwrap();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let a = fs::read_to_string(target.join("a")).unwrap();
+        assert_eq!(fs::read_to_string(target.join("sub/b")).unwrap(), a);
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["out"]);
+    }
+}
