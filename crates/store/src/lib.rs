@@ -67,7 +67,7 @@ mod writer;
 
 pub use bytes::Bytes;
 pub use counting::{CountingStore, StoreCounts};
-pub use filesystem::FsStore;
+pub use filesystem::{Durability, FsStore};
 pub use key::{join_key, validate_key, validate_prefix};
 pub use memory::MemoryStore;
 pub use pool::{recycle_buffer, take_buffer};
@@ -110,6 +110,24 @@ pub enum StoreError {
     ReadOnly {
         /// The key (or prefix) that was to be written or removed.
         key: String,
+    },
+    /// A filesystem write or removal would pass through a symbolic link that leads outside
+    /// the store's root (see [`FsStore`]'s symbolic link policy); nothing was written.
+    #[error(
+        "{store}: cannot {action} '{key}': '{link}' is a symbolic link to '{target}', \
+         outside the store (writes never follow a symbolic link out of the store's root)"
+    )]
+    SymlinkOutsideRoot {
+        /// The store's root directory.
+        store: String,
+        /// The key (or prefix) that was to be written or removed.
+        key: String,
+        /// `"write"` or `"remove"`.
+        action: &'static str,
+        /// The symbolic link on the key's path.
+        link: String,
+        /// Where it leads (as resolved, or as written when it does not resolve).
+        target: String,
     },
     /// The backend failed: a file system, network or service error.
     #[error("{store}: error on '{key}': {source}")]
@@ -358,3 +376,6 @@ pub trait Store: Send + Sync + Debug {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(all(test, unix))]
+mod fs_policy_tests;
