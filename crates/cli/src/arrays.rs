@@ -18,6 +18,7 @@ use neurochunk_dtype::Endian;
 use serde_json::{Map, Value};
 
 use crate::codec_spec::parse_codecs;
+use crate::store_args::WriteArgs;
 use crate::{progress, CmdResult, Failure};
 
 /// The on-disk format to write.
@@ -216,6 +217,8 @@ pub(crate) struct PutArgs {
     /// Also store chunks that hold only the fill value.
     #[arg(long)]
     write_empty_chunks: bool,
+    #[command(flatten)]
+    write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -236,12 +239,16 @@ pub(crate) struct ConvertArgs {
     /// cannot read them without an optional package).
     #[arg(long)]
     keep_checksums: bool,
+    #[command(flatten)]
+    write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct ConsolidateArgs {
     /// The group directory.
     path: PathBuf,
+    #[command(flatten)]
+    write: WriteArgs,
 }
 
 pub(crate) fn open_store(path: &std::path::Path) -> Result<Arc<dyn Store>, Failure> {
@@ -422,7 +429,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     }
     // Parent groups that do not exist yet are created (with the N5 root's version, the Zarr
     // root's group document), as zarr-python and the N5 reference do.
-    let store: Arc<dyn Store> = Arc::new(FsStore::new(&root));
+    let store = args.write.store(&root);
     let array = Array::create(store, &node, meta)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
         .with_options(neurochunk_array::ArrayOptions {
@@ -491,7 +498,7 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let open = args.layout.axis_order.open_options();
     let node = open_node_with(src_store.as_ref(), "", &open)
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
-    let dst_store: Arc<dyn Store> = Arc::new(FsStore::new(&args.dst));
+    let dst_store = args.write.store(&args.dst);
     let format = args.format.map(ZarrFormat::from);
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
     let mut options = args.layout.options(format)?;
@@ -552,7 +559,8 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
 }
 
 pub(crate) fn consolidate(args: ConsolidateArgs) -> CmdResult {
-    let store = open_store(&args.path)?;
+    open_store(&args.path)?;
+    let store = args.write.store(&args.path);
     let count = consolidate_group(store.as_ref(), "")
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     eprintln!("consolidated metadata of {count} nodes");
