@@ -40,7 +40,11 @@ fn source(dir: &Path) -> std::path::PathBuf {
         .args([p("--format"), p("zarr3")])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     src
 }
 
@@ -67,7 +71,11 @@ fn convert_refuses_to_write_through_a_symlink_out_of_the_destination() {
     assert!(lines[0].starts_with("neurochunk: error: "), "{stderr}");
     assert!(lines[0].contains(&link.display().to_string()), "{stderr}");
     assert!(lines[0].contains("symbolic link"), "{stderr}");
-    assert_eq!(count_entries(outside.path()), 0, "written outside the destination");
+    assert_eq!(
+        count_entries(outside.path()),
+        0,
+        "written outside the destination"
+    );
 
     // The same with `--fsync`.
     let fsync = Path::new("--fsync");
@@ -75,7 +83,11 @@ fn convert_refuses_to_write_through_a_symlink_out_of_the_destination() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&link.display().to_string()), "{stderr}");
-    assert_eq!(count_entries(outside.path()), 0, "written outside the destination");
+    assert_eq!(
+        count_entries(outside.path()),
+        0,
+        "written outside the destination"
+    );
 }
 
 #[test]
@@ -94,7 +106,11 @@ fn fsync_writes_the_same_tree() {
         vec![Path::new("consolidate"), &plain],
     ] {
         let out = neurochunk(&args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     for key in [".zmetadata", "sub/data/.zarray", "sub/data/0.0"] {
         assert_eq!(

@@ -228,11 +228,10 @@ impl FsStore {
     fn check_link(&self, key: &str, action: &'static str, link: &Path) -> StoreResult<()> {
         let root = fs::canonicalize(&self.root).map_err(|e| self.io_error(key, e))?;
         let refuse = |target: PathBuf| StoreError::SymlinkOutsideRoot {
-            store: self.root.display().to_string(),
             key: key.to_string(),
             action,
-            link: link.display().to_string(),
-            target: target.display().to_string(),
+            link: link.display().to_string().into(),
+            target: target.display().to_string().into(),
         };
         match fs::canonicalize(link) {
             Ok(target) if target.starts_with(&root) => Ok(()),

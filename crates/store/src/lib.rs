@@ -114,20 +114,18 @@ pub enum StoreError {
     /// A filesystem write or removal would pass through a symbolic link that leads outside
     /// the store's root (see [`FsStore`]'s symbolic link policy); nothing was written.
     #[error(
-        "{store}: cannot {action} '{key}': '{link}' is a symbolic link to '{target}', \
-         outside the store (writes never follow a symbolic link out of the store's root)"
+        "cannot {action} '{key}': '{link}' is a symbolic link to '{target}', outside the \
+         store's root (writes never follow a symbolic link out of it)"
     )]
     SymlinkOutsideRoot {
-        /// The store's root directory.
-        store: String,
         /// The key (or prefix) that was to be written or removed.
         key: String,
         /// `"write"` or `"remove"`.
         action: &'static str,
-        /// The symbolic link on the key's path.
-        link: String,
+        /// The symbolic link on the key's path (the store's root joined with part of the key).
+        link: Box<str>,
         /// Where it leads (as resolved, or as written when it does not resolve).
-        target: String,
+        target: Box<str>,
     },
     /// The backend failed: a file system, network or service error.
     #[error("{store}: error on '{key}': {source}")]
