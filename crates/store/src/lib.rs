@@ -3,10 +3,11 @@
 //!
 //! Every format (Zarr v2, Zarr v3, N5) stores its metadata documents and chunks as values
 //! under `/`-separated keys. This crate defines the one narrow trait the format layers use
-//! ([`Store`]), with a filesystem backend ([`FsStore`], atomic writes), an in-memory backend
-//! ([`MemoryStore`]) and a view of a sub-tree of another store ([`PrefixStore`]). It knows
-//! nothing about arrays or formats. [`fs_publish`] puts a directory tree built aside in place
-//! of another without a moment where neither is there.
+//! ([`Store`]), with a filesystem backend ([`FsStore`]: atomic writes, durable on request
+//! with [`Durability::Fsync`], never written through a symbolic link out of its root), an
+//! in-memory backend ([`MemoryStore`]) and a view of a sub-tree of another store
+//! ([`PrefixStore`]). It knows nothing about arrays or formats. [`fs_publish`] puts a
+//! directory tree built aside in place of another without a moment where neither is there.
 //!
 //! ```
 //! use std::io::Write;
