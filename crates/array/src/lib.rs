@@ -68,7 +68,7 @@ pub use typed::Element;
 pub use n5::{N5AxisOrder, N5BlockCodec, OpenOptions};
 pub use neurochunk_codec::{ArrayBytes, Codec, CodecChain, CodecKind};
 pub use neurochunk_dtype::DataType;
-pub use neurochunk_store::{FsStore, MemoryStore, Store};
+pub use neurochunk_store::{Durability, FsStore, MemoryStore, Store};
 
 /// Display form of a node path: `/` for the root, `/a/b` otherwise.
 pub fn display_path(path: &str) -> String {

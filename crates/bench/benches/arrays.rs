@@ -90,7 +90,15 @@ impl Library for Zarrs {
         "zarrs"
     }
 
-    fn write(&self, row: &Row, dir: &Path, shape: &[u64], data: Vec<u8>) -> BenchResult<()> {
+    fn write(
+        &self,
+        row: &Row,
+        dir: &Path,
+        shape: &[u64],
+        data: Vec<u8>,
+        _durable: bool,
+    ) -> BenchResult<()> {
+        // Always durable (below).
         let array = create(row, dir, shape)?;
         let whole = ArraySubset::new_with_shape(shape.to_vec());
         array

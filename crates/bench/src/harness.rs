@@ -76,8 +76,8 @@ usage: cargo bench -p neurochunk-bench --bench arrays -- [options]
   --dir PATH      parent of the working directory (default: target/neurochunk-bench)
   --json OUT      also write the results as JSON to OUT
   --keep          keep the working directory (arrays and the raw volume)
-  --fsync         time writes as durable for every library: fsync each written file
-                  (zarrs always does; neurochunk does not by default)
+  --fsync         time writes as durable for every library (zarrs always fsyncs each
+                  file; neurochunk with FsStore's Durability::Fsync, off by default)
 ",
     );
     for extra in extras {
@@ -276,7 +276,9 @@ fn run_parent(
     let threads = rayon::current_num_threads();
     let decoded = (n as u64).pow(3) * 2;
     let sync_note = if options.fsync {
-        "writes fsync every file for both libraries (--fsync)".to_string()
+        "durable writes for every library (--fsync): neurochunk with its store's \
+         Durability::Fsync, files of libraries without such a mode synced by the harness"
+            .to_string()
     } else {
         let syncing: Vec<&str> = libraries
             .iter()

@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use neurochunk_array::{
-    Array, ArrayBuilder, ArrayBytes, ArrayMetadata, Codec, DataType, FsStore, Store, ZarrFormat,
+    Array, ArrayBuilder, ArrayBytes, ArrayMetadata, Codec, DataType, Durability, FsStore, Store,
+    ZarrFormat,
 };
 
 use crate::error::{BenchError, BenchResult, Context};
@@ -43,9 +44,21 @@ impl Library for Neurochunk {
         "neurochunk"
     }
 
-    fn write(&self, row: &Row, dir: &Path, shape: &[u64], data: Vec<u8>) -> BenchResult<()> {
+    fn write(
+        &self,
+        row: &Row,
+        dir: &Path,
+        shape: &[u64],
+        data: Vec<u8>,
+        durable: bool,
+    ) -> BenchResult<()> {
         let meta = metadata(row, shape)?;
-        let store: Arc<dyn Store> = Arc::new(FsStore::new(dir));
+        let durability = if durable {
+            Durability::Fsync
+        } else {
+            Durability::Buffered
+        };
+        let store: Arc<dyn Store> = Arc::new(FsStore::new(dir).with_durability(durability));
         let array = Array::create(store, "", meta)
             .context(format!("creating an array in {}", dir.display()))?;
         array
@@ -54,8 +67,14 @@ impl Library for Neurochunk {
     }
 
     fn syncs_writes(&self) -> bool {
-        // `FsStore` writes a temporary file and renames it into place, without `fsync`.
+        // `FsStore` writes a temporary file and renames it into place, by default without
+        // `fsync`.
         false
+    }
+
+    fn syncs_on_request(&self) -> bool {
+        // `Durability::Fsync`: each file before its rename, its directory after.
+        true
     }
 
     fn read(&self, _row: &Row, dir: &Path) -> BenchResult<Vec<u8>> {

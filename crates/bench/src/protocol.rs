@@ -5,8 +5,8 @@
 //! `--child LIBRARY ROW OP DIR --size N --input RAW --expect CHECKSUM`. It loads its input
 //! (untimed), times the operation alone, checks what it read against `CHECKSUM`, and prints
 //! `NEUROCHUNK-BENCH-RESULT {json}` on stdout. Any failure is a non-zero exit with the reason
-//! on stderr. With `--fsync`, a write also syncs every file it wrote (inside the timed region)
-//! unless the library syncs its writes itself.
+//! on stderr. With `--fsync`, a write is asked to be durable; a library that cannot make it so
+//! itself has every file it wrote synced by the harness (inside the timed region).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,8 @@ pub struct ChildRequest {
     pub input: PathBuf,
     /// [`volume::checksum`] of the volume.
     pub expect: u64,
-    /// After a write, `fsync` every written file (timed) unless the library already does.
+    /// Writes are durable: the library's own durable mode, or else `fsync` of every written
+    /// file by the harness (timed).
     pub fsync: bool,
 }
 
@@ -193,8 +194,8 @@ pub fn run_child(request: &ChildRequest, libraries: &[&dyn Library]) -> BenchRes
                 .context(format!("creating {}", request.dir.display()))?;
             let rss_before = rss::current_bytes();
             let start = Instant::now();
-            library.write(request.row, &request.dir, &shape, data)?;
-            if request.fsync && !library.syncs_writes() {
+            library.write(request.row, &request.dir, &shape, data, request.fsync)?;
+            if request.fsync && !library.syncs_on_request() {
                 sync_tree(&request.dir)?;
             }
             (start.elapsed().as_secs_f64(), rss_before)

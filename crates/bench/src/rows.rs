@@ -134,13 +134,27 @@ pub trait Library: Sync {
 
     /// Create a new array for `row` in the empty directory `dir` (the store root, array at the
     /// root) with `shape`, and write `data` (C order, little-endian `uint16`) as the whole
-    /// array, using all cores.
-    fn write(&self, row: &Row, dir: &Path, shape: &[u64], data: Vec<u8>) -> BenchResult<()>;
+    /// array, using all cores. With `durable` (`--fsync`), a library that can make its writes
+    /// durable on request ([`Library::syncs_on_request`]) does so before returning.
+    fn write(
+        &self,
+        row: &Row,
+        dir: &Path,
+        shape: &[u64],
+        data: Vec<u8>,
+        durable: bool,
+    ) -> BenchResult<()>;
 
-    /// Whether [`Library::write`] already makes every object durable (`fsync`) before it
-    /// returns. With `--fsync`, the harness syncs the written files of libraries that do not,
-    /// inside the timed region, so that writes compare like with like.
+    /// Whether [`Library::write`] always makes every object durable (`fsync`) before it
+    /// returns, as the library writes by default.
     fn syncs_writes(&self) -> bool;
+
+    /// Whether [`Library::write`] makes every object durable when asked (`durable`). With
+    /// `--fsync`, the harness syncs the written files of libraries that cannot, inside the
+    /// timed region, so that writes compare like with like.
+    fn syncs_on_request(&self) -> bool {
+        self.syncs_writes()
+    }
 
     /// Open the array written by [`Library::write`] in `dir` and read it whole into memory,
     /// returning its elements as C-order little-endian bytes.

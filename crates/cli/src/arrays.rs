@@ -19,6 +19,7 @@ use neurochunk_store::staging::StagedDir;
 use serde_json::{Map, Value};
 
 use crate::codec_spec::parse_codecs;
+use crate::store_args::WriteArgs;
 use crate::{progress, CmdResult, Failure};
 
 /// The on-disk format to write.
@@ -217,6 +218,8 @@ pub(crate) struct PutArgs {
     /// Also store chunks that hold only the fill value.
     #[arg(long)]
     write_empty_chunks: bool,
+    #[command(flatten)]
+    write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -237,12 +240,16 @@ pub(crate) struct ConvertArgs {
     /// cannot read them without an optional package).
     #[arg(long)]
     keep_checksums: bool,
+    #[command(flatten)]
+    write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct ConsolidateArgs {
     /// The group directory.
     path: PathBuf,
+    #[command(flatten)]
+    write: WriteArgs,
 }
 
 pub(crate) fn open_store(path: &std::path::Path) -> Result<Arc<dyn Store>, Failure> {
@@ -433,7 +440,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     let staged = StagedDir::beside(&args.path)
         .map_err(|e| Failure(format!("{}: cannot stage: {e}", args.path.display())))?;
     let (store, staged_node): (Arc<dyn Store>, String) = if node.is_empty() {
-        (Arc::new(FsStore::new(staged.path())), String::new())
+        (args.write.store(staged.path()), String::new())
     } else {
         // Parent groups that do not exist yet are created (with the N5 root's version, the
         // Zarr root's group document), as zarr-python and the N5 reference do.
@@ -446,7 +453,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             Some((parent, _)) => format!("{parent}/{name}"),
             None => name,
         };
-        (Arc::new(FsStore::new(&root)), staged_node)
+        (args.write.store(&root), staged_node)
     };
     let array = Array::create(store, &staged_node, meta)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
@@ -535,7 +542,7 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     }
     let staged = StagedDir::beside(&args.dst)
         .map_err(|e| Failure(format!("{}: cannot stage: {e}", args.dst.display())))?;
-    let dst_store: Arc<dyn Store> = Arc::new(FsStore::new(staged.path()));
+    let dst_store = args.write.store(staged.path());
     let mut options = args.layout.options(format)?;
     options.keep_checksums = args.keep_checksums;
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
@@ -597,7 +604,8 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
 }
 
 pub(crate) fn consolidate(args: ConsolidateArgs) -> CmdResult {
-    let store = open_store(&args.path)?;
+    open_store(&args.path)?;
+    let store = args.write.store(&args.path);
     let count = consolidate_group(store.as_ref(), "")
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     eprintln!("consolidated metadata of {count} nodes");

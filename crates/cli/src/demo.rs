@@ -2,19 +2,19 @@
 //! supported format, reads everything back, checks it and reports throughput.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
 use neurochunk_array::convert::{convert_hierarchy, ConvertOptions};
 use neurochunk_array::{
     consolidate, create_group, list_nodes, Array, ArrayBuilder, ArrayBytes, ArrayMetadata, Codec,
-    DataType, FsStore, Selection, Store, ZarrFormat,
+    DataType, Selection, ZarrFormat,
 };
 use neurochunk_codec::{BloscCompressor, BloscShuffle};
 use serde_json::{json, Map, Value};
 
 use crate::inspect::print_tree;
+use crate::store_args::WriteArgs;
 use crate::{CmdResult, Failure};
 
 #[derive(Args, Debug)]
@@ -24,6 +24,8 @@ pub(crate) struct DemoArgs {
     /// Edge length of the cubic uint16 volume.
     #[arg(long, default_value_t = 256)]
     size: usize,
+    #[command(flatten)]
+    write: WriteArgs,
 }
 
 /// A deterministic pseudo-random generator (xorshift), so every run writes the same data.
@@ -120,9 +122,15 @@ fn disk_size(dir: &Path) -> u64 {
 }
 
 /// Write the volume with one layout, read it back, check it, and print one line.
-fn volume_round_trip(dir: &Path, label: &str, meta: ArrayMetadata, volume: &[u8]) -> CmdResult {
+fn volume_round_trip(
+    write: &WriteArgs,
+    dir: &Path,
+    label: &str,
+    meta: ArrayMetadata,
+    volume: &[u8],
+) -> CmdResult {
     let path = dir.join(label);
-    let store: Arc<dyn Store> = Arc::new(FsStore::new(&path));
+    let store = write.store(&path);
     let started = Instant::now();
     let array = Array::create(store, "", meta)?;
     array.write_all(&ArrayBytes::Fixed(volume.to_vec()))?;
@@ -189,7 +197,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         ),
     ];
     for (label, builder) in layouts {
-        volume_round_trip(dir, label, builder.metadata("")?, &volume)?;
+        volume_round_trip(&args.write, dir, label, builder.metadata("")?, &volume)?;
     }
 
     outln!(
@@ -197,7 +205,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
          and its imaging group to N5 (which holds numeric data only):"
     );
     let session_path = dir.join("session.zarr3");
-    let store: Arc<dyn Store> = Arc::new(FsStore::new(&session_path));
+    let store = args.write.store(&session_path);
     let mut attrs = Map::new();
     attrs.insert("subject".into(), json!("mouse-042"));
     attrs.insert("session_start".into(), json!("2026-03-14T09:30:00+01:00"));
@@ -243,7 +251,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     })?;
     consolidate(store.as_ref(), "")?;
     let v2_path = dir.join("session.zarr2");
-    let v2_store: Arc<dyn Store> = Arc::new(FsStore::new(&v2_path));
+    let v2_store = args.write.store(&v2_path);
     let options = ConvertOptions {
         format: Some(ZarrFormat::V2),
         ..Default::default()
@@ -259,7 +267,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     )?;
     consolidate(v2_store.as_ref(), "")?;
     // N5 holds numeric data only: the imaging group goes to N5, the region names stay in Zarr.
-    let n5_store: Arc<dyn Store> = Arc::new(FsStore::new(dir.join("session.n5")));
+    let n5_store = args.write.store(&dir.join("session.n5"));
     let options = ConvertOptions {
         format: Some(ZarrFormat::N5),
         compressors: Some(vec![Codec::Gzip { level: 6 }]),

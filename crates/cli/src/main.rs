@@ -11,6 +11,7 @@ mod demo;
 mod inspect;
 mod nwb_cmd;
 mod progress;
+mod store_args;
 mod table_cmd;
 
 use std::process::ExitCode;

@@ -53,4 +53,6 @@ pub use neurochunk_array::{
     ArrayError, ArrayMetadata, AxisSelection, Codec, DataType, Element, FillValue, N5AxisOrder,
     NodeMetadata, Selection, ZarrFormat,
 };
-pub use neurochunk_store::{Bytes, FsStore, MemoryStore, PrefixStore, Store, StoreError};
+pub use neurochunk_store::{
+    Bytes, Durability, FsStore, MemoryStore, PrefixStore, Store, StoreError,
+};

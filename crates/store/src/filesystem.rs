@@ -1,5 +1,7 @@
 //! A store over a directory tree. Writes go to a temporary file in the destination directory
-//! and are renamed into place, so a killed writer never leaves a torn value behind.
+//! and are renamed into place, so a killed writer never leaves a torn value behind; with
+//! [`Durability::Fsync`] they are also flushed to the disk before a write returns. Writes and
+//! removals never leave the root through a symbolic link (see [`FsStore`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, ErrorKind, Read, Seek, SeekFrom, Write};
@@ -18,23 +20,61 @@ const TEMP_PREFIX: &str = ".neurochunk-tmp-";
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// How far an [`FsStore`] write has reached when it returns.
+///
+/// Every write is atomic either way (a temporary file renamed into place): a reader or a
+/// killed writer never sees a torn value. Durability is about a crash of the operating system
+/// or a power loss, after which writes that only reached the page cache may be lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Durability {
+    /// Leave flushing to the operating system (the default). Fast; after an OS crash or a
+    /// power loss the latest writes may be missing (the old value, or no value, is there).
+    #[default]
+    Buffered,
+    /// `fsync` each value's temporary file before it is renamed into place, and the parent
+    /// directory after the rename (and after a removal), and the parent of every directory the
+    /// store creates: when a write returns, the value survives an OS crash or a power loss.
+    /// Costs one or two disk flushes per value (see `docs/durability.md`).
+    Fsync,
+}
+
 /// A filesystem store rooted at a directory.
 ///
 /// Errors name the root directory and the key, so together they name the file. Directories
 /// are created as values are written; removing values leaves their (possibly empty)
 /// directories, which [`Store::list_dir`] still lists as prefixes.
+///
+/// Writes are atomic (a temporary file beside the value, renamed into place) and, with
+/// [`FsStore::with_durability`]`(`[`Durability::Fsync`]`)`, durable when they return.
+///
+/// # Symbolic links
+///
+/// *Reading* follows symbolic links anywhere below the root, so a store may be assembled from
+/// links to other directories. *Writing never leaves the root*: before a value is written or
+/// removed (and before a directory is created), every existing directory on the key's path
+/// below the root is checked, and a symbolic link among them must resolve to a directory
+/// inside the root (compared after resolving the root's own links); a link leading outside
+/// the root, or one that does not resolve, is refused with
+/// [`StoreError::SymlinkOutsideRoot`] naming the key and the link, and nothing is written.
+/// Removing a key or a prefix that is itself a symbolic link removes the link, never what it
+/// points to. The root itself may be a symbolic link. There is no opt-out: to write into
+/// another directory, open a store rooted there.
 #[derive(Debug, Clone)]
 pub struct FsStore {
     root: PathBuf,
     read_only: bool,
+    durability: Durability,
 }
 
 impl FsStore {
-    /// A store rooted at `root` (created on the first write if missing).
+    /// A store rooted at `root` (created on the first write if missing), with
+    /// [`Durability::Buffered`] writes.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         FsStore {
             root: root.into(),
             read_only: false,
+            durability: Durability::default(),
         }
     }
 
@@ -43,7 +83,30 @@ impl FsStore {
         FsStore {
             root: root.into(),
             read_only: true,
+            durability: Durability::default(),
         }
+    }
+
+    /// The same store with writes made as durable as `durability` says:
+    ///
+    /// ```
+    /// use neurochunk_store::{Durability, FsStore};
+    ///
+    /// let store = FsStore::new("out.zarr").with_durability(Durability::Fsync);
+    /// assert_eq!(store.durability(), Durability::Fsync);
+    /// ```
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// How durable this store's writes are.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    fn fsync(&self) -> bool {
+        self.durability == Durability::Fsync
     }
 
     /// The root directory.
@@ -83,12 +146,137 @@ impl FsStore {
         StoreError::backend(self.root.display().to_string(), key, source)
     }
 
+    /// `fsync` the directory `dir` (with [`Durability::Fsync`]), so that entries just added
+    /// to or removed from it persist.
+    fn sync_dir(&self, key: &str, dir: &Path) -> StoreResult<()> {
+        if self.fsync() {
+            sync_dir(dir).map_err(|e| self.io_error(key, e))?;
+        }
+        Ok(())
+    }
+
+    /// Creates the root directory (and its missing ancestors) if it does not exist.
+    fn ensure_root(&self, key: &str) -> StoreResult<()> {
+        if self.root.is_dir() {
+            return Ok(());
+        }
+        if !self.fsync() {
+            return fs::create_dir_all(&self.root).map_err(|e| self.io_error(key, e));
+        }
+        // The missing ancestors, outermost first, each synced into its parent.
+        let missing: Vec<&Path> = self
+            .root
+            .ancestors()
+            .take_while(|p| !p.as_os_str().is_empty() && fs::symlink_metadata(p).is_err())
+            .collect();
+        for dir in missing.into_iter().rev() {
+            match fs::create_dir(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => continue,
+                Err(e) => return Err(self.io_error(key, e)),
+            }
+            let parent = match dir.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            self.sync_dir(key, parent)?;
+        }
+        Ok(())
+    }
+
+    /// Checks the directories on the way from the root to the last component of `key` (a key,
+    /// or a prefix without its trailing `/`): none may be a symbolic link resolving outside the
+    /// root. With `create`, missing directories are created (without following any link out);
+    /// without, the walk stops at the first missing one. Returns whether every directory
+    /// exists (or now exists).
+    fn check_parents(&self, key: &str, action: &'static str, create: bool) -> StoreResult<bool> {
+        let Some((parents, _)) = key.rsplit_once('/') else {
+            return Ok(true);
+        };
+        let mut dir = self.root.clone();
+        for part in parents.split('/') {
+            dir.push(part);
+            loop {
+                match fs::symlink_metadata(&dir) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        self.check_link(key, action, &dir)?;
+                        break;
+                    }
+                    // A directory, or a file, which the write itself will fail on.
+                    Ok(_) => break,
+                    Err(e) if e.kind() == ErrorKind::NotFound && create => {
+                        match fs::create_dir(&dir) {
+                            Ok(()) => {
+                                self.sync_dir(key, dir.parent().unwrap_or(&self.root))?;
+                                break;
+                            }
+                            // Created meanwhile by another writer: check what it is.
+                            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+                            Err(e) => return Err(self.io_error(key, e)),
+                        }
+                    }
+                    Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
+                    Err(e) => return Err(self.io_error(key, e)),
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// A symbolic link at `link` on the path of `key` is acceptable if it resolves to
+    /// somewhere inside the (resolved) root.
+    fn check_link(&self, key: &str, action: &'static str, link: &Path) -> StoreResult<()> {
+        let root = fs::canonicalize(&self.root).map_err(|e| self.io_error(key, e))?;
+        let refuse = |target: PathBuf| StoreError::SymlinkOutsideRoot {
+            key: key.to_string(),
+            action,
+            link: link.display().to_string().into(),
+            target: target.display().to_string().into(),
+        };
+        match fs::canonicalize(link) {
+            Ok(target) if target.starts_with(&root) => Ok(()),
+            Ok(target) => Err(refuse(target)),
+            // Dangling or a loop: where a write would go cannot be vouched for.
+            Err(_) => Err(refuse(fs::read_link(link).unwrap_or_default())),
+        }
+    }
+
+    /// Removes everything in the root directory (other writers' temporary files aside):
+    /// directories with their contents, files, and symbolic links as links.
+    fn clear_root(&self) -> StoreResult<()> {
+        let entries = match fs::read_dir(&self.root) {
+            Ok(e) => e,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(self.io_error("", e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| self.io_error("", e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if is_temp_name(&name) {
+                continue;
+            }
+            let file_type = entry.file_type().map_err(|e| self.io_error(&name, e))?;
+            let removed = if file_type.is_dir() {
+                fs::remove_dir_all(entry.path())
+            } else {
+                fs::remove_file(entry.path())
+            };
+            match removed {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(self.io_error(&name, e)),
+            }
+        }
+        self.sync_dir("", &self.root)
+    }
+
     /// A writer to a new temporary file beside the file of `key`.
     fn temp_writer(&self, key: &str) -> StoreResult<FsValueWriter<'_>> {
         self.check_writable(key)?;
         let path = self.key_path(key)?;
+        self.ensure_root(key)?;
+        self.check_parents(key, "write", true)?;
         let dir = path.parent().unwrap_or(&self.root);
-        fs::create_dir_all(dir).map_err(|e| self.io_error(key, e))?;
         let temp = dir.join(format!(
             "{TEMP_PREFIX}{}-{}",
             std::process::id(),
@@ -107,6 +295,20 @@ impl FsStore {
             file: Some(BufWriter::new(file)),
             committed: false,
         })
+    }
+}
+
+/// `fsync` a directory. Directories cannot be opened as files on every platform; where they
+/// cannot, this does nothing.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
     }
 }
 
@@ -131,12 +333,20 @@ impl FsValueWriter<'_> {
     }
 
     fn finish(&mut self) -> std::io::Result<()> {
+        let fsync = self.store.fsync();
         let file = self.file()?;
         file.flush()?;
+        if fsync {
+            // The value's bytes reach the disk before its name does.
+            file.get_ref().sync_all()?;
+        }
         // Close the file before it is renamed.
         drop(self.file.take());
         fs::rename(&self.temp, &self.path)?;
         self.committed = true;
+        if fsync {
+            sync_dir(self.path.parent().unwrap_or(&self.store.root))?;
+        }
         Ok(())
     }
 }
@@ -263,32 +473,42 @@ impl Store for FsStore {
         Ok(Box::new(self.temp_writer(key)?))
     }
 
+    /// Removes the value's file; a key that is a symbolic link removes the link. Refuses,
+    /// like a write, a key whose directories lead out of the root through a symbolic link.
     fn delete(&self, key: &str) -> StoreResult<()> {
         self.check_writable(key)?;
         let path = self.key_path(key)?;
+        if !self.check_parents(key, "remove", false)? {
+            return Ok(());
+        }
         match fs::remove_file(&path) {
-            Ok(()) => Ok(()),
+            Ok(()) => self.sync_dir(key, path.parent().unwrap_or(&self.root)),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
             Err(e) => Err(self.io_error(key, e)),
         }
     }
 
+    /// Removes the prefix's directory tree; a prefix that is a symbolic link removes the link,
+    /// never what it points to. Refuses, like a write, a prefix whose directories lead out of
+    /// the root through a symbolic link.
     fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
         self.check_writable(prefix)?;
         let path = self.prefix_path(prefix)?;
-        if prefix.trim_end_matches('/').is_empty() {
+        let trimmed = prefix.trim_end_matches('/');
+        if trimmed.is_empty() {
             // Never remove the root directory itself, only what is in it.
-            for key in self.list_prefix("")? {
-                self.delete(&key)?;
-            }
+            return self.clear_root();
+        }
+        if !self.check_parents(trimmed, "remove", false)? {
             return Ok(());
         }
+        // `remove_dir_all` removes a symbolic link itself, without following it.
         match fs::remove_dir_all(&path) {
-            Ok(()) => Ok(()),
+            Ok(()) => self.sync_dir(prefix, path.parent().unwrap_or(&self.root)),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
             Err(e) if path.is_file() => {
                 let _ = e;
-                self.delete(prefix)
+                self.delete(trimmed)
             }
             Err(e) => Err(self.io_error(prefix, e)),
         }

@@ -3,10 +3,11 @@
 //!
 //! Every format (Zarr v2, Zarr v3, N5) stores its metadata documents and chunks as values
 //! under `/`-separated keys. This crate defines the one narrow trait the format layers use
-//! ([`Store`]), with a filesystem backend ([`FsStore`], atomic writes), an in-memory backend
-//! ([`MemoryStore`]) and a view of a sub-tree of another store ([`PrefixStore`]). It knows
-//! nothing about arrays or formats. [`fs_publish`] puts a directory tree built aside in place
-//! of another without a moment where neither is there.
+//! ([`Store`]), with a filesystem backend ([`FsStore`]: atomic writes, durable on request
+//! with [`Durability::Fsync`], never written through a symbolic link out of its root), an
+//! in-memory backend ([`MemoryStore`]) and a view of a sub-tree of another store
+//! ([`PrefixStore`]). It knows nothing about arrays or formats. [`fs_publish`] puts a
+//! directory tree built aside in place of another without a moment where neither is there.
 //!
 //! ```
 //! use std::io::Write;
@@ -68,7 +69,7 @@ mod writer;
 
 pub use bytes::Bytes;
 pub use counting::{CountingStore, StoreCounts};
-pub use filesystem::FsStore;
+pub use filesystem::{Durability, FsStore};
 pub use key::{join_key, validate_key, validate_prefix};
 pub use memory::MemoryStore;
 pub use pool::{recycle_buffer, take_buffer};
@@ -111,6 +112,22 @@ pub enum StoreError {
     ReadOnly {
         /// The key (or prefix) that was to be written or removed.
         key: String,
+    },
+    /// A filesystem write or removal would pass through a symbolic link that leads outside
+    /// the store's root (see [`FsStore`]'s symbolic link policy); nothing was written.
+    #[error(
+        "cannot {action} '{key}': '{link}' is a symbolic link to '{target}', outside the \
+         store's root (writes never follow a symbolic link out of it)"
+    )]
+    SymlinkOutsideRoot {
+        /// The key (or prefix) that was to be written or removed.
+        key: String,
+        /// `"write"` or `"remove"`.
+        action: &'static str,
+        /// The symbolic link on the key's path (the store's root joined with part of the key).
+        link: Box<str>,
+        /// Where it leads (as resolved, or as written when it does not resolve).
+        target: Box<str>,
     },
     /// The backend failed: a file system, network or service error.
     #[error("{store}: error on '{key}': {source}")]
@@ -359,3 +376,6 @@ pub trait Store: Send + Sync + Debug {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(all(test, unix))]
+mod fs_policy_tests;
