@@ -424,21 +424,10 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     let meta = builder
         .metadata(&node)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
-    if args.path.exists() && !args.path.is_dir() {
-        return Err(Failure(format!(
-            "{}: cannot replace: not a directory",
-            args.path.display()
-        )));
-    }
     // The array is built in a hidden sibling of its directory (inside the container for a
     // node below the root) and swapped in at the end, so that the path holds the old array or
     // the new one at every moment, even if this process is killed.
-    if let Some(parent) = args.path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| Failure(format!("{}: {e}", parent.display())))?;
-    }
-    let staged = StagedDir::beside(&args.path)
-        .map_err(|e| Failure(format!("{}: cannot stage: {e}", args.path.display())))?;
+    let staged = stage_beside(&args.path)?;
     let (store, staged_node): (Arc<dyn Store>, String) = if node.is_empty() {
         (args.write.store(staged.path()), String::new())
     } else {
@@ -467,6 +456,22 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         .publish()
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     Ok(())
+}
+
+/// A staging directory beside `path` (whose parent is created), where a new tree for `path`
+/// is built before it is swapped in; an existing `path` that is not a directory is refused.
+fn stage_beside(path: &Path) -> Result<StagedDir, Failure> {
+    if path.exists() && !path.is_dir() {
+        return Err(Failure(format!(
+            "{}: cannot replace: not a directory",
+            path.display()
+        )));
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Failure(format!("{}: {e}", parent.display())))?;
+    }
+    StagedDir::beside(path).map_err(|e| Failure(format!("{}: cannot stage: {e}", path.display())))
 }
 
 /// Where a node to be written at `path` lives: the root directory of its hierarchy and the
@@ -528,20 +533,9 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
     let format = args.format.map(ZarrFormat::from);
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
-    if args.dst.exists() && !args.dst.is_dir() {
-        return Err(Failure(format!(
-            "{}: cannot replace: not a directory",
-            args.dst.display()
-        )));
-    }
     // The destination is written in a hidden sibling directory and swapped in at the end:
     // an existing destination is replaced whole, and is complete at every moment.
-    if let Some(parent) = args.dst.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| Failure(format!("{}: {e}", parent.display())))?;
-    }
-    let staged = StagedDir::beside(&args.dst)
-        .map_err(|e| Failure(format!("{}: cannot stage: {e}", args.dst.display())))?;
+    let staged = stage_beside(&args.dst)?;
     let dst_store = args.write.store(staged.path());
     let mut options = args.layout.options(format)?;
     options.keep_checksums = args.keep_checksums;
