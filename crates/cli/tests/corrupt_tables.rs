@@ -15,6 +15,7 @@ fn table_validate_of_fuzz_regressions_is_a_clean_error() {
         "ipc-block-past-end.skeletons.arrow",
         "parquet-dictionary-count.skeletons.parquet",
         "parquet-negative-column-size.skeletons.parquet",
+        "ipc-negative-row-count.skeletons.arrow",
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_neurochunk"))
             .args(["table", "validate", &format!("{dir}/{file}")])

@@ -312,6 +312,10 @@ fn fuzz_regressions_are_reported_as_unreadable_files() {
             "parquet-dictionary-count.skeletons.parquet",
             "the dictionary page claims -10866393088 values but holds 320 bytes",
         ),
+        (
+            "ipc-negative-row-count.skeletons.arrow",
+            "a record batch declares -1 rows (a negative count in the file)",
+        ),
     ] {
         let report =
             neurochunk_table::validate::validate_path(dir.join(file), &ValidateOptions::default());

@@ -504,10 +504,34 @@ fn named_errors<E: std::fmt::Display>(
     let named = {
         let path = path.clone();
         reader.map(move |r| {
-            r.map_err(|e| TableError::format(&path, format!("cannot decode {what}: {e}")))
+            let batch =
+                r.map_err(|e| TableError::format(&path, format!("cannot decode {what}: {e}")))?;
+            // Arrow takes a batch's row count from the file as given; with no columns read
+            // nothing checks it, and a negative count arrives as a huge one.
+            if i64::try_from(batch.num_rows()).is_err() {
+                return Err(TableError::format(
+                    &path,
+                    format!(
+                        "cannot decode {what}: a record batch declares {} rows \
+                         (a negative count in the file)",
+                        batch.num_rows() as i64
+                    ),
+                ));
+            }
+            Ok(batch)
         })
     };
     Box::new(guard::PanicGuard::new(named, path, what))
+}
+
+/// `total + rows`, or an error naming `path` when a corrupt row count makes the sum overflow.
+pub(crate) fn add_rows(total: u64, rows: u64, path: &Path) -> Result<u64> {
+    total.checked_add(rows).ok_or_else(|| {
+        TableError::format(
+            path,
+            "the row counts in the file add up to more than 2^64 rows",
+        )
+    })
 }
 
 /// The directory (`.` for a bare file name) and file name of a file's path.
@@ -921,7 +945,9 @@ impl TableSource {
 
     /// Row count when every file's footer states it (Parquet), without reading data.
     pub fn known_rows(&self) -> Option<u64> {
-        self.files.iter().map(|f| f.rows).sum()
+        self.files
+            .iter()
+            .try_fold(0u64, |total, f| total.checked_add(f.rows?))
     }
 
     /// Row count, read from Parquet footers when possible, else by scanning.
@@ -929,10 +955,10 @@ impl TableSource {
         let mut total = 0u64;
         for f in &self.files {
             match f.rows {
-                Some(r) => total += r,
+                Some(r) => total = add_rows(total, r, &f.path)?,
                 None => {
                     for b in self.file_batches(f, &[], DEFAULT_BATCH_SIZE)? {
-                        total += b?.num_rows() as u64;
+                        total = add_rows(total, b?.num_rows() as u64, &f.path)?;
                     }
                 }
             }

@@ -361,7 +361,7 @@ impl TableWriter {
 
     /// Appends a batch.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        self.rows += batch.num_rows() as u64;
+        self.rows = super::add_rows(self.rows, batch.num_rows() as u64, Path::new(&self.name))?;
         let conformed;
         let batch = if batch.schema() == self.schema {
             batch

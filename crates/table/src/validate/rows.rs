@@ -41,7 +41,7 @@ impl TableRun<'_> {
         for batch in iter {
             let batch = batch?;
             self.process_batch(&batch, offset);
-            offset += batch.num_rows() as u64;
+            offset = crate::io::add_rows(offset, batch.num_rows() as u64, self.src.path())?;
         }
         self.col.rows = offset;
         // Aggregated reports.
