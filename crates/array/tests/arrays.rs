@@ -855,3 +855,38 @@ fn converting_a_huge_sparse_array_copies_only_the_stored_chunks() {
         );
     }
 }
+
+#[test]
+fn converting_with_a_mismatched_chunk_separator_is_bounded_by_the_stored_keys() {
+    // A mutated `dimension_separator` ("." written, "/" declared) over a grid of 10^10
+    // chunks: no stored key is a chunk key of the array any more, so the conversion writes
+    // nothing, and it must not walk the declared grid to find that out.
+    let s = store();
+    let src = Array::create(
+        s.clone(),
+        "src",
+        meta(ZarrFormat::V2, &[100_000, 100_000], &[1, 1], &[]),
+    )
+    .unwrap();
+    src.write(&Selection::from_box(&[0, 0], &[2, 2]), &u16s(&[1, 2, 3, 4]))
+        .unwrap();
+    assert!(s.exists("src/1.1").unwrap());
+    let doc = String::from_utf8(s.get_required("src/.zarray").unwrap().to_vec()).unwrap();
+    let mutated = doc.replace(
+        r#""dimension_separator": ".""#,
+        r#""dimension_separator": "/""#,
+    );
+    assert_ne!(doc, mutated, "{doc}");
+    s.set("src/.zarray", mutated.into_bytes().into()).unwrap();
+    let src = Array::open(s.clone(), "src").unwrap();
+    let options = ConvertOptions {
+        format: Some(ZarrFormat::V3),
+        ..Default::default()
+    };
+    let (dst, _) =
+        neurochunk_array::convert::convert_array(&src, s.clone(), "dst", &options, &|_| {})
+            .unwrap();
+    assert!(s.list_prefix("dst/c/").unwrap().is_empty());
+    let (_, corner) = dst.read(&Selection::from_box(&[0, 0], &[2, 2])).unwrap();
+    assert_eq!(as_u16(&corner), vec![0; 4]);
+}
