@@ -46,9 +46,11 @@ def binary_path() -> Path:
 class Neurochunk:
     """Runs `neurochunk` subcommands; scratch files (npy in/out) go to `scratch`."""
 
-    def __init__(self, binary: Path, scratch: Path):
+    def __init__(self, binary: Path, scratch: Path, env: dict[str, str] | None = None):
         self.binary = binary
         self.scratch = scratch
+        # The environment of every run (None: this process's own), e.g. remote-store settings.
+        self.env = env
         self.scratch.mkdir(parents=True, exist_ok=True)
         self._counter = 0
 
@@ -66,6 +68,7 @@ class Neurochunk:
             errors="replace",
             timeout=TIMEOUT_SECONDS,
             stdin=subprocess.DEVNULL,
+            env=self.env,
         )
         if PANIC_MARKER in proc.stderr:
             pytest.fail(f"neurochunk panicked: {shlex.join(argv)}\n{proc.stderr}")
