@@ -8,6 +8,7 @@
     proxy.truncate(keep=0.5, path_contains="/c/")     # send half the body, then close
     proxy.count(method="GET", ranged=True)            # requests seen (injected ones included)
     proxy.listings()                                  # S3 ListObjects requests: prefix, delimiter
+    proxy.max_in_flight                               # the most requests it handled at once
     proxy.stop()
 
 Every request is recorded (`proxy.requests`: method, path, query, Range header, the status sent
@@ -129,6 +130,8 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._rules: list[Rule] = []
         self.requests: list[Request] = []
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests handled at once (concurrency of the client)
         proxy = self
 
         class Handler(_Handler):
@@ -189,10 +192,11 @@ class FaultProxy:
             self._rules.clear()
 
     def reset(self) -> None:
-        """Drop every rule and the request log."""
+        """Drop every rule, the request log and the concurrency high-water mark."""
         with self._lock:
             self._rules.clear()
             self.requests.clear()
+            self.max_in_flight = self.in_flight
 
     # -- what was seen -------------------------------------------------------------------
 
@@ -309,6 +313,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(length) if length else b""
 
     def _proxy(self) -> None:
+        owner = self.owner
+        with owner._lock:
+            owner.in_flight += 1
+            owner.max_in_flight = max(owner.max_in_flight, owner.in_flight)
+        try:
+            self._handle()
+        finally:
+            with owner._lock:
+                owner.in_flight -= 1
+
+    def _handle(self) -> None:
         owner = self.owner
         split = urllib.parse.urlsplit(self.path)
         query = {k: v[0] for k, v in urllib.parse.parse_qs(split.query, keep_blank_values=True).items()}

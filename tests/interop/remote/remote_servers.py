@@ -302,12 +302,14 @@ class S3Endpoint:
 
     def upload_dir(self, local: Path, bucket: str, prefix: str) -> list[str]:
         """Upload every file below `local` to bucket/prefix/<relative path>; the keys."""
-        client = self.client()
-        keys = []
-        for path in sorted(p for p in Path(local).rglob("*") if p.is_file()):
-            key = f"{prefix.rstrip('/')}/{path.relative_to(local).as_posix()}"
-            client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
-            keys.append(key)
+        from concurrent.futures import ThreadPoolExecutor
+
+        client = self.client()  # boto3 clients are thread-safe
+        files = sorted(p for p in Path(local).rglob("*") if p.is_file())
+        keys = [f"{prefix.rstrip('/')}/{path.relative_to(local).as_posix()}" for path in files]
+        with ThreadPoolExecutor(8) as pool:
+            for _ in pool.map(lambda kp: client.put_object(Bucket=bucket, Key=kp[0], Body=kp[1].read_bytes()), zip(keys, files)):
+                pass
         return keys
 
     def download_dir(self, bucket: str, prefix: str, local: Path) -> Path:
@@ -331,7 +333,6 @@ class S3Endpoint:
             "secret": self.secret_key,
             "endpoint_url": self.endpoint,
             "client_kwargs": {"region_name": self.region},
-            "skip_instance_cache": True,
             "use_listings_cache": False,
         }
 

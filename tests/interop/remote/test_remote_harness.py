@@ -186,8 +186,19 @@ def test_upload_and_download_dir(s3, bucket, tmp_path):
 
 
 # --------------------------------------------------------------------------------------------
-# The fault proxy
+# The fault proxy (its own behaviour does not depend on the server behind it: rclone, which
+# checks signatures, except where both servers matter)
 # --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def rclone_s3(servers):
+    return servers.s3("rclone")
+
+
+@pytest.fixture
+def rbucket(rclone_s3):
+    return rclone_s3.create_bucket()
 
 
 def test_proxy_passes_signed_requests_through(s3, bucket, proxy_for):
@@ -207,36 +218,36 @@ def test_proxy_passes_signed_requests_through(s3, bucket, proxy_for):
 
 
 @pytest.mark.parametrize("status", [500, 503, 429])
-def test_proxy_injects_n_errors_then_passes_through(s3, bucket, proxy_for, status):
-    s3.client().put_object(Bucket=bucket, Key="obj", Body=b"data")
-    proxy = proxy_for(s3)
+def test_proxy_injects_n_errors_then_passes_through(rclone_s3, rbucket, proxy_for, status):
+    rclone_s3.client().put_object(Bucket=rbucket, Key="obj", Body=b"data")
+    proxy = proxy_for(rclone_s3)
     proxy.fail(status, times=2, method="GET", path_contains="/obj")
-    client = s3.via(proxy).client(retries=1)  # one attempt: every injected error is seen
+    client = rclone_s3.via(proxy).client(retries=1)  # one attempt: every injected error is seen
     from botocore.exceptions import ClientError
 
     for _ in range(2):
         with pytest.raises(ClientError) as info:
-            client.get_object(Bucket=bucket, Key="obj")
+            client.get_object(Bucket=rbucket, Key="obj")
         assert info.value.response["ResponseMetadata"]["HTTPStatusCode"] == status
-    assert client.get_object(Bucket=bucket, Key="obj")["Body"].read() == b"data"
+    assert client.get_object(Bucket=rbucket, Key="obj")["Body"].read() == b"data"
     assert [r.status for r in proxy.seen()] == [status, status, 200]
     assert proxy.count(injected=True) == 2
 
 
 @pytest.mark.parametrize("status", [403, 404])
-def test_proxy_persistent_error(s3, bucket, proxy_for, status):
-    s3.client().put_object(Bucket=bucket, Key="obj", Body=b"data")
-    s3.client().put_object(Bucket=bucket, Key="other", Body=b"fine")
-    proxy = proxy_for(s3)
-    proxy.fail(status, path=f"/{bucket}/obj")
-    client = s3.via(proxy).client(retries=2)
+def test_proxy_persistent_error(rclone_s3, rbucket, proxy_for, status):
+    rclone_s3.client().put_object(Bucket=rbucket, Key="obj", Body=b"data")
+    rclone_s3.client().put_object(Bucket=rbucket, Key="other", Body=b"fine")
+    proxy = proxy_for(rclone_s3)
+    proxy.fail(status, path=f"/{rbucket}/obj")
+    client = rclone_s3.via(proxy).client(retries=2)
     from botocore.exceptions import ClientError
 
     for _ in range(3):
         with pytest.raises(ClientError) as info:
-            client.get_object(Bucket=bucket, Key="obj")
+            client.get_object(Bucket=rbucket, Key="obj")
         assert info.value.response["Error"]["Code"] == {403: "AccessDenied", 404: "NoSuchKey"}[status]
-    assert client.get_object(Bucket=bucket, Key="other")["Body"].read() == b"fine"
+    assert client.get_object(Bucket=rbucket, Key="other")["Body"].read() == b"fine"
     assert proxy.count(status=status) == 3
 
 
@@ -282,14 +293,14 @@ def test_proxy_truncates_bodies(http_root, proxy_for, keep):
     assert [r.injected for r in proxy.seen()] == ["truncate", "truncate", None]
 
 
-def test_proxy_truncation_is_seen_by_boto3(s3, bucket, proxy_for):
-    s3.client().put_object(Bucket=bucket, Key="obj", Body=b"z" * 1000)
-    proxy = proxy_for(s3)
+def test_proxy_truncation_is_seen_by_boto3(rclone_s3, rbucket, proxy_for):
+    rclone_s3.client().put_object(Bucket=rbucket, Key="obj", Body=b"z" * 1000)
+    proxy = proxy_for(rclone_s3)
     proxy.truncate(keep=0.3, method="GET")
     from botocore.exceptions import IncompleteReadError, ReadTimeoutError, ResponseStreamingError
 
     with pytest.raises((IncompleteReadError, ResponseStreamingError, ReadTimeoutError)):
-        s3.via(proxy).client(retries=1).get_object(Bucket=bucket, Key="obj")["Body"].read()
+        rclone_s3.via(proxy).client(retries=1).get_object(Bucket=rbucket, Key="obj")["Body"].read()
 
 
 def test_proxy_without_upstream_answers_502(proxy_for):
