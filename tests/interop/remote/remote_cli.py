@@ -50,7 +50,8 @@ class RemoteNeurochunk(Neurochunk):
         extra_flags: Sequence[str] = (),
     ):
         env, flags = cli_env(s3, mode)
-        super().__init__(binary, scratch, env=env)
+        scratch.mkdir(parents=True, exist_ok=True)
+        super().__init__(binary, scratch, env=env, cwd=scratch)
         self.s3 = s3
         self.mode = mode
         self.global_flags = [*flags, *extra_flags]
