@@ -7,6 +7,7 @@ that names the endpoint, in one of three ways (the CLI must honour each):
 * "flags" credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, the endpoint and region as
           global flags: `neurochunk --endpoint URL --region R SUBCOMMAND ...`
 * "env"   NEUROCHUNK_ENDPOINT / NEUROCHUNK_REGION (credentials from the AWS variables)
+* "anon"  no credentials at all: AWS_ENDPOINT_URL, AWS_REGION, AWS_ALLOW_HTTP and `--anon`
 
 `extra_flags` adds other global flags (e.g. ["--max-requests", "2"] or ["--anon"]).
 """
@@ -20,7 +21,7 @@ from typing import Any, Sequence
 from ncli import Neurochunk
 from remote_servers import S3Endpoint, scrubbed_env
 
-MODES = ("aws", "flags", "env")
+MODES = ("aws", "flags", "env", "anon")
 
 
 def cli_env(s3: S3Endpoint | None, mode: str = "aws") -> tuple[dict[str, str], list[str]]:
@@ -32,6 +33,8 @@ def cli_env(s3: S3Endpoint | None, mode: str = "aws") -> tuple[dict[str, str], l
     aws = s3.aws_env()
     if mode == "aws":
         return scrubbed_env(aws), []
+    if mode == "anon":
+        return scrubbed_env({k: aws[k] for k in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ALLOW_HTTP")}), ["--anon"]
     creds = {k: aws[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ALLOW_HTTP")}
     if mode == "flags":
         return scrubbed_env(creds), ["--endpoint", s3.endpoint, "--region", s3.region]

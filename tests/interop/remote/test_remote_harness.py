@@ -320,3 +320,42 @@ def test_proxy_standalone_context_manager(http_root):
         assert http_get(f"{proxy.url}/{folder.name}/f")[0::2] == (200, b"abc")
         assert http_get(f"{proxy.url}/{folder.name}/f", method="HEAD")[0] == 200
         assert proxy.counts() == {"GET": 2, "HEAD": 1}
+
+
+def test_proxy_with_object_store_client(s3, bucket, proxy_for):
+    """obstore (Rust `object_store`, the kind of client a Rust CLI uses) writes and reads a
+    sharded array through the proxy, retrying injected 503s on PUT and GET by itself. On rclone
+    only whole shards are read (see test_object_store_refuses_rclone_ranged_answers)."""
+    import zarr
+
+    proxy = proxy_for(s3)
+    via = s3.via(proxy)
+    proxy.fail(503, times=2, method="PUT")
+    a = zarr.create_array(via.obstore_store(bucket, "o.zarr"), shape=SAMPLE.shape, chunks=(2, 3), shards=(4, 6), dtype=SAMPLE.dtype)
+    a[:] = SAMPLE
+    proxy.fail(503, times=2, method="GET")
+    back = zarr.open_array(via.obstore_store(bucket, "o.zarr", read_only=True), mode="r")
+    if s3.name == "moto":
+        np.testing.assert_array_equal(back[0:2, 0:3], SAMPLE[0:2, 0:3])  # one inner chunk: ranged GETs
+        assert proxy.count(method="GET", ranged=True) >= 1, proxy.summary()
+    else:
+        np.testing.assert_array_equal(back[:], SAMPLE)  # whole shards: no Range
+    assert proxy.count(injected=True) == 4, proxy.summary()
+
+
+def test_object_store_refuses_rclone_ranged_answers(servers):
+    """Pins a server quirk: `rclone serve s3` answers a ranged GET with 200 + Content-Range,
+    and Rust's object_store (via obstore 0.12) rejects that ("Received non-partial response
+    when range requested"), for bounded and suffix ranges alike; a whole GET works. A Rust
+    client built on object_store cannot read parts of objects from rclone without handling
+    this. If this test fails, rclone or object_store changed: update the README section."""
+    import obstore
+
+    rc = servers.s3("rclone")
+    bucket = rc.create_bucket()
+    rc.client().put_object(Bucket=bucket, Key="obj", Body=b"0123456789")
+    store = rc.obstore_store(bucket, "").store
+    assert bytes(obstore.get(store, "obj").bytes()) == b"0123456789"
+    for options in ({"range": (2, 5)}, {"range": {"suffix": 3}}):
+        with pytest.raises(Exception, match="non-partial response"):
+            obstore.get(store, "obj", options=options).bytes()

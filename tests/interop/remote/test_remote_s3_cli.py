@@ -67,6 +67,29 @@ def test_put_replaces_an_existing_array(rnc, s3, bucket):
     assert s3.keys(bucket) == ["a.zarr/c/0/0", "a.zarr/zarr.json"]
 
 
+def test_anonymous_read_of_a_public_bucket(neurochunk_binary, servers, tmp_path):
+    """`--anon` with no credentials at all: a bucket whose policy lets anyone read is read; a
+    private one is a clean error naming the URL. moto only: it evaluates bucket policies for
+    unsigned requests (rclone with --auth-key refuses every unsigned request)."""
+    from remote_cli import RemoteNeurochunk
+
+    moto = servers.s3("moto")
+    public, private = moto.create_bucket(), moto.create_bucket()
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Allow", "Principal": "*", "Action": ["s3:GetObject", "s3:ListBucket"],
+            "Resource": [f"arn:aws:s3:::{public}", f"arn:aws:s3:::{public}/*"],
+        }],
+    }
+    moto.client().put_bucket_policy(Bucket=public, Policy=json.dumps(policy))
+    for b in (public, private):
+        peer_write(moto.fsspec_store(b, "a.zarr"), INT, "v3")
+    anon = RemoteNeurochunk(neurochunk_binary, tmp_path / "_anon", moto, mode="anon")
+    assert_same_array(anon.get(f"s3://{public}/a.zarr"), cli_form(INT))
+    anon.fails("get", f"s3://{private}/a.zarr", "-o", anon.scratch / "x.npy", names=[f"s3://{private}/a.zarr"])
+
+
 # --------------------------------------------------------------------------------------------
 # Peers write, we read
 # --------------------------------------------------------------------------------------------
