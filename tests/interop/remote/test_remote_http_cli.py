@@ -5,6 +5,7 @@ No S3 settings reach the CLI here (`hnc`)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hierarchy import check_info_common, check_tree
@@ -35,7 +36,7 @@ def test_tree_of_consolidated_hierarchy_over_http(hnc, http_root, zarr_format):
     folder, url = http_root.fresh_dir()
     peer_hierarchy(str(folder / "h.zarr"), zarr_format, consolidated=True)
     check_tree(hnc.tree(f"{url}/h.zarr"), {p: {} for p in HIERARCHY_PATHS})
-    assert_same_array(hnc.get(f"{url}/h.zarr/sub/x"), cli_form(__import__("numpy").linspace(0, 1, 6)))
+    assert_same_array(hnc.get(f"{url}/h.zarr/sub/x"), cli_form(np.linspace(0, 1, 6)))
 
 
 def test_missing_store_over_http_is_a_clean_error(hnc, http_root):

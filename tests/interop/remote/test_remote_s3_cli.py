@@ -183,13 +183,14 @@ def test_consolidate_on_s3(rnc, s3, bucket, zarr_format, tmp_path):
     np.testing.assert_array_equal(g["raw"][...], INT)
 
 
-def test_put_with_consolidate_flag_on_s3(rnc, s3, bucket):
+def test_convert_with_consolidate_s3_to_s3(rnc, s3, bucket, tmp_path):
     import zarr
 
-    rnc.put(INT, f"s3://{bucket}/c.zarr", "zarr2", chunks=(4, 5), consolidate=True)
+    staged(s3, bucket, "h.zarr", tmp_path, lambda p: peer_hierarchy(p, 3))
+    rnc.convert(f"s3://{bucket}/h.zarr", f"s3://{bucket}/c.zarr", "zarr2", consolidate=True)
     assert "c.zarr/.zmetadata" in s3.keys(bucket)
-    a = zarr.open_array(s3.fsspec_store(bucket, "c.zarr", read_only=True), mode="r")
-    np.testing.assert_array_equal(a[...], INT)
+    g = zarr.open_group(s3.fsspec_store(bucket, "c.zarr", read_only=True), mode="r", use_consolidated=True)
+    np.testing.assert_array_equal(g["raw"][...], INT)
 
 
 # --------------------------------------------------------------------------------------------
