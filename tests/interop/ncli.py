@@ -46,9 +46,14 @@ def binary_path() -> Path:
 class Neurochunk:
     """Runs `neurochunk` subcommands; scratch files (npy in/out) go to `scratch`."""
 
-    def __init__(self, binary: Path, scratch: Path):
+    def __init__(self, binary: Path, scratch: Path, env: dict[str, str] | None = None, cwd: Path | None = None):
         self.binary = binary
         self.scratch = scratch
+        # The environment and working directory of every run (None: this process's own), e.g.
+        # remote-store settings, and a scratch folder so that a URL taken for a relative path
+        # lands there rather than in the source tree.
+        self.env = env
+        self.cwd = cwd
         self.scratch.mkdir(parents=True, exist_ok=True)
         self._counter = 0
 
@@ -66,6 +71,8 @@ class Neurochunk:
             errors="replace",
             timeout=TIMEOUT_SECONDS,
             stdin=subprocess.DEVNULL,
+            env=self.env,
+            cwd=self.cwd,
         )
         if PANIC_MARKER in proc.stderr:
             pytest.fail(f"neurochunk panicked: {shlex.join(argv)}\n{proc.stderr}")

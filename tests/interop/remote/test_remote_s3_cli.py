@@ -1,0 +1,276 @@
+"""neurochunk against real S3 servers (moto and rclone, every test against both), with peers on
+the other side:
+
+* we write, peers read: `neurochunk put IN.npy s3://bucket/a.zarr` in Zarr v2, v3, sharded v3
+  and N5, read back by zarr-python 3 (FsspecStore over s3fs) and by tensorstore's `s3` kvstore
+  (which reaches a custom endpoint: `"endpoint"` in the kvstore spec, keys from AWS_* variables);
+  N5 by tensorstore only (zarr-python 3 has no N5);
+* peers write, we read: zarr-python 3 writes v2 / v3 / sharded arrays and hierarchies into the
+  bucket; `neurochunk get`, `get --region`, `tree --json`, `info --json`;
+* `convert` s3 -> local, local -> s3, s3 -> s3; `consolidate` on s3 read back by
+  `zarr.open_group(..., use_consolidated=True)`;
+* `table convert` to and from s3, with pyarrow's own S3FileSystem (endpoint_override) reading;
+* `nwb inspect --json` of an hdmf-zarr file uploaded to the bucket equals the zarr-python walk of
+  the local copy.
+
+The endpoint reaches the CLI through the standard AWS variables (the `rnc` fixture), and in
+`test_put_endpoint_given_each_way` also as `--endpoint/--region` flags and as
+NEUROCHUNK_ENDPOINT/NEUROCHUNK_REGION.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hierarchy import check_info_common, check_tree
+from ncli import assert_same_array, cli_form, select
+from remote_cases import (
+    FLOAT, HIERARCHY_PATHS, INT, PEER_LAYOUTS, PUT_LAYOUTS, REGION, peer_hierarchy, peer_read, peer_write,
+    staged, tensorstore_read,
+)
+
+# --------------------------------------------------------------------------------------------
+# We write, peers read
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", list(PUT_LAYOUTS))
+def test_put_then_peers_read(rnc, s3, bucket, layout):
+    fmt, options, zarr_python, driver = PUT_LAYOUTS[layout]
+    url = f"s3://{bucket}/w/a.zarr"
+    rnc.put(INT, url, fmt, **options)
+    keys = s3.keys(bucket)
+    assert keys and all(k.startswith("w/a.zarr/") for k in keys), keys
+    if zarr_python:
+        assert_same_array(peer_read(s3.fsspec_store(bucket, "w/a.zarr", read_only=True)), INT, f"zarr-python {layout}")
+    assert_same_array(tensorstore_read(s3, bucket, "w/a.zarr", driver), INT, f"tensorstore {layout}")
+
+
+@pytest.mark.parametrize("mode", ["aws", "flags", "env"])
+def test_put_endpoint_given_each_way(rnc, s3, bucket, mode):
+    cli = rnc.using(mode=mode)
+    url = f"s3://{bucket}/{mode}.zarr"
+    cli.put(FLOAT, url, "zarr3", chunks=(2, 3, 4))
+    np.testing.assert_array_equal(peer_read(s3.fsspec_store(bucket, f"{mode}.zarr", read_only=True)), FLOAT)
+    assert_same_array(cli.get(url), FLOAT, f"get back ({mode})")
+
+
+def test_put_replaces_an_existing_array(rnc, s3, bucket):
+    url = f"s3://{bucket}/a.zarr"
+    rnc.put(INT, url, "zarr3", chunks=(2, 2))
+    rnc.put(INT[:4, :5], url, "zarr3", chunks=(4, 5))
+    assert_same_array(peer_read(s3.fsspec_store(bucket, "a.zarr", read_only=True)), INT[:4, :5])
+    # No chunk of the first, finer-chunked array is left behind.
+    assert s3.keys(bucket) == ["a.zarr/c/0/0", "a.zarr/zarr.json"]
+
+
+def test_anonymous_read_of_a_public_bucket(neurochunk_binary, servers, tmp_path):
+    """`--anon` with no credentials at all: a bucket whose policy lets anyone read is read; a
+    private one is a clean error naming the URL. moto only: it evaluates bucket policies for
+    unsigned requests (rclone with --auth-key refuses every unsigned request)."""
+    from remote_cli import RemoteNeurochunk
+
+    moto = servers.s3("moto")
+    public, private = moto.create_bucket(), moto.create_bucket()
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Allow", "Principal": "*", "Action": ["s3:GetObject", "s3:ListBucket"],
+            "Resource": [f"arn:aws:s3:::{public}", f"arn:aws:s3:::{public}/*"],
+        }],
+    }
+    moto.client().put_bucket_policy(Bucket=public, Policy=json.dumps(policy))
+    for b in (public, private):
+        peer_write(moto.fsspec_store(b, "a.zarr"), INT, "v3")
+    anon = RemoteNeurochunk(neurochunk_binary, tmp_path / "_anon", moto, mode="anon")
+    assert_same_array(anon.get(f"s3://{public}/a.zarr"), cli_form(INT))
+    anon.fails("get", f"s3://{private}/a.zarr", "-o", anon.scratch / "x.npy", names=[f"s3://{private}/a.zarr"])
+
+
+# --------------------------------------------------------------------------------------------
+# Peers write, we read
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", list(PEER_LAYOUTS))
+def test_peer_writes_then_get(rnc, s3, bucket, layout):
+    peer_write(s3.fsspec_store(bucket, "p/a.zarr"), INT, layout, attributes={"unit": "µV"})
+    url = f"s3://{bucket}/p/a.zarr"
+    assert_same_array(rnc.get(url), cli_form(INT), f"get {layout}")
+    assert_same_array(rnc.get(url, region=REGION), cli_form(select(INT, REGION)), f"get --region {layout}")
+    info = rnc.info(url)
+    check_info_common(info, "array", PEER_LAYOUTS[layout][0], {"unit": "µV"})
+    assert info["shape"] == list(INT.shape)
+
+
+def test_obstore_written_array_then_get(rnc, s3, bucket):
+    peer_write(s3.obstore_store(bucket, "o.zarr"), FLOAT, "v3", chunks=(2, 3, 4))
+    assert_same_array(rnc.get(f"s3://{bucket}/o.zarr"), cli_form(FLOAT))
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_peer_hierarchy_tree_and_info(rnc, s3, bucket, zarr_format):
+    peer_hierarchy(s3.fsspec_store(bucket, "h.zarr"), zarr_format)
+    url = f"s3://{bucket}/h.zarr"
+    check_tree(rnc.tree(url), {p: {} for p in HIERARCHY_PATHS})
+    check_info_common(rnc.info(url), "group", zarr_format, {"title": "remote", "n": 3})
+    check_info_common(rnc.info(f"{url}/sub"), "group", zarr_format, {"name": "bär"})
+    assert_same_array(rnc.get(f"{url}/raw"), cli_form(INT))
+
+
+def test_missing_array_is_a_clean_error(rnc, s3, bucket):
+    url = f"s3://{bucket}/nothing.zarr"
+    rnc.fails("get", url, "-o", rnc.scratch / "x.npy", names=[url])
+
+
+def test_missing_bucket_is_a_clean_error(rnc, s3):
+    url = "s3://no-such-bucket-here/a.zarr"
+    rnc.fails("info", url, "--json", names=["no-such-bucket-here"])
+
+
+# --------------------------------------------------------------------------------------------
+# convert, consolidate
+# --------------------------------------------------------------------------------------------
+
+
+def test_convert_s3_to_local(rnc, s3, bucket, tmp_path):
+    peer_write(s3.fsspec_store(bucket, "src.zarr"), INT, "v2")
+    out = tmp_path / "out.zarr"
+    rnc.convert(f"s3://{bucket}/src.zarr", out, "zarr3", chunks=(3, 3))
+    assert (out / "zarr.json").is_file()
+    assert_same_array(peer_read(str(out)), INT)
+
+
+def test_convert_local_to_s3(rnc, s3, bucket, tmp_path):
+    src = tmp_path / "src.zarr"
+    peer_write(str(src), FLOAT, "v3", chunks=(2, 3, 4))
+    rnc.convert(src, f"s3://{bucket}/dst.zarr", "zarr2", chunks=(5, 3, 2))
+    assert "dst.zarr/.zarray" in s3.keys(bucket)
+    assert_same_array(peer_read(s3.fsspec_store(bucket, "dst.zarr", read_only=True)), FLOAT)
+
+
+def test_convert_s3_to_s3_another_bucket_sharded(rnc, s3, bucket):
+    peer_write(s3.fsspec_store(bucket, "src.zarr"), INT, "v3")
+    other = s3.create_bucket()
+    rnc.convert(f"s3://{bucket}/src.zarr", f"s3://{other}/dst.zarr", "zarr3", chunks=(2, 3), shards=(4, 6))
+    assert_same_array(peer_read(s3.fsspec_store(other, "dst.zarr", read_only=True)), INT)
+    meta = json.loads(s3.get_bytes(other, "dst.zarr/zarr.json"))
+    assert meta["codecs"][0]["name"] == "sharding_indexed"
+
+
+def test_convert_s3_hierarchy_to_s3_n5(rnc, s3, bucket, tmp_path):
+    staged(s3, bucket, "h.zarr", tmp_path, lambda p: peer_hierarchy(p, 3))
+    rnc.convert(f"s3://{bucket}/h.zarr", f"s3://{bucket}/h.n5", "n5")
+    assert_same_array(tensorstore_read(s3, bucket, "h.n5/raw", "n5"), INT)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_consolidate_on_s3(rnc, s3, bucket, zarr_format, tmp_path):
+    import zarr
+
+    staged(s3, bucket, "h.zarr", tmp_path, lambda p: peer_hierarchy(p, zarr_format))
+    rnc.consolidate(f"s3://{bucket}/h.zarr")
+    if zarr_format == 2:
+        assert "h.zarr/.zmetadata" in s3.keys(bucket)
+    else:
+        assert "consolidated_metadata" in json.loads(s3.get_bytes(bucket, "h.zarr/zarr.json"))
+    g = zarr.open_group(s3.fsspec_store(bucket, "h.zarr", read_only=True), mode="r", use_consolidated=True)
+    assert g.metadata.consolidated_metadata is not None
+    assert set(g.metadata.consolidated_metadata.metadata) >= {"raw", "sub", "sub/x"}
+    np.testing.assert_array_equal(g["raw"][...], INT)
+
+
+def test_convert_with_consolidate_s3_to_s3(rnc, s3, bucket, tmp_path):
+    import zarr
+
+    staged(s3, bucket, "h.zarr", tmp_path, lambda p: peer_hierarchy(p, 3))
+    rnc.convert(f"s3://{bucket}/h.zarr", f"s3://{bucket}/c.zarr", "zarr2", consolidate=True)
+    assert "c.zarr/.zmetadata" in s3.keys(bucket)
+    g = zarr.open_group(s3.fsspec_store(bucket, "c.zarr", read_only=True), mode="r", use_consolidated=True)
+    np.testing.assert_array_equal(g["raw"][...], INT)
+
+
+# --------------------------------------------------------------------------------------------
+# Tables
+# --------------------------------------------------------------------------------------------
+
+
+def _skeleton():
+    from table.na_tables import skeleton
+
+    return skeleton(ids=[1, 2, 3, 4], frags=[7, 7, 9, 9], parents=[None, 1, None, 3])
+
+
+def _read_arrow_ipc(fs, path):
+    import pyarrow.ipc as ipc
+
+    with fs.open_input_file(path) as f:
+        return ipc.open_file(f).read_all()
+
+
+def test_table_convert_local_to_s3(rnc, s3, bucket, tmp_path):
+    import pyarrow.parquet as pq
+
+    t = _skeleton()
+    src = tmp_path / "in.skeletons.parquet"
+    pq.write_table(t, src)
+    rnc.run("table", "convert", src, f"s3://{bucket}/t/out.skeletons.arrow")
+    back = _read_arrow_ipc(s3.arrow_fs(), f"{bucket}/t/out.skeletons.arrow")
+    assert back.equals(t) and back.schema.equals(t.schema, check_metadata=True)
+
+
+def test_table_convert_s3_to_local(rnc, s3, bucket, tmp_path):
+    import pyarrow.ipc as ipc
+    import pyarrow.parquet as pq
+
+    t = _skeleton()
+    pq.write_table(t, f"{bucket}/in.skeletons.parquet", filesystem=s3.arrow_fs())
+    out = tmp_path / "out.skeletons.arrow"
+    rnc.run("table", "convert", f"s3://{bucket}/in.skeletons.parquet", out)
+    with open(out, "rb") as f:
+        back = ipc.open_file(f).read_all()
+    assert back.equals(t) and back.schema.equals(t.schema, check_metadata=True)
+
+
+def test_table_convert_s3_to_s3_partitioned(rnc, s3, bucket):
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    t = _skeleton()
+    fs = s3.arrow_fs()
+    pq.write_table(t, f"{bucket}/in.skeletons.parquet", filesystem=fs)
+    rnc.run("table", "convert", f"s3://{bucket}/in.skeletons.parquet", f"s3://{bucket}/hive.skeletons",
+            "--partition-by", "fragment_id")
+    keys = [k for k in s3.keys(bucket, "hive.skeletons/") if k.endswith(".parquet")]
+    assert keys == ["hive.skeletons/fragment_id=7/part-0.skeletons.parquet", "hive.skeletons/fragment_id=9/part-0.skeletons.parquet"]
+    part = ds.partitioning(pa.schema([pa.field("fragment_id", pa.uint64())]), flavor="hive")
+    back = ds.dataset(f"{bucket}/hive.skeletons", filesystem=fs, format="parquet", partitioning=part).to_table()
+    assert sorted(back.column("sample_id").to_pylist()) == [1, 2, 3, 4]
+
+
+# --------------------------------------------------------------------------------------------
+# NWB
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def ecephys_nwb(tmp_path_factory):
+    """An hdmf-zarr (Zarr v3 convention) ecephys file written once, and its expected inspect."""
+    import nwbfixtures
+    import nwbwalk
+
+    path = nwbfixtures.write_ecephys(tmp_path_factory.mktemp("nwb") / "ecephys.nwb.zarr")
+    return path, nwbwalk.expected_inspect(path)
+
+
+def test_nwb_inspect_of_a_file_in_the_bucket(rnc, s3, bucket, ecephys_nwb):
+    from nwbcli import assert_inspect_equal
+
+    local, expected = ecephys_nwb
+    s3.upload_dir(local, bucket, "nwb/ecephys.nwb.zarr")
+    proc = rnc.run("nwb", "inspect", "--json", f"s3://{bucket}/nwb/ecephys.nwb.zarr")
+    assert_inspect_equal(json.loads(proc.stdout), expected)
