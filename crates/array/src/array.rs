@@ -180,6 +180,19 @@ impl Array {
     /// Encode and store a whole chunk (deleting it instead when it is all fill value and
     /// empty chunks are not written).
     pub fn store_chunk(&self, index: &[u64], chunk: ArrayBytes) -> ArrayResult<()> {
+        if let Some((key, encoded)) = self.encode_for_store(index, chunk)? {
+            self.store.set(&key, encoded)?;
+        }
+        Ok(())
+    }
+
+    /// A whole chunk encoded for the store, as its key and bytes; `None` when it is all fill
+    /// value and empty chunks are not written (the stored chunk, if any, is then deleted).
+    fn encode_for_store(
+        &self,
+        index: &[u64],
+        chunk: ArrayBytes,
+    ) -> ArrayResult<Option<(String, neurochunk_store::Bytes)>> {
         let key = self.chunk_key(index);
         let repr = self.repr();
         if !self.options.write_empty_chunks
@@ -187,7 +200,7 @@ impl Array {
             && subset::is_all_fill(&chunk, &repr.fill_value)
         {
             self.store.delete(&key)?;
-            return Ok(());
+            return Ok(None);
         }
         let extent = self.meta.chunk_extent(index);
         let encoded = self
@@ -199,8 +212,7 @@ impl Array {
                 key: key.clone(),
                 source,
             })?;
-        self.store.set(&key, encoded.into())?;
-        Ok(())
+        Ok(Some((key, encoded.into())))
     }
 
     /// The chunks a resolved selection touches, with the part of the selection in each.
@@ -370,7 +382,26 @@ impl Array {
     }
 
     /// Write `data` (C order, shaped like the selection's result) into a region.
+    ///
+    /// The chunks of each batch are encoded in parallel and stored with one
+    /// [`Store::set_many`] call (a durable filesystem store syncs each directory once per
+    /// batch); whole shards are streamed to the store as they are built.
     pub fn write(&self, selection: &Selection, data: &ArrayBytes) -> ArrayResult<()> {
+        self.write_with(selection, data, &|values| {
+            self.store.set_many(values)?;
+            Ok(())
+        })
+    }
+
+    /// Like [`Array::write`], but the encoded chunks of each batch go to `sink` (as keys and
+    /// values, for one [`Store::set_many`] call) instead of the store; chunks that are deleted
+    /// and whole shards are still written to the store directly.
+    pub(crate) fn write_with(
+        &self,
+        selection: &Selection,
+        data: &ArrayBytes,
+        sink: &(dyn Fn(Vec<(String, neurochunk_store::Bytes)>) -> ArrayResult<()> + Sync),
+    ) -> ArrayResult<()> {
         let resolved = resolve(selection, &self.meta.shape, &self.path)?;
         self.check_chunks_fit()?;
         let count = resolved.len();
@@ -409,9 +440,17 @@ impl Array {
             crate::read::Batches::new(tasks.len(), |_| chunk_bytes),
             |batch| self.fetch_partial_chunks(&tasks, batch),
             |fetched| {
-                fetched.into_par_iter().try_for_each(|(t, stored)| {
-                    self.write_chunk_region(&tasks.get(t), data, &extent, stored)
-                })
+                let values = fetched
+                    .into_par_iter()
+                    .map(|(t, stored)| {
+                        self.write_chunk_region(&tasks.get(t), data, &extent, stored)
+                    })
+                    .collect::<ArrayResult<Vec<_>>>()?;
+                let values: Vec<_> = values.into_iter().flatten().collect();
+                if values.is_empty() {
+                    return Ok(());
+                }
+                sink(values)
             },
         )
     }
@@ -466,15 +505,17 @@ impl Array {
         self.write(&Selection::all(), data)
     }
 
-    /// Write one chunk's part of `data`: `stored` is `None` when the write covers the chunk,
-    /// otherwise the chunk's stored bytes (from the fetch stage).
+    /// Build one chunk's part of `data`: `stored` is `None` when the write covers the chunk,
+    /// otherwise the chunk's stored bytes (from the fetch stage). Returns the encoded chunk to
+    /// store, or `None` when nothing is left to store (a whole shard already streamed to the
+    /// store, or a chunk of fill value deleted).
     fn write_chunk_region(
         &self,
         task: &BlockTask,
         data: &ArrayBytes,
         extent: &[usize],
         stored: Option<Option<neurochunk_store::Bytes>>,
-    ) -> ArrayResult<()> {
+    ) -> ArrayResult<Option<(String, neurochunk_store::Bytes)>> {
         let repr = self.repr();
         let covers_chunk = stored.is_none();
         if covers_chunk && matches!(data, ArrayBytes::Fixed(_)) {
@@ -486,7 +527,8 @@ impl Array {
                     data,
                     extent,
                     self.options.write_empty_chunks,
-                );
+                )
+                .map(|()| None);
             }
         }
         let mut chunk = match stored {
@@ -508,7 +550,7 @@ impl Array {
             &task.selection_to_block(),
             elem,
         );
-        self.store_chunk(&task.index, chunk)
+        self.encode_for_store(&task.index, chunk)
     }
 
     /// Change the shape; chunks that lie wholly outside the new shape are deleted.

@@ -554,6 +554,16 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
     let meta = dst.metadata();
     let grid = meta.grid_shape();
     let total: u64 = grid.iter().product();
+    // The chunks of a batch of tasks are stored together (one `set_many`: a durable
+    // filesystem store syncs each directory once per batch, not once per chunk).
+    let encoded = std::sync::Mutex::new(Vec::new());
+    let flush = || -> ArrayResult<()> {
+        let values = std::mem::take(&mut *encoded.lock().unwrap_or_else(|e| e.into_inner()));
+        if !values.is_empty() {
+            dst.store().set_many(values)?;
+        }
+        Ok(())
+    };
     let copy_chunk = |index: &[u64]| -> ArrayResult<()> {
         let origin: Vec<u64> = index
             .iter()
@@ -568,12 +578,19 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
             .collect();
         let selection = Selection::from_box(&origin, &extent);
         let (_, data) = src.read(&selection)?;
-        dst.write(&selection, &data)
+        dst.write_with(&selection, &data, &|values| {
+            encoded
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(values);
+            Ok(())
+        })
     };
     let batch = (rayon::current_num_threads() * 4).max(1);
     if let Some(targets) = sparse_targets(src, dst, total)? {
         for part in targets.chunks(batch) {
             part.par_iter().try_for_each(|index| copy_chunk(index))?;
+            flush()?;
             progress(part.len() as u64);
         }
         // The rest of the grid is fill value in both arrays: nothing to write.
@@ -586,6 +603,7 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
         (start..end)
             .into_par_iter()
             .try_for_each(|linear| copy_chunk(&unravel(linear, &grid)))?;
+        flush()?;
         progress(end - start);
         start = end;
     }

@@ -15,7 +15,7 @@ use neurochunk_array::{
 };
 use neurochunk_dtype::npy;
 use neurochunk_dtype::Endian;
-use neurochunk_store::staging::StagedDir;
+use neurochunk_store::staging::{resolve_target, StagedDir};
 use serde_json::{Map, Value};
 
 use crate::codec_spec::parse_codecs;
@@ -427,21 +427,31 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     // The array is built in a hidden sibling of its directory (inside the container for a
     // node below the root) and swapped in at the end, so that the path holds the old array or
     // the new one at every moment, even if this process is killed.
-    let staged = stage_beside(&args.path)?;
+    // A node is staged where its path leads inside the container (symbolic links resolved),
+    // and refused, before anything is created, when a link on its path leads out of it.
+    let staged = stage_beside(&root, &args.path, &args.write)?;
     let (store, staged_node): (Arc<dyn Store>, String) = if node.is_empty() {
         (args.write.store(staged.path()), String::new())
     } else {
         // Parent groups that do not exist yet are created (with the N5 root's version, the
         // Zarr root's group document), as zarr-python and the N5 reference do.
-        let name = staged
+        let real_root = resolve_target(&root, &root)
+            .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+        let staged_node = staged
             .path()
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let staged_node = match node.rsplit_once('/') {
-            Some((parent, _)) => format!("{parent}/{name}"),
-            None => name,
-        };
+            .strip_prefix(&real_root)
+            .map_err(|_| {
+                Failure(format!(
+                    "{}: cannot stage '{}' inside '{}'",
+                    args.path.display(),
+                    staged.path().display(),
+                    real_root.display()
+                ))
+            })?
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
         (args.write.store(&root), staged_node)
     };
     let array = Array::create(store, &staged_node, meta)
@@ -460,18 +470,26 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
 
 /// A staging directory beside `path` (whose parent is created), where a new tree for `path`
 /// is built before it is swapped in; an existing `path` that is not a directory is refused.
-fn stage_beside(path: &Path) -> Result<StagedDir, Failure> {
-    if path.exists() && !path.is_dir() {
+/// `root` is the root of the hierarchy `path` belongs to (`path` itself for a whole store):
+/// the staging directory follows the store's symbolic link policy
+/// ([`resolve_target`]): it is created beside the real destination, and a link below `root`
+/// leading out of it is refused before anything is created.
+fn stage_beside(root: &Path, path: &Path, write: &WriteArgs) -> Result<StagedDir, Failure> {
+    let real =
+        resolve_target(root, path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    if real.exists() && !real.is_dir() {
         return Err(Failure(format!(
             "{}: cannot replace: not a directory",
             path.display()
         )));
     }
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+    if let Some(parent) = real.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| Failure(format!("{}: {e}", parent.display())))?;
     }
-    StagedDir::beside(path).map_err(|e| Failure(format!("{}: cannot stage: {e}", path.display())))
+    Ok(StagedDir::beside(&real)
+        .map_err(|e| Failure(format!("{}: cannot stage: {e}", path.display())))?
+        .with_durability(write.durability()))
 }
 
 /// Where a node to be written at `path` lives: the root directory of its hierarchy and the
@@ -535,7 +553,7 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
     // The destination is written in a hidden sibling directory and swapped in at the end:
     // an existing destination is replaced whole, and is complete at every moment.
-    let staged = stage_beside(&args.dst)?;
+    let staged = stage_beside(&args.dst, &args.dst, &args.write)?;
     let dst_store = args.write.store(staged.path());
     let mut options = args.layout.options(format)?;
     options.keep_checksums = args.keep_checksums;

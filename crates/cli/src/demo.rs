@@ -314,22 +314,26 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     }
 
     outln!("\n3. neurarrow tables (skeletons and connections):");
-    let summary =
-        neurochunk_table::demo(&dir.join("tables")).map_err(|e| Failure(format!("tables: {e}")))?;
+    let table_options = neurochunk_table::WriteOptions {
+        durability: args.write.durability(),
+        ..Default::default()
+    };
+    let summary = neurochunk_table::demo_with(&dir.join("tables"), &table_options)
+        .map_err(|e| Failure(format!("tables: {e}")))?;
     for line in summary.lines() {
         outln!("  {line}");
     }
     outln!(
         "\n4. NWB on Zarr: an extracellular-electrophysiology file in both hdmf-zarr conventions:"
     );
-    nwb_demo(dir)?;
+    nwb_demo(dir, &args.write)?;
     outln!("\nEverything written was read back and matched.");
     Ok(())
 }
 
 /// Write the NWB demo file in the legacy and v3 conventions, convert each to the other, and
 /// check that the inventories (typed objects, links, references) and the data agree.
-fn nwb_demo(dir: &std::path::Path) -> CmdResult {
+fn nwb_demo(dir: &std::path::Path, write: &WriteArgs) -> CmdResult {
     use neurochunk_hdmf::demo::{write_demo, DemoOptions};
     use neurochunk_hdmf::{convert_file, Convention, Inventory, NwbFile, WriteOptions};
     for (convention, other) in [
@@ -341,7 +345,10 @@ fn nwb_demo(dir: &std::path::Path) -> CmdResult {
             convention,
             scale: 0,
             namespaces: Vec::new(),
-            write: WriteOptions::default(),
+            write: WriteOptions {
+                durability: write.durability(),
+                ..Default::default()
+            },
         };
         write_demo(&path, &options)?;
         let file = NwbFile::open(&path)?;
@@ -359,7 +366,7 @@ fn nwb_demo(dir: &std::path::Path) -> CmdResult {
             other.label(),
             convention.label()
         ));
-        convert_file(&file, &converted, other, WriteOptions::default(), &|_| {})?;
+        convert_file(&file, &converted, other, options.write.clone(), &|_| {})?;
         let back = NwbFile::open(&converted)?;
         if Inventory::of(&back)?.to_json() != inventory.to_json() {
             return Err(Failure(format!(

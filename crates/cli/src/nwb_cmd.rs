@@ -20,6 +20,7 @@ use neurochunk_hdmf::{
 };
 use serde_json::{json, Value};
 
+use crate::store_args::WriteArgs;
 use crate::{CmdResult, Failure};
 
 /// The convention to write.
@@ -155,6 +156,8 @@ pub(crate) enum NwbCommand {
         /// Compressors of numeric datasets, e.g. zstd:3 or blosc:lz4:5.
         #[arg(long, value_name = "SPEC")]
         compressors: Option<String>,
+        #[command(flatten)]
+        write: WriteArgs,
     },
     /// Convert a file to the other convention (or re-compress it in the same one).
     Convert {
@@ -167,6 +170,8 @@ pub(crate) enum NwbCommand {
         compressors: Option<String>,
         #[command(flatten)]
         external: ExternalArgs,
+        #[command(flatten)]
+        write: WriteArgs,
     },
 }
 
@@ -327,6 +332,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             scale,
             namespace,
             compressors,
+            write,
         } => {
             let mut namespaces = Vec::new();
             for ns in &namespace {
@@ -338,6 +344,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 namespaces,
                 write: WriteOptions {
                     compressors: parse_compressors(compressors.as_deref())?,
+                    durability: write.durability(),
                 },
             };
             let summary = write_demo(&out, &options)?;
@@ -361,6 +368,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             convention,
             compressors,
             external,
+            write,
         } => {
             let file = external.open(&src)?;
             let total = file.nodes().count() as u64;
@@ -372,6 +380,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 convention.into(),
                 WriteOptions {
                     compressors: parse_compressors(compressors.as_deref())?,
+                    durability: write.durability(),
                 },
                 &progress,
             )?;

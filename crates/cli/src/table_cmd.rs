@@ -7,7 +7,7 @@
 
 use neurochunk_table::derive::{derive, DeriveOptions};
 use neurochunk_table::info::table_info;
-use neurochunk_table::io::{output_format, TableSource, TableWriter, WriteOptions};
+use neurochunk_table::io::{output_format, Durability, TableSource, TableWriter, WriteOptions};
 use neurochunk_table::swc::{export_swc, import_swc, SwcImportOptions};
 use neurochunk_table::validate::{validate_paths, ValidateOptions};
 use neurochunk_table::{Format, Registry, TableError};
@@ -42,6 +42,10 @@ pub struct OutputArgs {
     /// Rows per Parquet row group.
     #[arg(long, default_value_t = 512 * 1024)]
     pub row_group_rows: usize,
+    /// Make the output durable before the command returns: fsync each file before it is
+    /// renamed into place and its directory after (slower; see docs/durability.md).
+    #[arg(long)]
+    pub fsync: bool,
 }
 
 impl OutputArgs {
@@ -58,6 +62,11 @@ impl OutputArgs {
             partition_by: self.partition_by.clone(),
             compression,
             row_group_rows: self.row_group_rows,
+            durability: if self.fsync {
+                Durability::Fsync
+            } else {
+                Durability::Buffered
+            },
             ..WriteOptions::default()
         }
     }

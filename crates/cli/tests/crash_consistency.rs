@@ -1,15 +1,19 @@
-//! Killing writers: `put`, sharded `put`, `convert` and `nwb convert` / `nwb demo` are started
-//! over an existing destination and killed with SIGKILL after a random delay (seeded, so a
-//! failure can be replayed). After every kill the destination must be the complete old
-//! version or the complete new one: every metadata document parses, every chunk decodes and
-//! the values are one version's; an NWB file is never gone and `nwb check` passes. After one
-//! more successful run no staging directory is left.
+//! Killing writers: `put`, sharded `put`, `convert`, `nwb convert` / `nwb demo` and
+//! `table convert` (to Arrow IPC, Parquet and a Hive directory) are started over an existing
+//! destination and killed with SIGKILL after a random delay (seeded, so a failure can be
+//! replayed). After every kill the destination must be the complete old version or the
+//! complete new one: every metadata document parses, every chunk decodes and the values are
+//! one version's; an NWB file is never gone and `nwb check` passes; a table reads whole and
+//! holds one version's rows, and nothing a reader would take for data is left beside it.
+//! After one more successful run no staging directory or temporary file is left.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use arrow::array::{Array as _, ArrayRef, Float64Array, RecordBatch, UInt64Array};
+use arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use neurochunk_array::{parse_selection, Array, ArrayBytes, FsStore, Store};
 use neurochunk_dtype::{npy, DataType};
 
@@ -427,4 +431,218 @@ fn listings_skip_staging_directories() {
             "the stale staging directory is still there"
         );
     }
+}
+
+/// Rows of a table version: (sample_id, fragment_id, x), sorted; distinct per version.
+fn table_rows(v: u64) -> Vec<(u64, u64, u64)> {
+    const ROWS: u64 = 250_000;
+    (0..ROWS)
+        .map(|i| (i, i % 6, ((i * 7 + v * 1_000_003) as f64 + 0.25).to_bits()))
+        .collect()
+}
+
+/// Write a version as a table at `path` (format from the extension).
+fn write_table(path: &Path, v: u64) {
+    let rows = table_rows(v);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("sample_id", ArrowType::UInt64, false),
+        Field::new("fragment_id", ArrowType::UInt64, false),
+        Field::new("x", ArrowType::Float64, false),
+    ]));
+    let batches: Vec<RecordBatch> = rows
+        .chunks(64 * 1024)
+        .map(|part| {
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(UInt64Array::from_iter_values(part.iter().map(|r| r.0))),
+                Arc::new(UInt64Array::from_iter_values(part.iter().map(|r| r.1))),
+                Arc::new(Float64Array::from_iter_values(
+                    part.iter().map(|r| f64::from_bits(r.2)),
+                )),
+            ];
+            RecordBatch::try_new(schema.clone(), columns).unwrap()
+        })
+        .collect();
+    let opts = neurochunk_table::WriteOptions {
+        // Several row groups, so a reader of a torn file would notice.
+        row_group_rows: 50_000,
+        ..Default::default()
+    };
+    neurochunk_table::io::write_all(path, schema, &batches, &opts).unwrap();
+}
+
+/// The rows of the table at `path`, read with the table library, sorted.
+fn read_table(path: &Path) -> Result<Vec<(u64, u64, u64)>, String> {
+    let (_, batches) = neurochunk_table::io::read_all(path).map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for batch in &batches {
+        let column = |name: &str| -> Result<Vec<u64>, String> {
+            let c = batch
+                .column_by_name(name)
+                .ok_or_else(|| format!("no column {name}"))?;
+            let c = arrow::compute::cast(c, &ArrowType::UInt64).map_err(|e| e.to_string())?;
+            let c = c.as_any().downcast_ref::<UInt64Array>().unwrap();
+            Ok(c.values().to_vec())
+        };
+        let (ids, fragments) = (column("sample_id")?, column("fragment_id")?);
+        let x = batch
+            .column_by_name("x")
+            .and_then(|c| c.as_any().downcast_ref::<Float64Array>())
+            .ok_or("no column x")?;
+        if x.null_count() > 0 {
+            return Err("nulls in x".into());
+        }
+        for i in 0..batch.num_rows() {
+            rows.push((ids[i], fragments[i], x.value(i).to_bits()));
+        }
+    }
+    rows.sort_unstable();
+    Ok(rows)
+}
+
+/// Names in `dir` (recursively below `dst` when it is a directory) that a reader could take for
+/// data but are neither the inputs nor the destination, and hidden entries inside `dst`.
+fn stray_entries(dir: &Path, inputs: &[PathBuf], dst: &Path) -> Vec<PathBuf> {
+    let mut stray = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let known = inputs.contains(&path) || path == dst;
+        // Hidden entries are skipped by table listings; they are the staging directories and
+        // temporary files of writers.
+        let hidden_writer_file = name.starts_with(".neurochunk-tmp-")
+            || neurochunk_store::staging::is_staging_name(&name);
+        if !known && !hidden_writer_file {
+            stray.push(path);
+        }
+    }
+    if dst.is_dir() {
+        let mut pending = vec![dst.to_path_buf()];
+        while let Some(d) = pending.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                if e.file_name().to_string_lossy().starts_with('.') {
+                    stray.push(e.path());
+                } else if e.path().is_dir() {
+                    pending.push(e.path());
+                }
+            }
+        }
+    }
+    stray
+}
+
+/// Every path below `dir` with its size, for failure messages.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                pending.push(path.clone());
+            }
+            let len = e.metadata().map_or(0, |m| m.len());
+            out.push((path.strip_prefix(dir).unwrap_or(&path).to_path_buf(), len));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Kill `table convert` over an existing destination `ITERATIONS` times.
+fn kill_table_convert(rng: &mut Rng, input_ext: &str, dst_name: &str, extra: &[&str]) -> Tally {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let inputs: Vec<PathBuf> = (0..2)
+        .map(|v| {
+            let p = dir.join(format!("v{v}.{input_ext}"));
+            write_table(&p, v);
+            p
+        })
+        .collect();
+    let expected = [table_rows(0), table_rows(1)];
+    let dst = dir.join(dst_name);
+    let convert = |input: &Path| -> Vec<String> {
+        let mut a = vec!["table".into(), "convert".into(), s(input), s(&dst)];
+        a.extend(extra.iter().map(|x| x.to_string()));
+        a
+    };
+    let full = timed(&convert(&inputs[0]));
+    assert!(read_table(&dst).unwrap() == expected[0]);
+    let mut max_delay = (full.as_micros() as u64 * 3 / 2).max(2000);
+    let mut tally = Tally::default();
+    for i in 0..ITERATIONS {
+        let delay = Duration::from_micros(rng.below(max_delay));
+        tally.runs += 1;
+        let mut child = bin()
+            .args(convert(&inputs[(i + 1) % 2]))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let writing = std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(".neurochunk-tmp-")
+                || neurochunk_store::staging::is_staging_name(&name)
+        });
+        let exited = child.try_wait().unwrap().is_some();
+        child.kill().ok();
+        let status = child.wait().unwrap();
+        if exited {
+            assert!(status.success(), "run {i}: table convert failed: {status}");
+            tally.completed += 1;
+            max_delay = (max_delay * 3 / 4).max(1000);
+        } else if writing {
+            tally.mid_write += 1;
+        }
+        let got = read_table(&dst)
+            .unwrap_or_else(|e| panic!("run {i}: {} is unreadable: {e}", dst.display()));
+        assert!(
+            got == expected[0] || got == expected[1],
+            "run {i}: {} holds neither version ({} rows): {:?}",
+            dst.display(),
+            got.len(),
+            listing(dir)
+        );
+        let stray = stray_entries(dir, &inputs, &dst);
+        assert!(
+            stray.is_empty(),
+            "run {i}: left where readers look: {stray:?}"
+        );
+    }
+    // One more successful run removes what killed runs left.
+    let args = convert(&inputs[1]);
+    run_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(read_table(&dst).unwrap() == expected[1]);
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    tally
+}
+
+#[test]
+fn killed_table_convert_to_ipc_leaves_the_old_or_the_new_table() {
+    let tally = kill_table_convert(&mut Rng(0x5eed_0005), "parquet", "dst.arrow", &[]);
+    eprintln!("table convert to IPC: {tally:?}");
+}
+
+#[test]
+fn killed_table_convert_to_parquet_leaves_the_old_or_the_new_table() {
+    let tally = kill_table_convert(&mut Rng(0x5eed_0006), "arrow", "dst.parquet", &[]);
+    eprintln!("table convert to Parquet: {tally:?}");
+}
+
+#[test]
+fn killed_table_convert_to_hive_leaves_the_old_or_the_new_table() {
+    let tally = kill_table_convert(
+        &mut Rng(0x5eed_0007),
+        "parquet",
+        "dst.hive",
+        &["--partition-by", "fragment_id"],
+    );
+    eprintln!("table convert to Hive: {tally:?}");
 }

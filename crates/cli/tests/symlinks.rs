@@ -98,6 +98,9 @@ fn put_refuses_to_write_through_a_symlink_out_of_the_container() {
     std::fs::remove_dir_all(&link).unwrap();
     symlink(outside.path(), &link).unwrap();
     let npy = work.path().join("in.npy");
+    // What a killed writer of `sub/new` left where the link leads: a refused write must not
+    // touch it (no staging, no cleanup through the link).
+    let stale = plant_stale_staging(outside.path(), "new");
     for fsync in [false, true] {
         let target = src.join("sub/new");
         let mut args = vec![Path::new("put")];
@@ -119,8 +122,12 @@ fn put_refuses_to_write_through_a_symlink_out_of_the_container() {
         assert!(lines[0].contains("symbolic link"), "{stderr}");
         assert_eq!(
             count_entries(outside.path()),
-            1,
+            2,
             "written outside the container"
+        );
+        assert!(
+            stale.is_dir(),
+            "a directory outside the container was removed"
         );
     }
 }
@@ -154,4 +161,269 @@ fn fsync_writes_the_same_tree() {
             "{key}"
         );
     }
+}
+
+/// `bytes` with every UUID (the random object ids an NWB write draws) blanked.
+fn without_uuids(mut bytes: Vec<u8>) -> Vec<u8> {
+    let is_uuid = |w: &[u8]| {
+        w.iter().enumerate().all(|(i, &b)| {
+            if [8, 13, 18, 23].contains(&i) {
+                b == b'-'
+            } else {
+                b.is_ascii_hexdigit()
+            }
+        })
+    };
+    let mut i = 0;
+    while i + 36 <= bytes.len() {
+        if is_uuid(&bytes[i..i + 36]) {
+            bytes[i..i + 36].fill(b'0');
+            i += 36;
+        } else {
+            i += 1;
+        }
+    }
+    bytes
+}
+
+/// Every file below `path` (or `path` itself): relative names and contents, sorted.
+fn files(path: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(p) = pending.pop() {
+        if p.is_dir() {
+            pending.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            let name = p.strip_prefix(path).unwrap().to_path_buf();
+            out.push((name, without_uuids(std::fs::read(&p).unwrap())));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn run_ok(args: &[&Path]) {
+    let out = neurochunk(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn fsync_nwb_and_table_writers_write_the_same_files() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let p = |s: &str| w.join(s);
+    let a = |s: &'static str| Path::new(s);
+    let swc = p("1.swc");
+    std::fs::write(&swc, "1 1 0 0 0 1 -1\n2 3 1 0 0 1 1\n3 3 2 0 0 1 2\n").unwrap();
+    run_ok(&[a("nwb"), a("demo"), &p("src.nwb.zarr")]);
+    let context = a("urn:uuid:00000000-0000-4000-8000-000000000001");
+    for fsync in [false, true] {
+        let out = |s: &str| p(&format!("{fsync}-{s}"));
+        let mut commands: Vec<Vec<&Path>> = Vec::new();
+        let (nwb, converted, skel, arrow, hive, derived) = (
+            out("demo.nwb.zarr"),
+            out("v3.nwb.zarr"),
+            out("skeletons.parquet"),
+            out("skeletons.arrow"),
+            out("skeletons.hive"),
+            out("derived.parquet"),
+        );
+        let src = p("src.nwb.zarr");
+        commands.push(vec![a("nwb"), a("demo"), &nwb]);
+        commands.push(vec![
+            a("nwb"),
+            a("convert"),
+            &src,
+            &converted,
+            a("--convention"),
+            a("zarr3"),
+        ]);
+        commands.push(vec![
+            a("table"),
+            a("from-swc"),
+            &swc,
+            &skel,
+            a("--context"),
+            context,
+        ]);
+        commands.push(vec![a("table"), a("convert"), &skel, &arrow]);
+        commands.push(vec![
+            a("table"),
+            a("convert"),
+            &skel,
+            &hive,
+            a("--partition-by"),
+            a("fragment_id"),
+        ]);
+        commands.push(vec![a("table"), a("derive"), &arrow, &derived]);
+        for mut args in commands {
+            if fsync {
+                args.push(a("--fsync"));
+            }
+            run_ok(&args);
+        }
+    }
+    for name in [
+        "demo.nwb.zarr",
+        "v3.nwb.zarr",
+        "skeletons.parquet",
+        "skeletons.arrow",
+        "skeletons.hive",
+        "derived.parquet",
+    ] {
+        let (plain, durable) = (
+            files(&p(&format!("false-{name}"))),
+            files(&p(&format!("true-{name}"))),
+        );
+        assert!(!plain.is_empty(), "{name}: nothing written");
+        assert!(plain == durable, "{name}: --fsync wrote different files");
+    }
+}
+
+#[test]
+fn demo_takes_fsync_for_every_part() {
+    let work = tempfile::tempdir().unwrap();
+    let (plain, durable) = (work.path().join("plain"), work.path().join("durable"));
+    let size = Path::new("16");
+    run_ok(&[Path::new("demo"), &plain, Path::new("--size"), size]);
+    run_ok(&[
+        Path::new("demo"),
+        &durable,
+        Path::new("--size"),
+        size,
+        Path::new("--fsync"),
+    ]);
+    for part in [
+        "tables",
+        "ecephys.zarr2.nwb.zarr",
+        "ecephys.zarr3.nwb.zarr",
+        "session.zarr2",
+    ] {
+        assert!(
+            files(&plain.join(part)) == files(&durable.join(part)),
+            "{part}: --fsync wrote different files"
+        );
+    }
+}
+
+/// A staging directory a killed writer of `name` left in `dir` (its process is gone).
+fn plant_stale_staging(dir: &Path, name: &str) -> std::path::PathBuf {
+    let stale = dir.join(format!(".{name}.neurochunk-staging-4294967-0"));
+    std::fs::create_dir(&stale).unwrap();
+    stale
+}
+
+#[test]
+fn put_through_a_link_inside_the_container_stages_where_the_link_leads() {
+    let work = tempfile::tempdir().unwrap();
+    let src = source(work.path());
+    let npy = work.path().join("in.npy");
+    // `alias` is a relative link to the group `sub` of the same container.
+    symlink("sub", src.join("alias")).unwrap();
+    // The parent group reached through the link: staged (and stale staging directories of
+    // the destination cleaned up) in the real group.
+    let stale = plant_stale_staging(&src.join("sub"), "new");
+    run_ok(&[
+        Path::new("put"),
+        Path::new("--format"),
+        Path::new("zarr3"),
+        &npy,
+        &src.join("alias/new"),
+    ]);
+    assert!(src.join("sub/new/zarr.json").is_file());
+    assert!(std::fs::symlink_metadata(src.join("alias"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(!stale.exists(), "not staged beside the real destination");
+    // The destination itself a link inside the container: replaced where it leads, the link
+    // stays.
+    symlink("sub/data", src.join("data-link")).unwrap();
+    run_ok(&[
+        Path::new("put"),
+        Path::new("--format"),
+        Path::new("zarr3"),
+        Path::new("--attrs"),
+        Path::new(r#"{"version": 2}"#),
+        &npy,
+        &src.join("data-link"),
+    ]);
+    assert!(std::fs::symlink_metadata(src.join("data-link"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let doc = std::fs::read_to_string(src.join("sub/data/zarr.json")).unwrap();
+    assert!(doc.contains("version"), "{doc}");
+    let names: Vec<String> = std::fs::read_dir(src.join("sub"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "left in the group: {names:?}");
+}
+
+#[test]
+fn writing_to_a_destination_that_is_a_link_replaces_what_it_leads_to() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let npy = w.join("in.npy");
+    write_npy(&npy);
+    std::fs::create_dir(w.join("real")).unwrap();
+    symlink("real", w.join("alias")).unwrap();
+    let src = source(w);
+    for (args, check) in [
+        (
+            vec![
+                Path::new("put"),
+                Path::new("--format"),
+                Path::new("zarr3"),
+                &npy,
+                &w.join("alias/a.zarr"),
+            ],
+            "real/a.zarr/zarr.json",
+        ),
+        (
+            vec![Path::new("convert"), &src, &w.join("alias/b.zarr")],
+            "real/b.zarr/sub/data/zarr.json",
+        ),
+    ] {
+        run_ok(&args);
+        assert!(w.join(check).is_file(), "{check}");
+    }
+    // The destination itself a link: the tree it leads to is replaced, the link stays.
+    symlink("real/a.zarr", w.join("a-link.zarr")).unwrap();
+    run_ok(&[
+        Path::new("put"),
+        Path::new("--format"),
+        Path::new("zarr2"),
+        &npy,
+        &w.join("a-link.zarr"),
+    ]);
+    assert!(std::fs::symlink_metadata(w.join("a-link.zarr"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(w.join("real/a.zarr/.zarray").is_file());
+    run_ok(&[
+        Path::new("nwb"),
+        Path::new("demo"),
+        &w.join("real/n.nwb.zarr"),
+        Path::new("--convention"),
+        Path::new("zarr3"),
+    ]);
+    symlink("real/n.nwb.zarr", w.join("n-link.nwb.zarr")).unwrap();
+    run_ok(&[
+        Path::new("nwb"),
+        Path::new("demo"),
+        &w.join("n-link.nwb.zarr"),
+    ]);
+    assert!(std::fs::symlink_metadata(w.join("n-link.nwb.zarr"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(w.join("real/n.nwb.zarr/.zgroup").is_file());
 }

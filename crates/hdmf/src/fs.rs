@@ -7,7 +7,7 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use neurochunk_store::staging::StagedDir;
+use neurochunk_store::staging::{resolve_target, StagedDir};
 use neurochunk_store::{FsStore, Store};
 
 use crate::convention::Convention;
@@ -129,7 +129,9 @@ impl NwbWriter {
     /// exchange where the filesystem offers it, so readers of `path` always find the old file
     /// or the new one, even when the writer is killed). A session that fails or is dropped
     /// removes its directory; the directories of killed writers of `path` are removed when
-    /// the next session of `path` starts.
+    /// the next session of `path` starts. When `path` is (or lies below) a symbolic link, the
+    /// file is staged and published where the link leads. [`WriteOptions::durability`] says
+    /// whether the file is synced to the disk before `finish` returns.
     ///
     /// [`replace_dir`]: neurochunk_store::fs_publish::replace_dir
     pub fn create(
@@ -153,10 +155,16 @@ impl NwbWriter {
                 )
             })?;
         }
-        let staged = StagedDir::beside(&final_path).map_err(|e| {
-            HdmfError::input(&display, format!("cannot create the output directory: {e}"))
-        })?;
-        let store: Arc<dyn Store> = Arc::new(FsStore::new(staged.path()));
+        // Staged beside the real destination (where symbolic links lead).
+        let real_path = resolve_target(&final_path, &final_path)
+            .map_err(|e| HdmfError::input(&display, e.to_string()))?;
+        let staged = StagedDir::beside(&real_path)
+            .map_err(|e| {
+                HdmfError::input(&display, format!("cannot create the output directory: {e}"))
+            })?
+            .with_durability(options.durability);
+        let store: Arc<dyn Store> =
+            Arc::new(FsStore::new(staged.path()).with_durability(options.durability));
         let staged = Arc::new(Mutex::new(Some(staged)));
         let publish = {
             let (staged, display) = (staged.clone(), display.clone());

@@ -87,6 +87,7 @@ pub use file::{
 pub use fs::FsResolver;
 pub use index::NodeKind;
 pub use inspect::{check, consolidated_problems, structure_problems, Inventory, Problem};
+pub use neurochunk_store::Durability;
 pub use reference::{Reference, Region, RegionSlice};
 pub use specs::{cached_namespaces, load_namespace_file, parse_namespaces};
 pub use values::{to_npy, CompoundField, Dataset, DatasetValue, FieldKind, FieldValue};

@@ -66,6 +66,12 @@ pub struct WriteOptions {
     /// Compressions of numeric datasets (e.g. `vec![Codec::zstd(3)]`); default Blosc/LZ4
     /// (legacy) or Zstandard level 0 (v3), as hdmf-zarr writes.
     pub compressors: Option<Vec<neurochunk_codec::Codec>>,
+    /// How durable a file written by [`NwbWriter::create`] is when [`NwbWriter::finish`]
+    /// returns: with [`Durability::Fsync`](neurochunk_store::Durability::Fsync) every file is
+    /// synced before it is renamed into place and its directory after, and the directory
+    /// holding the file after it is published. (For [`NwbWriter::create_at`], the store's own
+    /// durability applies.)
+    pub durability: neurochunk_store::Durability,
 }
 
 /// A namespace to cache: its name, version, and documents (`namespace` plus one per schema

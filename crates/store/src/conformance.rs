@@ -65,6 +65,7 @@ pub fn check_store(store: &dyn Store) {
     check_writer(store);
     check_invalid_keys(store);
     check_concurrent_sets(store);
+    check_set_many(store);
 
     store.delete_prefix("").expect("delete_prefix(\"\")");
     assert_eq!(
@@ -650,4 +651,41 @@ fn check_concurrent_sets(store: &dyn Store) {
     }
     expected.sort();
     assert_eq!(list_prefix(store, "threads/"), expected);
+}
+
+/// `set_many` stores every value of a batch (new keys, replaced keys, several directories, an
+/// empty batch) and refuses an invalid key.
+fn check_set_many(store: &dyn Store) {
+    store.set_many(Vec::new()).expect("set_many of nothing");
+    set(store, "batch/a/0", b"old");
+    let values: Vec<(String, Bytes)> = (0..40)
+        .map(|i| {
+            (
+                format!("batch/{}/{i}", ["a", "b", "c/d"][i % 3]),
+                Bytes::from(format!("value {i}")),
+            )
+        })
+        .collect();
+    let mut expected: Vec<String> = values.iter().map(|(k, _)| k.clone()).collect();
+    store
+        .set_many(values.clone())
+        .unwrap_or_else(|e| panic!("set_many: {e}"));
+    for (key, value) in &values {
+        assert_value(store, key, value);
+    }
+    expected.sort();
+    assert_eq!(list_prefix(store, "batch/"), expected);
+    store
+        .set_many(vec![("batch/a/0".into(), bytes(b"one"))])
+        .expect("set_many of one value");
+    assert_value(store, "batch/a/0", b"one");
+    assert!(
+        store
+            .set_many(vec![("../escape".into(), bytes(b"x"))])
+            .is_err(),
+        "set_many accepted an invalid key"
+    );
+    store
+        .delete_prefix("batch/")
+        .expect("delete_prefix(\"batch/\")");
 }

@@ -172,6 +172,15 @@ impl Store for CountingStore {
         self.inner.delete(key)
     }
 
+    /// Passes the whole batch to the inner store; each value counts as one write.
+    fn set_many(&self, values: Vec<(String, Bytes)>) -> StoreResult<()> {
+        let (count, len) = (values.len(), values.iter().map(|(_, v)| v.len()).sum());
+        self.inner.set_many(values)?;
+        add(&self.counters.writes, count);
+        add(&self.counters.bytes_written, len);
+        Ok(())
+    }
+
     fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
         self.inner.list_prefix(prefix)
     }

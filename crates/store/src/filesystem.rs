@@ -10,13 +10,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::fsync::{sync_dir, sync_file};
 use crate::{
     validate_key, validate_prefix, ByteRange, Bytes, DirListing, ReadRequest, ReadResponse, Store,
     StoreError, StoreResult, ValueWriter,
 };
 
 /// Names of in-flight temporary files start with this; listings skip them.
-const TEMP_PREFIX: &str = ".neurochunk-tmp-";
+pub(crate) const TEMP_PREFIX: &str = ".neurochunk-tmp-";
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -107,6 +108,17 @@ impl FsStore {
 
     fn fsync(&self) -> bool {
         self.durability == Durability::Fsync
+    }
+
+    /// Writes one value of a batch: its temporary file (synced with [`Durability::Fsync`])
+    /// renamed into place, leaving its directory to the caller to sync; returns the directory.
+    fn set_deferred(&self, key: &str, value: &[u8]) -> StoreResult<PathBuf> {
+        let mut writer = self.temp_writer(key)?;
+        writer
+            .write_all(value)
+            .and_then(|()| writer.finish(false))
+            .map_err(|e| self.io_error(key, e))?;
+        Ok(writer.path.parent().unwrap_or(&self.root).to_path_buf())
     }
 
     /// The root directory.
@@ -298,20 +310,6 @@ impl FsStore {
     }
 }
 
-/// `fsync` a directory. Directories cannot be opened as files on every platform; where they
-/// cannot, this does nothing.
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        File::open(dir)?.sync_all()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = dir;
-        Ok(())
-    }
-}
-
 /// A value being written to a temporary file; [`ValueWriter::commit`] renames it into place,
 /// dropping it uncommitted removes it.
 struct FsValueWriter<'a> {
@@ -332,19 +330,21 @@ impl FsValueWriter<'_> {
             .ok_or_else(|| std::io::Error::other("the value's file is already closed"))
     }
 
-    fn finish(&mut self) -> std::io::Result<()> {
+    /// Flushes the file (and with [`Durability::Fsync`] syncs it), renames it into place, and
+    /// with `sync_parent` (and `Fsync`) syncs its directory.
+    fn finish(&mut self, sync_parent: bool) -> std::io::Result<()> {
         let fsync = self.store.fsync();
         let file = self.file()?;
         file.flush()?;
         if fsync {
             // The value's bytes reach the disk before its name does.
-            file.get_ref().sync_all()?;
+            sync_file(file.get_ref())?;
         }
         // Close the file before it is renamed.
         drop(self.file.take());
         fs::rename(&self.temp, &self.path)?;
         self.committed = true;
-        if fsync {
+        if fsync && sync_parent {
             sync_dir(self.path.parent().unwrap_or(&self.store.root))?;
         }
         Ok(())
@@ -367,7 +367,7 @@ impl Write for FsValueWriter<'_> {
 
 impl ValueWriter for FsValueWriter<'_> {
     fn commit(mut self: Box<Self>) -> StoreResult<()> {
-        match self.finish() {
+        match self.finish(true) {
             Ok(()) => Ok(()),
             // Dropping `self` removes the temporary file.
             Err(e) => Err(self.store.io_error(&self.key, e)),
@@ -465,6 +465,34 @@ impl Store for FsStore {
             .write_all(&value)
             .map_err(|e| self.io_error(key, e))?;
         writer.commit()
+    }
+
+    /// Writes the values in parallel (rayon), each to a temporary file renamed into place like
+    /// [`Store::set`]. With [`Durability::Fsync`] every file is synced before its rename and
+    /// each directory the batch wrote into is synced once, after all its values are in place
+    /// (instead of once per value), before this returns.
+    fn set_many(&self, values: Vec<(String, Bytes)>) -> StoreResult<()> {
+        if values.len() < 2 {
+            return values
+                .into_iter()
+                .try_for_each(|(key, value)| self.set(&key, value));
+        }
+        let written: Vec<(PathBuf, String)> = values
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|(key, value)| Ok((self.set_deferred(&key, &value)?, key)))
+            .collect::<StoreResult<_>>()?;
+        if !self.fsync() {
+            return Ok(());
+        }
+        let mut dirs: std::collections::BTreeMap<PathBuf, String> = Default::default();
+        for (dir, key) in written {
+            dirs.entry(dir).or_insert(key);
+        }
+        let dirs: Vec<(PathBuf, String)> = dirs.into_iter().collect();
+        dirs.into_par_iter()
+            .with_max_len(1)
+            .try_for_each(|(dir, key)| sync_dir(&dir).map_err(|e| self.io_error(&key, e)))
     }
 
     /// Streams into a temporary file in the value's directory, renamed into place on commit

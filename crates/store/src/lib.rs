@@ -60,6 +60,7 @@ pub mod conformance;
 mod counting;
 mod filesystem;
 pub mod fs_publish;
+pub mod fsync;
 mod key;
 mod memory;
 mod pool;
@@ -349,6 +350,19 @@ pub trait Store: Send + Sync + Debug {
             .iter()
             .map(|request| request.answer_from(self))
             .collect()
+    }
+
+    /// Store several values, each as [`set`](Store::set) stores one: atomically, and as
+    /// durably as the store's `set` by the time this returns. A backend may write them
+    /// together: the default makes one `set` call per value in turn; [`FsStore`] writes them
+    /// in parallel and, with [`Durability::Fsync`], syncs each directory the batch wrote into
+    /// once, after all of its values are in place, instead of once per value. Stops at the
+    /// first error (values of the batch may then be stored or not).
+    fn set_many(&self, values: Vec<(String, Bytes)>) -> StoreResult<()> {
+        for (key, value) in values {
+            self.set(&key, value)?;
+        }
+        Ok(())
     }
 
     /// A writer that streams a (large) value to `key`. Nothing is visible until

@@ -105,6 +105,15 @@ impl Store for PrefixStore {
         self.inner.delete(&self.inner_key(key)?)
     }
 
+    /// Passes the whole batch to the inner store.
+    fn set_many(&self, values: Vec<(String, Bytes)>) -> StoreResult<()> {
+        let values = values
+            .into_iter()
+            .map(|(key, value)| Ok((self.inner_key(&key)?, value)))
+            .collect::<StoreResult<Vec<_>>>()?;
+        self.inner.set_many(values)
+    }
+
     fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
         let keys = self.inner.list_prefix(&self.inner_prefix(prefix)?)?;
         Ok(keys

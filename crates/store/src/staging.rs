@@ -21,6 +21,17 @@
 //!   parent directory, so publishes of one destination are serialised: the second writer waits
 //!   for the first, then replaces its tree. The destination always holds one writer's
 //!   complete tree, that of the last to publish.
+//! - **Symbolic links.** Staging follows [`FsStore`](crate::FsStore)'s policy for writes
+//!   ([`resolve_target`]): a destination reached through symbolic links is staged and
+//!   published where the links lead (beside the real destination, never through a link), and
+//!   a destination below a store's root whose path leads out of the root through a link is
+//!   refused with [`StoreError::SymlinkOutsideRoot`] before anything is created.
+//! - **Durability.** With [`Durability::Fsync`] ([`StagedDir::with_durability`]) the publish
+//!   syncs the destination's directory after the new tree is in place; the tree's own files
+//!   and directories are synced by the store that wrote them.
+//! - **Temporary files.** A killed writer of a single value leaves its temporary file
+//!   (`.neurochunk-tmp-<pid>-<n>`, hidden and skipped by listings);
+//!   [`remove_stale_temp_files`] removes those of processes that are gone.
 
 use std::fs::{self, File};
 use std::io;
@@ -28,6 +39,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::fs_publish::{replace_dir, PublishError, PublishMethod};
+use crate::fsync::sync_dir;
+use crate::{Durability, StoreError};
 
 /// The marker in the names of staging directories.
 pub const STAGING_MARKER: &str = ".neurochunk-staging-";
@@ -44,6 +57,7 @@ pub struct StagedDir {
     /// The open directory holding the writer's lock (released when the process ends).
     _lock: Option<File>,
     published: bool,
+    durability: Durability,
 }
 
 impl StagedDir {
@@ -64,6 +78,7 @@ impl StagedDir {
                         target: target.to_path_buf(),
                         _lock: lock,
                         published: false,
+                        durability: Durability::Buffered,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -75,6 +90,21 @@ impl StagedDir {
                 }
             }
         }
+    }
+
+    /// The same staging directory, published as durably as `durability` says: with
+    /// [`Durability::Fsync`], [`StagedDir::publish`] syncs the directory holding the
+    /// destination once the new tree is in place, so the publish survives an OS crash or a
+    /// power loss when it returns (the tree's files and directories must have been synced by
+    /// whoever wrote them, e.g. an [`FsStore`](crate::FsStore) with the same durability).
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// How durable the publish is.
+    pub fn durability(&self) -> Durability {
+        self.durability
     }
 
     /// The staging directory.
@@ -100,6 +130,13 @@ impl StagedDir {
         let result = replace_dir(&self.path, &self.target);
         if result.is_ok() {
             self.published = true;
+            if self.durability == Durability::Fsync {
+                sync_dir(&parent).map_err(|source| PublishError {
+                    action: "published, but cannot sync the directory holding",
+                    path: self.target.clone(),
+                    source,
+                })?;
+            }
         }
         result
     }
@@ -183,6 +220,113 @@ pub fn remove_stale(target: &Path) -> usize {
             removed += 1;
         }
         drop(lock);
+    }
+    removed
+}
+
+/// Where a new tree for `target` is staged and published, following the symbolic link policy
+/// of [`FsStore`](crate::FsStore) writes. `root` is the root of the store `target` belongs to:
+/// `target` itself for a whole store, or an ancestor of it when `target` is a node inside a
+/// store.
+///
+/// - The result is `target` with every symbolic link among its existing components resolved
+///   (the parts that do not exist yet appended as they are), so that a tree is staged beside
+///   the real destination and published there: writing to a destination that is, or lies
+///   below, a link writes where the link leads and keeps the link.
+/// - Below `root`, every existing component of `target` (`target` included) that is a symbolic
+///   link must resolve inside the (resolved) root, as for a store write; a link leading
+///   outside, or one that does not resolve, is refused with
+///   [`StoreError::SymlinkOutsideRoot`] (`key`: `target`'s path below the root), and nothing
+///   is created. The root itself may be, or lie below, a link.
+pub fn resolve_target(root: &Path, target: &Path) -> Result<PathBuf, StoreError> {
+    let resolved = resolve_existing(target);
+    let Ok(below) = target.strip_prefix(root) else {
+        return Ok(resolved);
+    };
+    if below.as_os_str().is_empty() {
+        return Ok(resolved);
+    }
+    let key = below
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    let real_root = resolve_existing(root);
+    let mut path = root.to_path_buf();
+    for part in below.components() {
+        path.push(part.as_os_str());
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => match fs::canonicalize(&path) {
+                Ok(to) if to.starts_with(&real_root) => {}
+                other => {
+                    let to = other.unwrap_or_else(|_| fs::read_link(&path).unwrap_or_default());
+                    return Err(StoreError::SymlinkOutsideRoot {
+                        key,
+                        action: "write",
+                        link: path.display().to_string().into(),
+                        target: to.display().to_string().into(),
+                    });
+                }
+            },
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(resolved)
+}
+
+/// `path` with its deepest existing ancestor (or itself) canonicalised and the rest appended.
+fn resolve_existing(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut current = path;
+    loop {
+        let probe = if current.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            current
+        };
+        if let Ok(real) = fs::canonicalize(probe) {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (current.file_name(), current.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                current = parent;
+            }
+            // Nothing resolves (`..` at the end, or no current directory): as given.
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Remove the temporary files of killed single-value writers in `dir`
+/// (`.neurochunk-tmp-<pid>-<n>`, left when a process dies between creating a value's file and
+/// renaming it into place) whose process is gone; returns how many were removed. Files of
+/// live processes stay (a process id reused by another process keeps its files until that
+/// process ends). Failures are ignored.
+pub fn remove_stale_temp_files(dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(crate::filesystem::TEMP_PREFIX)
+            .and_then(|rest| rest.split_once('-'))
+            .filter(|(_, n)| n.parse::<u64>().is_ok())
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if entry.file_type().is_ok_and(|t| t.is_file())
+            && !process_alive(pid)
+            && fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
     }
     removed
 }
@@ -321,5 +465,88 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["out"]);
+    }
+
+    #[test]
+    fn stale_temporary_files_go_and_live_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dir.path().join(".neurochunk-tmp-4294967-3");
+        let live = dir
+            .path()
+            .join(format!(".neurochunk-tmp-{}-3", std::process::id()));
+        let other = dir.path().join(".neurochunk-tmp-notapid");
+        let data = dir.path().join("table.parquet");
+        for f in [&dead, &live, &other, &data] {
+            fs::write(f, b"x").unwrap();
+        }
+        assert_eq!(remove_stale_temp_files(dir.path()), 1);
+        assert!(!dead.exists());
+        assert!(live.exists() && other.exists() && data.exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn staging_resolves_links_inside_the_root_and_refuses_links_out_of_it() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path().join("c.zarr");
+        fs::create_dir_all(root.join("real/deeper")).unwrap();
+        let real_root = fs::canonicalize(&root).unwrap();
+        symlink("real", root.join("alias")).unwrap();
+        symlink(outside.path(), root.join("out")).unwrap();
+        symlink(root.join("real/deeper"), root.join("real/node")).unwrap();
+        symlink(outside.path().join("gone"), root.join("dangling")).unwrap();
+
+        // Plain paths, existing or not, resolve to themselves.
+        assert_eq!(
+            resolve_target(&root, &root.join("real/new")).unwrap(),
+            real_root.join("real/new")
+        );
+        assert_eq!(
+            resolve_target(&root, &root.join("x/y/z")).unwrap(),
+            real_root.join("x/y/z")
+        );
+        // A parent reached through a link inside the root: staged where the link leads.
+        assert_eq!(
+            resolve_target(&root, &root.join("alias/new")).unwrap(),
+            real_root.join("real/new")
+        );
+        // The destination itself a link inside the root: replaced where it leads.
+        assert_eq!(
+            resolve_target(&root, &root.join("alias/node")).unwrap(),
+            real_root.join("real/deeper")
+        );
+        // Links leading out of the root, or nowhere, are refused, with nothing created.
+        for (target, link) in [
+            (root.join("out/new"), root.join("out")),
+            (root.join("out/a/b"), root.join("out")),
+            (root.join("dangling/x"), root.join("dangling")),
+            (root.join("out"), root.join("out")),
+        ] {
+            match resolve_target(&root, &target) {
+                Err(e @ StoreError::SymlinkOutsideRoot { .. }) => {
+                    assert!(e.to_string().contains(&link.display().to_string()), "{e}");
+                }
+                other => panic!("{}: {other:?}", target.display()),
+            }
+        }
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+        // The root itself may be a link, or lie below one.
+        let root_link = dir.path().join("root-link");
+        symlink(&root, &root_link).unwrap();
+        assert_eq!(resolve_target(&root_link, &root_link).unwrap(), real_root);
+        assert_eq!(
+            resolve_target(&root_link, &root_link.join("alias/new")).unwrap(),
+            real_root.join("real/new")
+        );
+        // A staging directory of a resolved destination is created at the real location.
+        let staged =
+            StagedDir::beside(&resolve_target(&root, &root.join("alias/new")).unwrap()).unwrap();
+        assert!(staged.path().starts_with(real_root.join("real")));
+        fs::write(staged.path().join("marker"), b"1").unwrap();
+        staged.publish().unwrap();
+        assert!(root.join("real/new/marker").is_file());
+        assert!(root.join("alias/new/marker").is_file());
     }
 }

@@ -18,6 +18,11 @@ use std::sync::Arc;
 /// Writes `demo.skeletons.parquet` and `demo.connections.parquet` into `dir`,
 /// validates them as one dataset and returns a summary.
 pub fn demo(dir: &Path) -> Result<String> {
+    demo_with(dir, &WriteOptions::default())
+}
+
+/// [`demo`], writing the tables with `options` (e.g. their durability).
+pub fn demo_with(dir: &Path, options: &WriteOptions) -> Result<String> {
     std::fs::create_dir_all(dir).map_err(|e| TableError::io(dir, e))?;
     let context = "urn:uuid:00000000-0000-4000-8000-00000000d3e0";
     // Skeletons: 3 neurons of 400 samples, with derived fields.
@@ -67,7 +72,7 @@ pub fn demo(dir: &Path) -> Result<String> {
     let skel = RecordBatch::try_new(skel_schema.clone(), cols)
         .map_err(|e| TableError::Usage(format!("demo skeleton: {e}")))?;
     let skel_path = dir.join("demo.skeletons.parquet");
-    write_all(&skel_path, skel_schema, &[skel], &WriteOptions::default())?;
+    write_all(&skel_path, skel_schema, &[skel], options)?;
 
     // Connections: 150 synapses and a few gap junctions between the neurons.
     let n = 160usize;
@@ -110,7 +115,7 @@ pub fn demo(dir: &Path) -> Result<String> {
     )
     .map_err(|e| TableError::Usage(format!("demo connections: {e}")))?;
     let conn_path = dir.join("demo.connections.parquet");
-    write_all(&conn_path, conn_schema, &[conn], &WriteOptions::default())?;
+    write_all(&conn_path, conn_schema, &[conn], options)?;
 
     let paths: Vec<PathBuf> = vec![skel_path.clone(), conn_path.clone()];
     let reports = validate_paths(&paths, &ValidateOptions::default())?;

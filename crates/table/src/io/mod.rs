@@ -23,6 +23,7 @@ mod ranged;
 mod write;
 
 pub use guard::decoder_panic_is_caught;
+pub use neurochunk_store::Durability;
 pub use write::{output_format, TableWriter, WriteOptions};
 
 use crate::error::{Result, TableError};

@@ -8,7 +8,8 @@ use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray
 use arrow::compute::{cast, take};
 use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use arrow::ipc::writer::FileWriter;
-use neurochunk_store::{join_key, FsStore, Store, StoreResult, ValueWriter};
+use neurochunk_store::staging::{remove_stale_temp_files, resolve_target, StagedDir};
+use neurochunk_store::{join_key, Durability, FsStore, Store, StoreResult, ValueWriter};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
@@ -16,7 +17,6 @@ use parquet::file::properties::WriterProperties;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Output options for [`TableWriter`].
@@ -36,6 +36,12 @@ pub struct WriteOptions {
     pub max_open_partitions: usize,
     /// Replace an existing output.
     pub overwrite: bool,
+    /// How durable [`TableWriter::create`]'s files are when it finishes: with
+    /// [`Durability::Fsync`] each file is synced before it is renamed into place and its
+    /// directory after, and a Hive directory's part files and directories are synced before
+    /// the directory is published and the directory holding it after. (For
+    /// [`TableWriter::create_in`], the store's own durability applies.)
+    pub durability: Durability,
 }
 
 impl Default for WriteOptions {
@@ -48,6 +54,7 @@ impl Default for WriteOptions {
             file_infix: None,
             max_open_partitions: 32,
             overwrite: true,
+            durability: Durability::Buffered,
         }
     }
 }
@@ -79,17 +86,6 @@ fn format_for(file_name: &str, name: &str, opts: &WriteOptions) -> Result<Format
             "{name}: cannot tell the output format: use a .arrow, .feather or .parquet extension, or --partition-by for a Hive directory"
         )))
     }
-}
-
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn temp_sibling(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "table".into());
-    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    path.with_file_name(format!(".{name}.tmp-{}-{n}", std::process::id()))
 }
 
 /// Footer key/values for Parquet: every schema metadata pair, so pyarrow's
@@ -174,10 +170,12 @@ enum Sink {
 
 /// Where [`TableWriter::create`] puts the finished table on the local filesystem.
 struct FsTarget {
-    /// The output path.
+    /// The output path (symbolic links to the directory holding it resolved, for a Hive
+    /// table).
     target: PathBuf,
-    /// The hidden staging directory of a Hive table, renamed to `target` when finished.
-    staging: Option<PathBuf>,
+    /// The hidden staging directory of a Hive table, published at `target` when finished
+    /// (and removed when dropped unpublished).
+    staging: Option<StagedDir>,
 }
 
 /// Writes a table through a [`Store`]: Arrow IPC (file format) or Parquet into one value,
@@ -206,8 +204,11 @@ impl TableWriter {
     /// the local filesystem: a convenience over [`TableWriter::create_in`] with an [`FsStore`]
     /// rooted at the file's directory, errors naming the path. A file is streamed to a hidden
     /// temporary file renamed over `path` by [`TableWriter::finish`] (an existing file is
-    /// replaced atomically); a Hive directory is staged in a hidden sibling directory that
-    /// replaces `path` when finished.
+    /// replaced atomically; temporary files that killed writers left in the directory are
+    /// removed first); a Hive directory is staged in a hidden sibling directory
+    /// ([`StagedDir`]) that replaces `path` when finished (an atomic exchange with an existing
+    /// directory where the platform offers it). [`WriteOptions::durability`] says whether the
+    /// result is synced to the disk before `finish` returns.
     pub fn create(path: impl AsRef<Path>, schema: SchemaRef, opts: &WriteOptions) -> Result<Self> {
         let target = path.as_ref().to_path_buf();
         let format = output_format(&target, opts)?;
@@ -231,21 +232,28 @@ impl TableWriter {
         let name = target.display().to_string();
         if format == Format::Hive {
             hive_column(&name, opts)?;
-            let staging = temp_sibling(&target);
-            std::fs::create_dir(&staging).map_err(|e| TableError::io(&staging, e))?;
-            let store: Arc<dyn Store> = Arc::new(FsStore::new(&staging));
+            // Staged beside the real destination (where symbolic links lead).
+            let target =
+                resolve_target(&target, &target).map_err(|e| TableError::store(&name, e))?;
+            let staged = StagedDir::beside(&target)
+                .map_err(|e| TableError::io(&target, e))?
+                .with_durability(opts.durability);
+            let store: Arc<dyn Store> =
+                Arc::new(FsStore::new(staged.path()).with_durability(opts.durability));
             let fs = FsTarget {
                 target,
-                staging: Some(staging.clone()),
+                staging: Some(staged),
             };
-            return Self::start(store, "", name, format, schema, opts, Some(fs)).inspect_err(
-                |_| {
-                    let _ = std::fs::remove_dir_all(&staging);
-                },
-            );
+            // Dropping the staging directory unpublished (on an error) removes it.
+            return Self::start(store, "", name, format, schema, opts, Some(fs));
         }
         let (dir, file_name) = super::split_file_path(&target)?;
-        let store: Arc<dyn Store> = Arc::new(FsStore::new(dir));
+        remove_stale_temp_files(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &dir
+        });
+        let store: Arc<dyn Store> = Arc::new(FsStore::new(dir).with_durability(opts.durability));
         let fs = FsTarget {
             target,
             staging: None,
@@ -413,13 +421,14 @@ impl TableWriter {
             Some(Sink::Hive(h)) => h.finish(self.fs.is_none())?,
             None => {}
         }
-        if let Some(FsTarget {
-            target,
-            staging: Some(staging),
-        }) = &self.fs
-        {
+        if self.fs.as_ref().is_some_and(|fs| fs.staging.is_some()) {
             self.make_room()?;
-            std::fs::rename(staging, target).map_err(|e| TableError::io(target, e))?;
+        }
+        if let Some(staged) = self.fs.as_mut().and_then(|fs| fs.staging.take()) {
+            let target = staged.target().to_path_buf();
+            staged.publish().map_err(|e| {
+                TableError::io(&target, std::io::Error::new(e.source.kind(), e.to_string()))
+            })?;
         }
         self.finished = true;
         Ok(self.rows)
@@ -437,10 +446,15 @@ impl TableWriter {
                 if !self.overwrite {
                     return Err(TableError::Usage(format!("{}: output exists", self.name)));
                 }
-                let removed = if fs.target.is_dir() {
+                let removed = if fs.staging.is_some() {
+                    if fs.target.is_dir() {
+                        // The publish exchanges the directories atomically.
+                        Ok(())
+                    } else {
+                        std::fs::remove_file(&fs.target)
+                    }
+                } else if fs.target.is_dir() {
                     std::fs::remove_dir_all(&fs.target)
-                } else if fs.staging.is_some() {
-                    std::fs::remove_file(&fs.target)
                 } else {
                     // The rename of the new file replaces the old one atomically.
                     Ok(())
@@ -467,16 +481,11 @@ impl Drop for TableWriter {
         if self.finished {
             return;
         }
-        // Unfinished (dropped, or finish failed): dropping the sinks abandons their values
-        // and the Hive writer removes the part files it committed.
+        // Unfinished (dropped, or finish failed): dropping the sinks abandons their values,
+        // the Hive writer removes the part files it committed, and a staging directory
+        // dropped unpublished is removed.
         self.sink = None;
-        if let Some(FsTarget {
-            staging: Some(staging),
-            ..
-        }) = &self.fs
-        {
-            let _ = std::fs::remove_dir_all(staging);
-        }
+        self.fs = None;
     }
 }
 
