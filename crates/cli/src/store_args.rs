@@ -7,8 +7,7 @@ use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
 use clap::Args;
-use neurochunk_array::{Durability, FsStore, Store};
-use neurochunk_store::{PrefixStore, RemoteOptions, StoreLocation};
+use neurochunk_store::{Durability, FsStore, PrefixStore, RemoteOptions, Store, StoreLocation};
 
 use crate::Failure;
 

@@ -317,7 +317,12 @@ impl StoreLocation {
                 let inner = build_object_store(*scheme, url, base, options)?;
                 let mut store = RemoteStore::new(inner, base.clone(), options)?;
                 if *scheme == Scheme::Http {
-                    store = store.read_only();
+                    let no_retries = RemoteOptions {
+                        max_retries: 0,
+                        ..options.clone()
+                    };
+                    let lister = build_object_store(*scheme, url, base, &no_retries)?;
+                    store = store.read_only().with_http_lister(lister);
                 }
                 Ok((Arc::new(store), key.clone()))
             }

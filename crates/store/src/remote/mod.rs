@@ -70,6 +70,9 @@ pub struct RemoteStore {
     part_size: usize,
     coalesce_gap: u64,
     ignores_ranges: AtomicBool,
+    /// HTTP stores: the store listings go to (without retries), whose failure means the
+    /// server cannot list (plain HTTP servers refuse WebDAV `PROPFIND`).
+    http_lister: Option<Arc<dyn ObjectStore>>,
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -128,12 +131,21 @@ impl RemoteStore {
             part_size: options.part_size.max(5 << 20),
             coalesce_gap: options.coalesce_gap,
             ignores_ranges: AtomicBool::new(false),
+            http_lister: None,
         })
     }
 
     /// The same store, refusing every write with [`StoreError::ReadOnly`] (HTTP servers).
     pub fn read_only(mut self) -> Self {
         self.read_only = true;
+        self
+    }
+
+    /// List through `lister` (an HTTP store without retries, so that a server that cannot
+    /// list says so at once): plain HTTP servers refuse WebDAV `PROPFIND`, and only what is
+    /// named (arrays, files, groups with consolidated metadata) can be read from them.
+    pub(crate) fn with_http_lister(mut self, lister: Arc<dyn ObjectStore>) -> Self {
+        self.http_lister = Some(lister);
         self
     }
 
@@ -199,6 +211,18 @@ impl RemoteStore {
                 url,
                 source: Box::new(other),
             },
+        }
+    }
+
+    /// The error of a listing an HTTP server refused.
+    fn unlistable(&self, prefix: &str, e: object_store::Error) -> StoreError {
+        StoreError::Remote {
+            url: self.url_of(prefix),
+            source: format!(
+                "this HTTP server cannot list its files (read arrays and files by name, or groups \
+                 with consolidated metadata): {e}"
+            )
+            .into(),
         }
     }
 
@@ -496,6 +520,14 @@ impl RemoteStore {
 
     /// Every object under the directory `prefix` (`None`: the root), recursively.
     async fn list_all(&self, shown: &str, prefix: Option<&Path>) -> StoreResult<Vec<String>> {
+        if let Some(lister) = &self.http_lister {
+            let listed: object_store::Result<Vec<String>> = lister
+                .list(prefix)
+                .map_ok(|meta| meta.location.to_string())
+                .try_collect()
+                .await;
+            return listed.map_err(|e| self.unlistable(shown, e));
+        }
         self.inner
             .list(prefix)
             .map_ok(|meta| meta.location.to_string())
@@ -581,7 +613,14 @@ impl Store for RemoteStore {
 
     fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
         let path = Self::prefix_path(prefix)?;
-        let result = match self.block_on(self.inner.list_with_delimiter(path.as_ref())) {
+        let listed = match &self.http_lister {
+            Some(lister) => match self.block_on(lister.list_with_delimiter(path.as_ref())) {
+                Ok(result) => Ok(result),
+                Err(e) => return Err(self.unlistable(prefix, e)),
+            },
+            None => self.block_on(self.inner.list_with_delimiter(path.as_ref())),
+        };
+        let result = match listed {
             Ok(result) => result,
             Err(object_store::Error::NotFound { .. }) => return Ok(DirListing::default()),
             Err(e) => return Err(self.error(prefix, e)),
