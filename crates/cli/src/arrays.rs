@@ -10,7 +10,7 @@ use neurochunk_array::convert::{
 };
 use neurochunk_array::{
     consolidate as consolidate_group, open_node_with, parse_selection, Array, ArrayBuilder,
-    ArrayBytes, Codec, DataType, FillValue, FsStore, N5AxisOrder, NodeMetadata, OpenOptions, Store,
+    ArrayBytes, Codec, DataType, FillValue, N5AxisOrder, NodeMetadata, OpenOptions, Store,
     ZarrFormat,
 };
 use neurochunk_dtype::npy;
@@ -19,7 +19,7 @@ use neurochunk_store::staging::{resolve_target, StagedDir};
 use serde_json::{Map, Value};
 
 use crate::codec_spec::parse_codecs;
-use crate::store_args::WriteArgs;
+use crate::store_args::{Location, WriteArgs};
 use crate::{progress, CmdResult, Failure};
 
 /// The on-disk format to write.
@@ -183,8 +183,8 @@ impl LayoutArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct GetArgs {
-    /// The array's directory.
-    path: PathBuf,
+    /// The array's directory or URL.
+    path: Location,
     /// Region to read, per axis an index or `start:stop[:step]`, e.g. `0:10,5,::2`.
     #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
     region: Option<String>,
@@ -199,8 +199,8 @@ pub(crate) struct GetArgs {
 pub(crate) struct PutArgs {
     /// The .npy file to read.
     input: PathBuf,
-    /// The array directory to create (replaced if it exists).
-    path: PathBuf,
+    /// The array directory or URL to create (replaced if it exists).
+    path: Location,
     /// The format to write.
     #[arg(long, value_enum)]
     format: FormatArg,
@@ -224,10 +224,10 @@ pub(crate) struct PutArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct ConvertArgs {
-    /// The source array or group directory.
-    src: PathBuf,
-    /// The destination directory.
-    dst: PathBuf,
+    /// The source array or group: a directory or a URL.
+    src: Location,
+    /// The destination: a directory or a URL (replaced if it exists).
+    dst: Location,
     /// The format to write (default: the source's).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
@@ -246,21 +246,24 @@ pub(crate) struct ConvertArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct ConsolidateArgs {
-    /// The group directory.
-    path: PathBuf,
+    /// The group directory or URL.
+    path: Location,
     #[command(flatten)]
     write: WriteArgs,
 }
 
-pub(crate) fn open_store(path: &std::path::Path) -> Result<Arc<dyn Store>, Failure> {
-    if !path.exists() {
-        return Err(Failure(format!("'{}' does not exist", path.display())));
+/// `--fsync` applies to local files only.
+fn local_only_fsync(write: &WriteArgs, location: &Location) -> CmdResult {
+    if write.fsync && location.local().is_none() {
+        return Err(Failure(format!(
+            "{location}: --fsync applies to local paths only (objects are stored durably by the service)"
+        )));
     }
-    Ok(Arc::new(FsStore::new(path)))
+    Ok(())
 }
 
 pub(crate) fn get(args: GetArgs) -> CmdResult {
-    let store = open_store(&args.path)?;
+    let store = args.path.open_read()?;
     let array = Array::open_with(store, "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let selection = parse_selection(args.region.as_deref().unwrap_or(""))
@@ -374,7 +377,15 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         },
     };
     let options = args.layout.options(Some(format))?;
-    let (root, node) = locate_node(&args.path);
+    local_only_fsync(&args.write, &args.path)?;
+    // A URL names the array's own prefix; a path may name a node inside a hierarchy.
+    let (root, node) = match args.path.local() {
+        Some(path) => {
+            let (root, node) = locate_node(path);
+            (Some(root), node)
+        }
+        None => (None, String::new()),
+    };
     let rank = header.shape.len();
     if format == ZarrFormat::N5
         && (options.endian.is_some()
@@ -424,12 +435,24 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     let meta = builder
         .metadata(&node)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let (Some(path), Some(root)) = (args.path.local(), root) else {
+        // Objects are written in place, each one atomically (see docs/remote.md).
+        let store = args.path.open_remote_replace()?;
+        Array::create(store, "", meta)
+            .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
+            .with_options(neurochunk_array::ArrayOptions {
+                write_empty_chunks: args.write_empty_chunks,
+            })
+            .write_all(&data)
+            .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+        return Ok(());
+    };
     // The array is built in a hidden sibling of its directory (inside the container for a
     // node below the root) and swapped in at the end, so that the path holds the old array or
     // the new one at every moment, even if this process is killed.
     // A node is staged where its path leads inside the container (symbolic links resolved),
     // and refused, before anything is created, when a link on its path leads out of it.
-    let staged = stage_beside(&root, &args.path, &args.write)?;
+    let staged = stage_beside(&root, path, &args.write)?;
     let (store, staged_node): (Arc<dyn Store>, String) = if node.is_empty() {
         (args.write.store(staged.path()), String::new())
     } else {
@@ -544,8 +567,23 @@ fn locate_node(path: &Path) -> (PathBuf, String) {
     (dir_at(root_len), node.join("/"))
 }
 
+/// True when one location is inside the other (or they are the same).
+fn overlap(a: &Location, b: &Location) -> bool {
+    let (a, b) = (a.display(), b.display());
+    let inside =
+        |x: &str, y: &str| x == y || x.starts_with(&format!("{}/", y.trim_end_matches('/')));
+    inside(&a, &b) || inside(&b, &a)
+}
+
 pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
-    let src_store = open_store(&args.src)?;
+    local_only_fsync(&args.write, &args.dst)?;
+    if args.dst.local().is_none() && overlap(&args.src, &args.dst) {
+        return Err(Failure(format!(
+            "{} -> {}: the destination overlaps the source",
+            args.src, args.dst
+        )));
+    }
+    let src_store = args.src.open_read()?;
     let open = args.layout.axis_order.open_options();
     let node = open_node_with(src_store.as_ref(), "", &open)
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
@@ -553,8 +591,14 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
     // The destination is written in a hidden sibling directory and swapped in at the end:
     // an existing destination is replaced whole, and is complete at every moment.
-    let staged = stage_beside(&args.dst, &args.dst, &args.write)?;
-    let dst_store = args.write.store(staged.path());
+    let (dst_store, staged) = match args.dst.local() {
+        Some(path) => {
+            let staged = stage_beside(path, path, &args.write)?;
+            (args.write.store(staged.path()), Some(staged))
+        }
+        // Objects are written in place, each one atomically (see docs/remote.md).
+        None => (args.dst.open_remote_replace()?, None),
+    };
     let mut options = args.layout.options(format)?;
     options.keep_checksums = args.keep_checksums;
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
@@ -609,15 +653,17 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     if args.consolidate {
         consolidate_group(dst_store.as_ref(), "").map_err(|e| Failure(format!("{name}: {e}")))?;
     }
-    staged
-        .publish()
-        .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
+    if let Some(staged) = staged {
+        staged
+            .publish()
+            .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
+    }
     Ok(())
 }
 
 pub(crate) fn consolidate(args: ConsolidateArgs) -> CmdResult {
-    open_store(&args.path)?;
-    let store = args.write.store(&args.path);
+    local_only_fsync(&args.write, &args.path)?;
+    let store = args.write.store_at(&args.path)?;
     let count = consolidate_group(store.as_ref(), "")
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     eprintln!("consolidated metadata of {count} nodes");

@@ -1,7 +1,5 @@
 //! `tree` and `info`: what is stored where, as text for people or JSON for scripts.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use neurochunk_array::{
     display_path, open_node_with, walk_nodes, ArrayMetadata, Node, NodeMetadata, Store, ZarrFormat,
@@ -9,13 +7,14 @@ use neurochunk_array::{
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use serde_json::{json, Map, Value};
 
-use crate::arrays::{open_store, AxisOrderOpt};
+use crate::arrays::AxisOrderOpt;
+use crate::store_args::Location;
 use crate::{CmdResult, Failure};
 
 #[derive(Args, Debug)]
 pub(crate) struct TreeArgs {
-    /// The group (or array) directory.
-    path: PathBuf,
+    /// The group (or array): a directory or a URL.
+    path: Location,
     /// Print `{"nodes": [...]}` as JSON instead of a tree.
     #[arg(long)]
     json: bool,
@@ -25,8 +24,8 @@ pub(crate) struct TreeArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct InfoArgs {
-    /// The array or group directory.
-    path: PathBuf,
+    /// The array or group: a directory or a URL.
+    path: Location,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -115,7 +114,7 @@ fn codec_names(meta: &ArrayMetadata) -> String {
 }
 
 pub(crate) fn tree(args: TreeArgs) -> CmdResult {
-    let store = open_store(&args.path)?;
+    let store = args.path.open_read()?;
     // A node that cannot be read is shown with its error; the rest of the tree is still shown.
     let entries = walk_nodes(store.as_ref(), "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
@@ -200,7 +199,7 @@ fn raw_document(store: &dyn Store, node: &Node) -> Value {
 }
 
 pub(crate) fn info(args: InfoArgs) -> CmdResult {
-    let store = open_store(&args.path)?;
+    let store = args.path.open_read()?;
     let node = open_node_with(store.as_ref(), "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let attributes = match &node.metadata {

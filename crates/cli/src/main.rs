@@ -21,30 +21,39 @@ use clap::{Parser, Subcommand};
 /// Read, write, inspect and convert chunked neuroscience data: Zarr v2, Zarr v3 (with
 /// sharding and consolidated metadata), N5 and neurarrow tables.
 ///
-/// PATH arguments are directories: the array or group to work on. Formats are detected from
-/// the metadata documents found there (`.zarray`/`.zgroup` for Zarr v2, `zarr.json` for v3,
-/// `attributes.json` for N5).
+/// PATH arguments are directories or URLs: the array or group to work on. Formats are
+/// detected from the metadata documents found there (`.zarray`/`.zgroup` for Zarr v2,
+/// `zarr.json` for v3, `attributes.json` for N5).
 #[derive(Parser)]
-#[command(name = "neurochunk", version, about, long_about = None, propagate_version = true)]
+#[command(name = "neurochunk", version, about, long_about = None, propagate_version = true,
+          after_help = store_args::URL_FORMS)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    remote: store_args::RemoteArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Show the hierarchy below PATH: every group and array with its shape, data type, chunk
     /// shape and codecs.
+    #[command(after_help = store_args::URL_FORMS)]
     Tree(inspect::TreeArgs),
     /// Show one node's metadata and attributes.
+    #[command(after_help = store_args::URL_FORMS)]
     Info(inspect::InfoArgs),
     /// Read an array (or a region of it) into a NumPy .npy file.
+    #[command(after_help = store_args::URL_FORMS)]
     Get(arrays::GetArgs),
     /// Create an array from a NumPy .npy file.
+    #[command(after_help = store_args::URL_FORMS)]
     Put(arrays::PutArgs),
     /// Copy an array or a whole hierarchy into another format, chunking or codec.
+    #[command(after_help = store_args::URL_FORMS)]
     Convert(arrays::ConvertArgs),
     /// Write consolidated metadata for the group at PATH (v2 `.zmetadata`, v3 inline).
+    #[command(after_help = store_args::URL_FORMS)]
     Consolidate(arrays::ConsolidateArgs),
     /// Write a realistic volume, a small hierarchy and neurarrow tables into DIR in every
     /// format, read them back and report throughput.
@@ -88,6 +97,7 @@ fn quiet_about_caught_decoder_panics() {
 fn main() -> ExitCode {
     quiet_about_caught_decoder_panics();
     let cli = Cli::parse();
+    cli.remote.install();
     let result = match cli.command {
         Command::Tree(args) => inspect::tree(args),
         Command::Info(args) => inspect::info(args),

@@ -12,16 +12,48 @@ use clap::{Args, Subcommand, ValueEnum};
 use neurochunk_array::parse_selection;
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::npy;
-use neurochunk_hdmf::demo::{write_demo, DemoOptions};
+use neurochunk_hdmf::demo::{write_demo, write_demo_into, DemoOptions};
 use neurochunk_hdmf::{
-    check, convert_file, load_namespace_file, structure_problems, to_npy, AttributeValue,
-    Convention, Dataset, DatasetValue, FieldValue, FsResolver, Inventory, NodeKind, NwbFile,
-    ReadOptions, Reference, WriteOptions,
+    check, convert_file, convert_into, load_namespace_file, structure_problems, to_npy,
+    AttributeValue, Convention, Dataset, DatasetValue, FieldValue, FileLocation, FsResolver,
+    Inventory, NodeKind, NwbFile, NwbWriter, ReadOptions, Reference, WriteOptions,
 };
 use serde_json::{json, Value};
 
-use crate::store_args::WriteArgs;
+use crate::store_args::{Location, WriteArgs, URL_FORMS};
 use crate::{CmdResult, Failure};
+
+/// Open the file at a path (external links resolved on disk, as `options` say) or a URL
+/// (external links resolved inside the same bucket).
+fn open_file(location: &Location, options: ReadOptions) -> Result<NwbFile, Failure> {
+    if let Some(path) = location.local() {
+        return Ok(NwbFile::open_with(path, options)?);
+    }
+    let (store, key) = location.open_parts()?;
+    let options = ReadOptions {
+        resolver: None,
+        ..options
+    };
+    Ok(NwbFile::open_location(
+        FileLocation::named(store, &key, location.display()),
+        options,
+    )?)
+}
+
+/// A writer of a new file at a URL (the prefix is emptied first; objects are written in
+/// place, see docs/remote.md).
+fn remote_writer(
+    location: &Location,
+    convention: Convention,
+    options: WriteOptions,
+) -> Result<NwbWriter, Failure> {
+    let store = location.open_remote_replace()?;
+    Ok(NwbWriter::create_at(
+        FileLocation::named(store, "", location.display()),
+        convention,
+        options,
+    )?)
+}
 
 /// The convention to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -57,7 +89,7 @@ pub(crate) struct ExternalArgs {
 }
 
 impl ExternalArgs {
-    fn open(&self, path: &Path) -> Result<NwbFile, Failure> {
+    fn open(&self, location: &Location) -> Result<NwbFile, Failure> {
         let options = ReadOptions {
             use_consolidated: !self.no_consolidated,
             resolver: Some(Arc::new(FsResolver {
@@ -65,16 +97,17 @@ impl ExternalArgs {
                 allow_any: self.allow_any_external,
             })),
         };
-        Ok(NwbFile::open_with(path, options)?)
+        open_file(location, options)
     }
 }
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum NwbCommand {
     /// List typed objects, links and references (`--json`: the machine-readable inventory).
+    #[command(after_help = URL_FORMS)]
     Inspect {
-        /// The NWB file (a .nwb.zarr directory).
-        path: PathBuf,
+        /// The NWB file (a .nwb.zarr directory, or a URL).
+        path: Location,
         /// Print the inventory as JSON.
         #[arg(long)]
         json: bool,
@@ -82,14 +115,18 @@ pub(crate) enum NwbCommand {
         external: ExternalArgs,
     },
     /// Resolve every link and reference; report each one that does not resolve (exit 1).
+    #[command(after_help = URL_FORMS)]
     Check {
-        path: PathBuf,
+        /// The NWB file (a directory or a URL).
+        path: Location,
         #[command(flatten)]
         external: ExternalArgs,
     },
     /// List the cached specifications (namespace, version, documents).
+    #[command(after_help = URL_FORMS)]
     Specs {
-        path: PathBuf,
+        /// The NWB file (a directory or a URL).
+        path: Location,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -98,8 +135,10 @@ pub(crate) enum NwbCommand {
         show: Option<String>,
     },
     /// Find typed objects by type or object id; prints their paths.
+    #[command(after_help = URL_FORMS)]
     Find {
-        path: PathBuf,
+        /// The NWB file (a directory or a URL).
+        path: Location,
         /// The neurodata_type to look for.
         #[arg(long = "type", value_name = "TYPE")]
         neurodata_type: Option<String>,
@@ -109,8 +148,10 @@ pub(crate) enum NwbCommand {
     },
     /// Read a dataset by its path in the file (links followed) into a .npy file: scalars as
     /// 0-d arrays, text as <U, references as <U target paths, compounds as structured arrays.
+    #[command(after_help = URL_FORMS)]
     Get {
-        path: PathBuf,
+        /// The NWB file (a directory or a URL).
+        path: Location,
         /// The dataset, e.g. /acquisition/ElectricalSeries/data.
         object: String,
         /// Region to read, per axis an index or `start:stop[:step]`.
@@ -123,8 +164,10 @@ pub(crate) enum NwbCommand {
     },
     /// Follow a reference stored in an attribute or a dataset element: print its target as
     /// JSON and, with -o, write the data it selects (the region for region references).
+    #[command(after_help = URL_FORMS)]
     Deref {
-        path: PathBuf,
+        /// The NWB file (a directory or a URL).
+        path: Location,
         /// The object holding the reference.
         object: String,
         /// The attribute holding the reference.
@@ -142,9 +185,10 @@ pub(crate) enum NwbCommand {
         external: ExternalArgs,
     },
     /// Write a realistic extracellular-electrophysiology NWB file.
+    #[command(after_help = URL_FORMS)]
     Demo {
-        /// The file to write (replaced if it exists).
-        out: PathBuf,
+        /// The file to write, a directory or a URL (replaced if it exists).
+        out: Location,
         #[arg(long, value_enum, default_value_t = ConventionArg::Zarr2)]
         convention: ConventionArg,
         /// Add this many extra typed TimeSeries (large-file testing).
@@ -160,9 +204,12 @@ pub(crate) enum NwbCommand {
         write: WriteArgs,
     },
     /// Convert a file to the other convention (or re-compress it in the same one).
+    #[command(after_help = URL_FORMS)]
     Convert {
-        src: PathBuf,
-        dst: PathBuf,
+        /// The file to convert (a directory or a URL).
+        src: Location,
+        /// The file to write, a directory or a URL (replaced if it exists).
+        dst: Location,
         #[arg(long, value_enum)]
         convention: ConventionArg,
         /// Compressors of numeric datasets, e.g. zstd:3 or blosc:lz4:5 (default: kept).
@@ -176,14 +223,9 @@ pub(crate) enum NwbCommand {
 }
 
 /// One line on standard error per problem, naming the file, the node and what is wrong.
-fn report_problems(path: &std::path::Path, problems: &[neurochunk_hdmf::Problem]) {
+fn report_problems(path: &Location, problems: &[neurochunk_hdmf::Problem]) {
     for p in problems {
-        eprintln!(
-            "neurochunk: problem: {}: '{}': {}",
-            path.display(),
-            p.path,
-            p.message
-        );
+        eprintln!("neurochunk: problem: {}: '{}': {}", path, p.path, p.message);
     }
 }
 
@@ -200,7 +242,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 report_problems(&path, &problems);
                 return Err(Failure(format!(
                     "{}: {}",
-                    path.display(),
+                    path,
                     if problems[0].path == "/" && problems[0].message.starts_with("not an") {
                         problems[0].message.clone()
                     } else {
@@ -227,13 +269,13 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 outln!(
                     "{}: no problems: every link and reference resolves, typed attributes are \
                      well formed, the store matches its consolidated metadata",
-                    path.display()
+                    path
                 );
                 Ok(())
             } else {
                 Err(Failure(format!(
                     "{}: {} problem(s) (see above)",
-                    path.display(),
+                    path,
                     problems.len()
                 )))
             }
@@ -244,7 +286,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             neurodata_type,
             object_id,
         } => {
-            let file = NwbFile::open(&path)?;
+            let file = open_file(&path, ReadOptions::default())?;
             let found: Vec<_> = file
                 .typed_objects()
                 .into_iter()
@@ -268,10 +310,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 );
             }
             if found.is_empty() {
-                return Err(Failure(format!(
-                    "{}: no typed object matches",
-                    path.display()
-                )));
+                return Err(Failure(format!("{}: no typed object matches", path)));
             }
             Ok(())
         }
@@ -347,8 +386,14 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                     durability: write.durability(),
                 },
             };
-            let summary = write_demo(&out, &options)?;
-            let file = NwbFile::open(&out)?;
+            let summary = match out.local() {
+                Some(path) => write_demo(path, &options)?,
+                None => write_demo_into(
+                    remote_writer(&out, options.convention, options.write.clone())?,
+                    &options,
+                )?,
+            };
+            let file = open_file(&out, ReadOptions::default())?;
             outln!(
                 "wrote {} ({}): {} typed objects, {} electrodes x {} samples, {} units, {} trials, {} cached namespaces",
                 summary.name,
@@ -374,21 +419,25 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             let total = file.nodes().count() as u64;
             let bar = crate::progress::bar_of(total, "converting", "objects");
             let progress = |n: u64| bar.inc(n);
-            let (path, summary) = convert_file(
-                &file,
-                &dst,
-                convention.into(),
-                WriteOptions {
-                    compressors: parse_compressors(compressors.as_deref())?,
-                    durability: write.durability(),
-                },
-                &progress,
-            )?;
+            let write = WriteOptions {
+                compressors: parse_compressors(compressors.as_deref())?,
+                durability: write.durability(),
+            };
+            let summary = match dst.local() {
+                Some(path) => convert_file(&file, path, convention.into(), write, &progress)?.1,
+                None => {
+                    if dst.display() == src.display() {
+                        return Err(Failure(format!("{src}: cannot convert a file into itself")));
+                    }
+                    let writer = remote_writer(&dst, convention.into(), write)?;
+                    convert_into(&file, writer, &progress)?
+                }
+            };
             bar.finish_and_clear();
             outln!(
                 "converted {} -> {} ({}): {} groups, {} datasets ({} streamed chunk by chunk), {} links, {} cached namespaces",
-                src.display(),
-                path.display(),
+                src,
+                dst,
                 Convention::from(convention),
                 summary.groups,
                 summary.datasets,
@@ -401,8 +450,8 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
     }
 }
 
-fn specs(path: PathBuf, json: bool, show: Option<String>) -> CmdResult {
-    let file = NwbFile::open(&path)?;
+fn specs(path: Location, json: bool, show: Option<String>) -> CmdResult {
+    let file = open_file(&path, ReadOptions::default())?;
     if let Some(which) = show {
         let parts: Vec<&str> = which.split('/').collect();
         let [ns, version, doc] = parts.as_slice() else {
@@ -425,7 +474,7 @@ fn specs(path: PathBuf, json: bool, show: Option<String>) -> CmdResult {
             to_python_json(&Value::Array(list), PyJsonStyle::ZARR_PYTHON3)
         );
     } else if namespaces.is_empty() {
-        outln!("{}: no cached specifications", path.display());
+        outln!("{}: no cached specifications", path);
     } else {
         for n in namespaces {
             outln!("{} {}: {}", n.name, n.version, n.sources.join(", "));
@@ -499,9 +548,9 @@ fn find_reference(
     reference.ok_or_else(|| Failure(format!("{}: element {index} holds no reference", where_())))
 }
 
-fn write_dataset(output: &Path, dataset: &Dataset, file: &Path, object: &str) -> CmdResult {
-    let (data_type, bytes) = to_npy(&dataset.value)
-        .map_err(|m| Failure(format!("{}: '{object}': {m}", file.display())))?;
+fn write_dataset(output: &Path, dataset: &Dataset, file: &Location, object: &str) -> CmdResult {
+    let (data_type, bytes) =
+        to_npy(&dataset.value).map_err(|m| Failure(format!("{file}: '{object}': {m}")))?;
     npy::write_npy(output, &data_type, &dataset.shape, &bytes)?;
     Ok(())
 }

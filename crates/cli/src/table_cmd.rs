@@ -6,12 +6,14 @@
 //! Errors are printed on stderr as one line naming the file.
 
 use neurochunk_table::derive::{derive, DeriveOptions};
-use neurochunk_table::info::table_info;
+use neurochunk_table::info::source_info;
 use neurochunk_table::io::{output_format, Durability, TableSource, TableWriter, WriteOptions};
 use neurochunk_table::swc::{export_swc, import_swc, SwcImportOptions};
-use neurochunk_table::validate::{validate_paths, ValidateOptions};
+use neurochunk_table::validate::{validate_results, ValidateOptions};
 use neurochunk_table::{Format, Registry, TableError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::store_args::{Location, URL_FORMS};
 use std::process::ExitCode;
 
 /// Parquet compression codecs offered on the command line.
@@ -77,10 +79,11 @@ impl OutputArgs {
 pub enum TableCommand {
     /// Validate tables against the neurarrow spec. Several tables of one context
     /// are also checked against each other (ids, references, space).
+    #[command(after_help = URL_FORMS)]
     Validate {
-        /// Arrow IPC files, Parquet files or Hive-partitioned directories.
+        /// Arrow IPC files, Parquet files or Hive-partitioned directories (paths or URLs).
         #[arg(required = true, value_name = "FILE_OR_DIR")]
-        paths: Vec<PathBuf>,
+        paths: Vec<Location>,
         /// Schema to validate against (skeletons, pointclouds, dotprops,
         /// connections, net.clbarnes.connectors); default: from the file name,
         /// then from the columns.
@@ -98,20 +101,22 @@ pub enum TableCommand {
         max_per_rule: usize,
     },
     /// Show a table's schema, metadata, row count and fragments.
+    #[command(after_help = URL_FORMS)]
     Info {
-        /// Arrow IPC file, Parquet file or Hive directory.
-        path: PathBuf,
+        /// Arrow IPC file, Parquet file or Hive directory (a path or a URL).
+        path: Location,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// Convert between Arrow IPC (.arrow/.feather), Parquet (.parquet) and
     /// Hive-partitioned Parquet (--partition-by), keeping metadata.
+    #[command(after_help = URL_FORMS)]
     Convert {
-        /// Input table.
-        input: PathBuf,
-        /// Output path; the extension picks the format.
-        output: PathBuf,
+        /// Input table (a path or a URL).
+        input: Location,
+        /// Output path or URL; the extension picks the format.
+        output: Location,
         #[command(flatten)]
         out: OutputArgs,
     },
@@ -198,7 +203,11 @@ pub fn run(cmd: TableCommand) -> ExitCode {
                 max_per_rule,
                 ..ValidateOptions::default()
             };
-            let reports = match validate_paths(&paths, &opts) {
+            let opened = paths
+                .iter()
+                .map(|p| (PathBuf::from(p.display()), open_table(p)))
+                .collect();
+            let reports = match validate_results(opened, &opts) {
                 Ok(r) => r,
                 Err(e) => return fail(&e),
             };
@@ -234,20 +243,22 @@ pub fn run(cmd: TableCommand) -> ExitCode {
             }
             ExitCode::from(code)
         }
-        TableCommand::Info { path, json } => match table_info(&path) {
-            Ok(i) => {
-                if json {
-                    outln!("{}", i.to_json());
-                } else {
-                    out!("{i}");
+        TableCommand::Info { path, json } => {
+            match open_table(&path).and_then(|s| source_info(&s)) {
+                Ok(i) => {
+                    if json {
+                        outln!("{}", i.to_json());
+                    } else {
+                        out!("{i}");
+                    }
+                    ExitCode::SUCCESS
                 }
-                ExitCode::SUCCESS
+                Err(e) => fail(&e),
             }
-            Err(e) => fail(&e),
-        },
+        }
         TableCommand::Convert { input, output, out } => match convert(&input, &output, &out) {
             Ok(rows) => {
-                outln!("{}: {rows} rows written", output.display());
+                outln!("{output}: {rows} rows written");
                 ExitCode::SUCCESS
             }
             Err(e) => fail(&e),
@@ -337,21 +348,25 @@ pub fn run(cmd: TableCommand) -> ExitCode {
     }
 }
 
+/// The table at a path (a file or a Hive directory) or a URL (the object at the URL's key,
+/// else the Hive directory under it).
+fn open_table(location: &Location) -> Result<TableSource, TableError> {
+    if let Some(path) = location.local() {
+        return TableSource::open(path);
+    }
+    let (store, key) = location.open_parts().map_err(|e| TableError::Usage(e.0))?;
+    TableSource::open_store_named(store, &key, &location.display())
+}
+
 /// Streams `input` into `output` (format from the extension or --partition-by).
-fn convert(
-    input: &std::path::Path,
-    output: &std::path::Path,
-    out: &OutputArgs,
-) -> Result<u64, TableError> {
-    let src = TableSource::open(input)?;
+fn convert(input: &Location, output: &Location, out: &OutputArgs) -> Result<u64, TableError> {
+    let src = open_table(input)?;
     let mut opts = out.options();
-    output_format(output, &opts)?;
+    let output_name = PathBuf::from(output.file_name());
+    output_format(output.local().unwrap_or(&output_name), &opts)?;
     if opts.file_infix.is_none() {
         let registry = Registry::standard();
-        let name = input
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = input.file_name();
         let from_name = registry.from_file_name(&name).map(|d| d.name.clone());
         let schema = src.schema();
         let from_cols = registry
@@ -359,13 +374,21 @@ fn convert(
             .map(|d| d.name.clone());
         opts.file_infix = from_name.or(from_cols);
     }
-    if src.format() == Format::Hive && opts.partition_by.is_none() && output.is_dir() {
+    if src.format() == Format::Hive
+        && opts.partition_by.is_none()
+        && output.local().is_some_and(Path::is_dir)
+    {
         return Err(TableError::Usage(format!(
-            "{}: output is a directory; pass --partition-by to write a Hive table",
-            output.display()
+            "{output}: output is a directory; pass --partition-by to write a Hive table"
         )));
     }
-    let mut w = TableWriter::create(output, src.schema(), &opts)?;
+    let mut w = match output.local() {
+        Some(path) => TableWriter::create(path, src.schema(), &opts)?,
+        None => {
+            let (store, key) = output.open_parts().map_err(|e| TableError::Usage(e.0))?;
+            TableWriter::create_in_named(store, &key, &output.display(), src.schema(), &opts)?
+        }
+    };
     for b in src.batches(neurochunk_table::io::DEFAULT_BATCH_SIZE)? {
         w.write(&b?)?;
     }

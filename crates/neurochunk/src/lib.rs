@@ -1,7 +1,7 @@
 //! neurochunk: large neuroscience data in the formats the field writes, from Rust.
 //!
-//! One library over any key/value store (local disk or memory today; object stores plug in
-//! through the same [`Store`] trait) for
+//! One library over any key/value store (local disk, memory, and with the `remote` feature
+//! S3, GCS, Azure and HTTP through `store::open_url`, all behind the same [`Store`] trait) for
 //! * chunked N-d arrays in **Zarr v2**, **Zarr v3** (sharding, consolidated metadata) and
 //!   **N5**, with Zarr's whole data type model ([`array`](mod@array), [`dtype`], [`codec`]);
 //! * with the `nwb` feature, **NWB files on Zarr** as pynwb and hdmf-zarr write them, in both

@@ -65,6 +65,8 @@ mod key;
 mod memory;
 mod pool;
 mod prefix;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod staging;
 mod writer;
 
@@ -75,6 +77,8 @@ pub use key::{join_key, validate_key, validate_prefix};
 pub use memory::MemoryStore;
 pub use pool::{recycle_buffer, take_buffer};
 pub use prefix::PrefixStore;
+#[cfg(feature = "remote")]
+pub use remote::{open_url, RemoteOptions, RemoteStore, StoreLocation};
 pub use writer::{BufferedWriter, ValueWriter};
 
 use std::fmt::Debug;
@@ -129,6 +133,43 @@ pub enum StoreError {
         link: Box<str>,
         /// Where it leads (as resolved, or as written when it does not resolve).
         target: Box<str>,
+    },
+    /// A URL that names no store this build can open (unknown scheme, no bucket, a path
+    /// that is not a valid key).
+    #[error("invalid URL '{url}': {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A remote service refused the credentials (HTTP 401) or the operation (HTTP 403).
+    #[error("access denied to {url}: {source}")]
+    AccessDenied {
+        /// The object (or prefix) concerned, as a URL (`s3://bucket/key`).
+        url: String,
+        /// The service's answer.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A response ended before all the bytes it announced had arrived.
+    #[error("truncated response from {url}: received {received} of {expected} bytes")]
+    Truncated {
+        /// The object read, as a URL.
+        url: String,
+        /// How many bytes arrived.
+        received: u64,
+        /// How many bytes the response announced.
+        expected: u64,
+    },
+    /// A remote request failed (network, service or protocol error, after any retries).
+    #[error("{url}: {source}")]
+    Remote {
+        /// The object (or prefix) concerned, as a URL (`s3://bucket/key`).
+        url: String,
+        /// The underlying error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The backend failed: a file system, network or service error.
     #[error("{store}: error on '{key}': {source}")]

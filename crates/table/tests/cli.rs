@@ -3,8 +3,14 @@
 #[macro_use]
 #[path = "../../cli/src/output.rs"]
 mod output;
+#[path = "../../cli/src/store_args.rs"]
+#[allow(dead_code)]
+mod store_args;
 #[path = "../../cli/src/table_cmd.rs"]
 mod table_cmd;
+
+/// A failed command's message, as the CLI's `main.rs` defines it.
+pub(crate) struct Failure(pub String);
 
 mod common;
 

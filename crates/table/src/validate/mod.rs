@@ -241,6 +241,17 @@ pub fn validate_sources(
     validate_opened(sources.iter().map(|s| (s.path(), Ok(s))), opts)
 }
 
+/// Like [`validate_paths`], for tables opened by the caller (from any store, see
+/// [`TableSource::open_store_named`]): each `(name, opened)` is a table's display name and the
+/// result of opening it; a table that could not be opened is reported as unreadable under its
+/// name, as [`validate_paths`] does.
+pub fn validate_results(
+    tables: Vec<(PathBuf, Result<TableSource, TableError>)>,
+    opts: &ValidateOptions,
+) -> Result<Vec<TableReport>, TableError> {
+    validate_opened(tables.into_iter(), opts)
+}
+
 /// Validates each table (or reports why it could not be opened), then the dataset rules.
 fn validate_opened<P, S>(
     tables: impl ExactSizeIterator<Item = (P, Result<S, TableError>)>,
