@@ -394,7 +394,13 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             order: (0..rank).rev().collect(),
         });
     }
-    if let (Some(endian), Some(_)) = (options.endian, data_type.fixed_size()) {
+    let own_serializer = options
+        .compressors
+        .iter()
+        .flatten()
+        .any(|c| c.kind() == neurochunk_codec::CodecKind::ArrayToBytes);
+    if let (Some(endian), Some(_), false) = (options.endian, data_type.fixed_size(), own_serializer)
+    {
         codecs.push(Codec::Bytes { endian });
     }
     codecs.extend(options.compressors.clone().unwrap_or_else(|| match format {

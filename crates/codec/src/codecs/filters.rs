@@ -134,7 +134,10 @@ impl DeltaCodec {
         if repr.data_type != neurochunk_dtype::DataType::Bool {
             return Err(unsupported(
                 "delta",
-                format!("data type {} does not match the codec's dtype |b1", repr.data_type),
+                format!(
+                    "data type {} does not match the codec's dtype |b1",
+                    repr.data_type
+                ),
             ));
         }
         match data {

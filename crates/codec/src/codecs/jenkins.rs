@@ -28,9 +28,9 @@ fn hash(k: &[u8], initval: u32) -> u32 {
         .wrapping_add(initval);
     let (mut a, mut b, mut c) = (init, init, init);
     let word = |s: &[u8]| {
-        s.iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, byte)| acc.wrapping_add(u32::from(*byte) << (8 * i)))
+        s.iter().enumerate().fold(0u32, |acc, (i, byte)| {
+            acc.wrapping_add(u32::from(*byte) << (8 * i))
+        })
     };
     let mut rest = k;
     while rest.len() > 12 {

@@ -146,7 +146,10 @@ impl ArrayToArrayCodec for BitRoundCodec {
     }
 
     fn to_v2_json(&self) -> Option<Value> {
-        Some(v2_json("bitround", obj([("keepbits", json!(self.keepbits))])))
+        Some(v2_json(
+            "bitround",
+            obj([("keepbits", json!(self.keepbits))]),
+        ))
     }
 }
 

@@ -100,10 +100,9 @@ impl PcodecCodec {
             }
         };
         let order = |o: i64| {
-            usize::try_from(o)
-                .ok()
-                .filter(|o| *o <= 7)
-                .ok_or_else(|| config_err(ID, format!("'delta_encoding_order' must be 0-7, found {o}")))
+            usize::try_from(o).ok().filter(|o| *o <= 7).ok_or_else(|| {
+                config_err(ID, format!("'delta_encoding_order' must be 0-7, found {o}"))
+            })
         };
         let delta = match (self.delta_spec.as_str(), self.delta_encoding_order) {
             ("auto", Some(o)) => DeltaSpec::TryConsecutive(order(o)?),
@@ -231,7 +230,10 @@ impl ArrayToBytesCodec for PcodecCodec {
         let config = self.chunk_config()?;
         let size = repr.data_type.fixed_size().unwrap_or(0);
         let ArrayBytes::Fixed(bytes) = data else {
-            return Err(unsupported(ID, "variable-length elements are not supported"));
+            return Err(unsupported(
+                ID,
+                "variable-length elements are not supported",
+            ));
         };
         if bytes.len() != size * repr.num_elements() {
             return Err(corrupt(

@@ -96,9 +96,9 @@ impl ZfpyCodec {
     pub fn effective_mode(&self) -> CodecResult<ZfpMode> {
         Ok(match self.mode {
             2 if self.rate >= 0.0 => ZfpMode::FixedRate(self.rate),
-            3 if self.precision >= 0 => ZfpMode::FixedPrecision(
-                u32::try_from(self.precision.min(64)).unwrap_or(64),
-            ),
+            3 if self.precision >= 0 => {
+                ZfpMode::FixedPrecision(u32::try_from(self.precision.min(64)).unwrap_or(64))
+            }
             4 if self.tolerance >= 0.0 => ZfpMode::FixedAccuracy(self.tolerance),
             2..=5 => ZfpMode::Reversible,
             other => {
@@ -250,7 +250,10 @@ impl ArrayToBytesCodec for ZfpyCodec {
         let ty = zfp_type(&repr.data_type)?;
         let mode = self.effective_mode()?;
         let ArrayBytes::Fixed(mut bytes) = data else {
-            return Err(unsupported(ID, "variable-length elements are not supported"));
+            return Err(unsupported(
+                ID,
+                "variable-length elements are not supported",
+            ));
         };
         let size = repr.data_type.fixed_size().unwrap_or(0);
         if bytes.len() != size * repr.num_elements() {
@@ -423,7 +426,9 @@ mod tests {
             ZfpMode::FixedRate(16.0),
         ] {
             let codec = ZfpyCodec::new(mode);
-            let enc = codec.encode(ArrayBytes::Fixed(data.clone()), &repr).unwrap();
+            let enc = codec
+                .encode(ArrayBytes::Fixed(data.clone()), &repr)
+                .unwrap();
             let ArrayBytes::Fixed(dec) = codec.decode(enc.clone(), &repr).unwrap() else {
                 panic!()
             };
@@ -436,7 +441,10 @@ mod tests {
                 }
             }
             for cut in [0, 3, 8, 12, enc.len() / 2] {
-                assert!(codec.decode(enc[..cut].to_vec(), &repr).is_err(), "{mode:?} {cut}");
+                assert!(
+                    codec.decode(enc[..cut].to_vec(), &repr).is_err(),
+                    "{mode:?} {cut}"
+                );
             }
             let mut bad = enc.clone();
             for b in bad.iter_mut().skip(16) {
@@ -451,11 +459,14 @@ mod tests {
             assert!(codec.decode(enc, &other).is_err());
         }
         assert!(ZfpyCodec::new(ZfpMode::Reversible)
-            .encode(ArrayBytes::Fixed(vec![0; 4]), &ChunkRepr {
-                shape: vec![4],
-                data_type: DataType::UInt8,
-                fill_value: vec![0],
-            })
+            .encode(
+                ArrayBytes::Fixed(vec![0; 4]),
+                &ChunkRepr {
+                    shape: vec![4],
+                    data_type: DataType::UInt8,
+                    fill_value: vec![0],
+                }
+            )
             .is_err());
     }
 }
