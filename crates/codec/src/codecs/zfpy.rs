@@ -329,7 +329,7 @@ impl ArrayToBytesCodec for ZfpyCodec {
         // SAFETY: the field was filled in by zfp_read_header.
         let (ty, count, dims) = unsafe {
             (
-                (*z.field).type_ as u32,
+                (*z.field).type_,
                 zfp::zfp_field_size(z.field, std::ptr::null_mut()),
                 zfp::zfp_field_dimensionality(z.field),
             )
