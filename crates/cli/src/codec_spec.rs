@@ -6,7 +6,7 @@ use neurochunk_codec::{BloscCompressor, BloscShuffle, Codec, ZfpMode};
 const SPEC_FORMS: &str = "none | zstd[:LEVEL[:checksum]] | gzip[:LEVEL] | zlib[:LEVEL] | \
 blosc[:CNAME[:CLEVEL[:SHUFFLE]]] (CNAME blosclz|lz4|lz4hc|zstd|zlib|snappy, SHUFFLE noshuffle|shuffle|bitshuffle) | \
 bz2[:LEVEL] | lzma[:PRESET] | lz4[:ACCEL] | crc32c | adler32 | fletcher32 | jenkins_lookup3 | \
-bitround:KEEPBITS | quantize:DIGITS | packbits | pcodec[:LEVEL] | \
+bitround:KEEPBITS | quantize:DIGITS | packbits | categorize (put: labels from the data) | pcodec[:LEVEL] | \
 zfpy[:MODE[:PARAM]] (MODE reversible|rate|precision|accuracy), several separated by commas \
 (filters first, then pcodec or zfpy as the serializer, then compressions)";
 
@@ -109,6 +109,10 @@ pub(crate) fn parse_codecs(spec: &str) -> Result<Vec<Codec>, String> {
                     "jenkins_lookup3" => Codec::JenkinsLookup3,
                     _ => Codec::PackBits,
                 });
+            }
+            "categorize" => {
+                max_parts(0)?;
+                out.push(Codec::Categorize { labels: Vec::new() });
             }
             "bitround" => {
                 max_parts(1)?;

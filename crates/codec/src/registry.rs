@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::codecs::blosc::BloscCodec;
 use crate::codecs::bytes::BytesCodec;
 use crate::codecs::bz2::Bz2Codec;
+use crate::codecs::categorize::CategorizeCodec;
 use crate::codecs::checksum::{ChecksumCodec, ChecksumKind};
 use crate::codecs::deflate::{GzipCodec, ZlibCodec};
 use crate::codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
@@ -23,6 +24,7 @@ use crate::codecs::pickle::PickleCodec;
 use crate::codecs::shuffle::ShuffleCodec;
 use crate::codecs::transpose::TransposeCodec;
 use crate::codecs::vlen::VlenCodec;
+use crate::codecs::vlen_array::VlenArrayCodec;
 use crate::codecs::xz::LzmaCodec;
 use crate::codecs::zfpy::ZfpyCodec;
 use crate::codecs::zstd::ZstdCodec;
@@ -210,6 +212,14 @@ fn numcodecs_builtins() -> Vec<(&'static str, CodecConstructor)> {
         (
             "pickle",
             ctor(|c: &Value, r: &ChunkRepr| Ok(a2b(PickleCodec::for_repr(c, r)?))),
+        ),
+        (
+            "categorize",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(a2a(CategorizeCodec::from_config(c)?))),
+        ),
+        (
+            "vlen-array",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(a2b(VlenArrayCodec::from_config(c)?))),
         ),
     ]
 }

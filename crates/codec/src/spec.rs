@@ -141,6 +141,18 @@ pub enum Codec {
         /// The zfp mode.
         mode: crate::codecs::zfpy::ZfpMode,
     },
+    /// numcodecs `categorize` (a filter): text elements from `labels` stored as integer codes
+    /// (`|u1` for up to 255 labels, then `<u2`, `<u4`); values outside the labels are refused.
+    Categorize {
+        /// The labels; code `i + 1` stands for `labels[i]`, 0 for `""`.
+        labels: Vec<String>,
+    },
+    /// numcodecs `vlen-array` (the serializer of a ragged array: variable-length bytes elements
+    /// holding numbers of `element` type).
+    VlenArray {
+        /// The type of the numbers of every element.
+        element: DataType,
+    },
 }
 
 impl Codec {
@@ -168,12 +180,14 @@ impl Codec {
             Codec::Transpose { .. }
             | Codec::BitRound { .. }
             | Codec::Quantize { .. }
-            | Codec::PackBits => CodecKind::ArrayToArray,
+            | Codec::PackBits
+            | Codec::Categorize { .. } => CodecKind::ArrayToArray,
             Codec::Bytes { .. }
             | Codec::VlenUtf8
             | Codec::VlenBytes
             | Codec::Pcodec { .. }
-            | Codec::Zfpy { .. } => CodecKind::ArrayToBytes,
+            | Codec::Zfpy { .. }
+            | Codec::VlenArray { .. } => CodecKind::ArrayToBytes,
             _ => CodecKind::BytesToBytes,
         }
     }
@@ -202,6 +216,8 @@ impl Codec {
             Codec::PackBits => "packbits",
             Codec::Pcodec { .. } => "pcodec",
             Codec::Zfpy { .. } => "zfpy",
+            Codec::Categorize { .. } => "categorize",
+            Codec::VlenArray { .. } => "vlen-array",
         }
     }
 
@@ -308,6 +324,30 @@ impl Codec {
                 crate::ZfpyCodec::check_type(repr)?;
                 AnyCodec::ArrayToBytes(Arc::new(codec))
             }
+            Codec::Categorize { labels } => {
+                if labels.is_empty() {
+                    return Err(crate::util::config_err(
+                        "categorize",
+                        "needs its labels (`neurochunk put` takes them from the data)",
+                    ));
+                }
+                let astype = match labels.len() {
+                    0..=0xff => "|u1",
+                    0x100..=0xffff => "<u2",
+                    _ => "<u4",
+                };
+                let codec = crate::CategorizeCodec::new(labels.clone(), &repr.data_type, astype)?;
+                AnyCodec::ArrayToArray(Arc::new(codec))
+            }
+            Codec::VlenArray { element } => {
+                if repr.data_type != DataType::Bytes {
+                    return Err(crate::util::unsupported(
+                        "vlen-array",
+                        format!("a ragged array's data type is variable-length bytes, not {}", repr.data_type),
+                    ));
+                }
+                AnyCodec::ArrayToBytes(Arc::new(crate::VlenArrayCodec::new(element, false)?))
+            }
         })
     }
 
@@ -363,6 +403,8 @@ impl fmt::Display for Codec {
             Codec::Quantize { digits } => write!(f, "quantize(digits {digits})"),
             Codec::Pcodec { level } => write!(f, "pcodec(level {level})"),
             Codec::Zfpy { mode } => write!(f, "zfpy({mode:?})"),
+            Codec::Categorize { labels } => write!(f, "categorize({} labels)", labels.len()),
+            Codec::VlenArray { element } => write!(f, "vlen-array({element})"),
             _ => f.write_str(self.name()),
         }
     }

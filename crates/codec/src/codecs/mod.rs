@@ -3,6 +3,7 @@
 pub mod blosc;
 pub mod bytes;
 pub mod bz2;
+pub mod categorize;
 pub mod checksum;
 pub mod deflate;
 pub mod filters;
@@ -16,6 +17,7 @@ pub mod pickle;
 pub mod shuffle;
 pub mod transpose;
 pub mod vlen;
+pub mod vlen_array;
 pub mod xz;
 pub mod zfpy;
 pub mod zstd;

@@ -53,10 +53,11 @@ pub struct ZfpyCodec {
 }
 
 impl ZfpyCodec {
-    /// `zfpy` in `mode`.
+    /// `zfpy` in `mode`. Reversible is written as numcodecs writes it, fixed accuracy with
+    /// every parameter −1 (numcodecs' `ZFPY` accepts no mode 5 for encoding).
     pub fn new(mode: ZfpMode) -> Self {
         let mut c = ZfpyCodec {
-            mode: 5,
+            mode: 4,
             tolerance: -1.0,
             rate: -1.0,
             precision: -1,
