@@ -153,3 +153,89 @@ def test_pcodec_03_and_pco_11_read_each_other(level, tmp_path, nc):
     ours = tmp_path / "ours.zarr"
     nc.put(data, ours, "zarr2", chunks=(n // 2,), codec=f"pcodec:{level}")
     assert_same_array(zarr.open_array(str(ours), mode="r")[...], data)
+
+
+# --------------------------------------------------------------------------------------------
+# categorize and vlen-array
+# --------------------------------------------------------------------------------------------
+
+LABELS = ["ß", "bar", "baz", "quux", "a longer label"]
+
+
+def label_data(shape=(11, 7)) -> np.ndarray:
+    picks = RNG.integers(0, len(LABELS) + 1, shape)
+    return np.array([([""] + LABELS)[i] for i in picks.ravel()], dtype=object).reshape(shape)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize("dtype,astype", [("|O", "|u1"), ("<U14", "|u1"), ("<U14", "<u2"), ("|O", ">u2")])
+def test_categorize_both_directions(dtype, astype, tmp_path, nc):
+    data = label_data()
+    typed = data if dtype == "|O" else data.astype(dtype)
+    peer = tmp_path / "peer.zarr"
+    z = zarr.open_array(str(peer), mode="w", shape=data.shape, chunks=(4, 3), dtype=object if dtype == "|O" else dtype,
+                        filters=[numcodecs.Categorize(LABELS, dtype=dtype, astype=astype)], compressor=numcodecs.Zstd(1))
+    z[...] = typed
+    assert_same_array(nc.get(peer), cli_form(typed))
+    assert_same_array(nc.get(peer, region="3:9,2:"), cli_form(typed[3:9, 2:]))
+    # neurochunk writes: labels from the data, in order of first appearance.
+    ours = tmp_path / "ours.zarr"
+    nc.put(cli_form(typed), ours, "zarr2", chunks=(4, 3), codec="categorize,zstd:1", vlen=dtype == "|O")
+    meta = load_json(ours / ".zarray")
+    cat = meta["filters"][0]
+    assert cat["id"] == "categorize" and cat["astype"] == "|u1", meta
+    assert sorted(cat["labels"]) == sorted(LABELS)
+    assert meta["dtype"] == ("|O" if dtype == "|O" else "<U14"), meta
+    got = zarr.open_array(str(ours), mode="r")[...]
+    assert_same_array(cli_form(got), cli_form(typed))
+    # With numcodecs' labels, the chunks are the bytes numcodecs writes.
+    conv = tmp_path / "conv.zarr"
+    nc.convert(peer, conv, "zarr2")
+    for key in ["0.0", "2.2"]:
+        assert (conv / key).read_bytes() == (peer / key).read_bytes(), key
+
+
+def ragged(n: int, dtype: str) -> np.ndarray:
+    out = np.empty(n, dtype=object)
+    for i in range(n):
+        k = int(RNG.integers(0, 6))
+        out[i] = (RNG.standard_normal(k) * 50).astype(dtype) if dtype[1] == "f" else RNG.integers(-99, 99, k).astype(dtype)
+    return out
+
+
+def load_ragged(path) -> list:
+    npz = np.load(path, allow_pickle=False)
+    values, offsets, shape = npz["values"], npz["offsets"], npz["shape"]
+    assert offsets.dtype == np.int64 and offsets[0] == 0 and offsets[-1] == len(values)
+    items = [values[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+    return items, tuple(shape), values.dtype
+
+
+@pytest.mark.parametrize("dtype", ["<i4", "<f8", "|u1", ">i2"])
+def test_vlen_array_both_directions(dtype, tmp_path, nc):
+    data = ragged(23, dtype)
+    peer = tmp_path / "peer.zarr"
+    z = zarr.open_array(str(peer), mode="w", shape=data.shape, chunks=(5,), dtype=object, object_codec=numcodecs.VLenArray(dtype))
+    z[...] = data
+    # neurochunk get writes values / offsets / shape (no pickle).
+    out = tmp_path / "got.npz"
+    nc.run("get", peer, "--region=3:19", "-o", out)
+    items, shape, vdtype = load_ragged(out)
+    assert shape == (16,) and vdtype == np.dtype(dtype).newbyteorder("<")
+    for got, want in zip(items, data[3:19], strict=True):
+        np.testing.assert_array_equal(got, want)
+    # A .npy output is refused with the way out.
+    err = nc.fails("get", peer, "-o", tmp_path / "x.npy", names=[".npz"])
+    assert "vlen-array" in err
+    # neurochunk put from the .npz, zarr-python 2 reads it; same chunks as numcodecs'.
+    nc.run("get", peer, "-o", tmp_path / "all.npz")
+    ours = tmp_path / "ours.zarr"
+    nc.run("put", tmp_path / "all.npz", ours, "--format", "zarr2", "--chunks", "5", "--codec", "none")
+    back = zarr.open_array(str(ours), mode="r")[...]
+    for got, want in zip(back, data, strict=True):
+        np.testing.assert_array_equal(got, want)
+    z2 = zarr.open_array(str(tmp_path / "peer-raw.zarr"), mode="w", shape=data.shape, chunks=(5,), dtype=object,
+                         object_codec=numcodecs.VLenArray("<" + dtype[1:] if dtype[0] == ">" else dtype), compressor=None)
+    z2[...] = data
+    for key in ["0", "2"]:  # full chunks (edge chunks are padded with the fill value)
+        assert (ours / key).read_bytes() == (tmp_path / "peer-raw.zarr" / key).read_bytes(), key

@@ -6,8 +6,8 @@
 //! the codes are the integer type `astype` (default `|u1`), flattened to one dimension in C
 //! order. Decoding gives `labels[code - 1]`, and `""` for 0 or a code past the labels (numcodecs
 //! leaves those elements empty). Encoding refuses a non-empty value that is not a label instead
-//! of storing it as 0, which would lose it silently; `""` is stored as 0 whether it is a label
-//! or not (numcodecs gives `""` its label's code when it has one, so that case is matched).
+//! of storing it as 0, which would lose it silently; `""` and the fill value (which pads edge
+//! chunks) are stored as 0 when they are not labels (a label `""` gets its code, as in numcodecs).
 
 use std::collections::HashMap;
 
@@ -236,11 +236,28 @@ impl ArrayToArrayCodec for CategorizeCodec {
         for (i, label) in self.labels.iter().enumerate() {
             codes.insert(label.as_str(), i as u64 + 1);
         }
+        // The fill value pads edge chunks; outside the labels it is stored as 0, as numcodecs
+        // stores it.
+        let fill_repr = ChunkRepr {
+            shape: vec![1],
+            ..input.clone()
+        };
+        let fill_data = match input.data_type {
+            DataType::String => ArrayBytes::Variable {
+                data: input.fill_value.clone(),
+                offsets: vec![0, input.fill_value.len()],
+            },
+            _ => ArrayBytes::Fixed(input.fill_value.clone()),
+        };
+        let fill = texts(&fill_data, &fill_repr)
+            .ok()
+            .and_then(|f| f.into_iter().next())
+            .unwrap_or_default();
         let mut out = Vec::with_capacity(values.len() * self.astype.num.size());
         for v in &values {
             let code = match codes.get(v.as_str()) {
                 Some(&c) => c,
-                None if v.is_empty() => 0,
+                None if v.is_empty() || *v == fill => 0,
                 None => {
                     let shown: String = v.chars().take(40).collect();
                     return Err(unsupported(
