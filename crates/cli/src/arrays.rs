@@ -294,23 +294,36 @@ fn get_ragged(args: &GetArgs, array: &Array, selection: &neurochunk_array::Selec
         .read_ragged(selection)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let size = ragged.element_type.fixed_size().unwrap_or(1).max(1);
-    let int64 = |v: &[usize]| -> Vec<u8> { v.iter().flat_map(|&x| (x as i64).to_le_bytes()).collect() };
+    let int64 =
+        |v: &[usize]| -> Vec<u8> { v.iter().flat_map(|&x| (x as i64).to_le_bytes()).collect() };
     let fail = |e: String| Failure(format!("{}: {e}", out.display()));
     let members = [
         (
             "values",
-            npz::npy_bytes(&ragged.element_type, &[ragged.values.len() / size], &ragged.values)
-                .map_err(fail)?,
+            npz::npy_bytes(
+                &ragged.element_type,
+                &[ragged.values.len() / size],
+                &ragged.values,
+            )
+            .map_err(fail)?,
         ),
         (
             "offsets",
-            npz::npy_bytes(&DataType::Int64, &[ragged.offsets.len()], &int64(&ragged.offsets))
-                .map_err(fail)?,
+            npz::npy_bytes(
+                &DataType::Int64,
+                &[ragged.offsets.len()],
+                &int64(&ragged.offsets),
+            )
+            .map_err(fail)?,
         ),
         (
             "shape",
-            npz::npy_bytes(&DataType::Int64, &[ragged.shape.len()], &int64(&ragged.shape))
-                .map_err(fail)?,
+            npz::npy_bytes(
+                &DataType::Int64,
+                &[ragged.shape.len()],
+                &int64(&ragged.shape),
+            )
+            .map_err(fail)?,
         ),
     ];
     npz::write_npz(out, &members).map_err(fail)
@@ -322,10 +335,11 @@ fn read_ragged_npz(path: &Path) -> Result<(Vec<usize>, DataType, ArrayBytes), Fa
     let fail = |e: String| Failure(format!("{}: {e}", path.display()));
     let members = npz::read_npz(path).map_err(fail)?;
     let find = |name: &str| {
-        members
-            .iter()
-            .find(|m| m.0 == name)
-            .ok_or_else(|| fail(format!("a ragged .npz needs a '{name}' member (values, offsets, shape)")))
+        members.iter().find(|m| m.0 == name).ok_or_else(|| {
+            fail(format!(
+                "a ragged .npz needs a '{name}' member (values, offsets, shape)"
+            ))
+        })
     };
     let (_, vh, values) = find("values")?;
     let (_, oh, offsets) = find("offsets")?;

@@ -215,6 +215,57 @@ mod tests {
     }
 
     #[test]
+    fn parses_the_numcodecs_extras() {
+        assert_eq!(
+            parse_codecs("bitround:10,quantize:-2,packbits,categorize,pcodec,zstd").unwrap(),
+            vec![
+                Codec::BitRound { keepbits: 10 },
+                Codec::Quantize { digits: -2 },
+                Codec::PackBits,
+                Codec::Categorize { labels: vec![] },
+                Codec::Pcodec { level: 8 },
+                Codec::Zstd {
+                    level: 0,
+                    checksum: false
+                },
+            ]
+        );
+        assert_eq!(
+            parse_codecs("zfpy,zfp:rate:8,zfpy:precision:20,zfpy:accuracy:0.5").unwrap(),
+            vec![
+                Codec::Zfpy {
+                    mode: ZfpMode::Reversible
+                },
+                Codec::Zfpy {
+                    mode: ZfpMode::FixedRate(8.0)
+                },
+                Codec::Zfpy {
+                    mode: ZfpMode::FixedPrecision(20)
+                },
+                Codec::Zfpy {
+                    mode: ZfpMode::FixedAccuracy(0.5)
+                },
+            ]
+        );
+        assert_eq!(
+            parse_codecs("adler32,fletcher32,jenkins_lookup3").unwrap(),
+            vec![Codec::Adler32, Codec::Fletcher32, Codec::JenkinsLookup3]
+        );
+        for (spec, needle) in [
+            ("bitround:53", "bitround keepbits '53'"),
+            ("quantize", "quantize needs DIGITS"),
+            ("pcodec:13", "pcodec level '13'"),
+            ("zfpy:rate", "needs a rate"),
+            ("zfpy:reversible:1", "takes no parameter"),
+            ("zfpy:accuracy:-1", "invalid zfpy tolerance"),
+            ("categorize:a", "too many parts"),
+        ] {
+            let err = parse_codecs(spec).unwrap_err();
+            assert!(err.contains(needle), "{spec}: {err}");
+        }
+    }
+
+    #[test]
     fn bad_specs_name_the_part_and_list_the_forms() {
         for (spec, needle) in [
             ("zstd:99", "zstd level '99'"),

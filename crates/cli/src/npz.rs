@@ -14,7 +14,11 @@ const CENTRAL: u32 = 0x0201_4b50;
 const END: u32 = 0x0605_4b50;
 
 /// One `.npy` member as bytes: header and little-endian C-order data.
-pub(crate) fn npy_bytes(data_type: &DataType, shape: &[usize], data: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn npy_bytes(
+    data_type: &DataType,
+    shape: &[usize],
+    data: &[u8],
+) -> Result<Vec<u8>, String> {
     let header = NpyHeader {
         data_type: data_type.clone(),
         endian: (data_type.fixed_size().unwrap_or(1) > 1).then_some(Endian::Little),
@@ -135,13 +139,18 @@ pub(crate) fn read_npz(path: &Path) -> Result<Vec<(String, NpyHeader, Vec<u8>)>,
             m => return Err(bad(&format!("member {name} uses zip method {m}"))),
         };
         let mut reader = &data[..];
-        let header = npy::read_npy_header(&mut reader).map_err(|e| format!("member {name}: {e}"))?;
+        let header =
+            npy::read_npy_header(&mut reader).map_err(|e| format!("member {name}: {e}"))?;
         let mut body = reader.to_vec();
         if header.endian == Some(Endian::Big) {
-            header.data_type.swap_endian_in_place(&mut body, Endian::Big);
+            header
+                .data_type
+                .swap_endian_in_place(&mut body, Endian::Big);
         }
         if header.fortran_order && header.shape.len() > 1 {
-            return Err(format!("member {name}: Fortran order is not supported here"));
+            return Err(format!(
+                "member {name}: Fortran order is not supported here"
+            ));
         }
         let name = name.strip_suffix(".npy").unwrap_or(&name).to_string();
         members.push((name, header, body));

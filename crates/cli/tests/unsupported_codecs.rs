@@ -47,9 +47,18 @@ fn unknown_codecs_name_the_codec_the_array_and_the_way_out() {
         assert!(err.contains(&format!("g.zarr/{node}")), "{err}");
         assert!(err.contains("zarr-python / numcodecs"), "{err}");
         // A whole-hierarchy convert names the array inside the hierarchy.
-        let err = fails(&["convert", "g.zarr", "out.zarr", "--format", "zarr3"], root);
-        assert!(err.contains("'/labels'") || err.contains("'/volume'"), "{err}");
-        assert!(err.contains("does not support") || err.contains("not supported"), "{err}");
+        let err = fails(
+            &["convert", "g.zarr", "out.zarr", "--format", "zarr3"],
+            root,
+        );
+        assert!(
+            err.contains("'/labels'") || err.contains("'/volume'"),
+            "{err}"
+        );
+        assert!(
+            err.contains("does not support") || err.contains("not supported"),
+            "{err}"
+        );
     }
     // Zarr v3.
     std::fs::create_dir_all(root.join("v3.zarr")).unwrap();
@@ -63,7 +72,10 @@ fn unknown_codecs_name_the_codec_the_array_and_the_way_out() {
     )
     .unwrap();
     let err = fails(&["get", "v3.zarr", "-o", "out.npy"], root);
-    assert!(err.contains("'numcodecs.frobnicate', which neurochunk does not support"), "{err}");
+    assert!(
+        err.contains("'numcodecs.frobnicate', which neurochunk does not support"),
+        "{err}"
+    );
 }
 
 fn npy_u1(path: &Path, values: &[u8]) {
@@ -89,18 +101,32 @@ fn new_codec_forms_write_arrays_that_read_back() {
     let root = dir.path();
     let bits: Vec<u8> = (0..37).map(|i| u8::from(i % 3 == 0)).collect();
     npy_u1(&root.join("b.npy"), &bits);
-    for (i, spec) in ["packbits,zstd:1", "packbits,jenkins_lookup3", "packbits,adler32"]
-        .iter()
-        .enumerate()
+    for (i, spec) in [
+        "packbits,zstd:1",
+        "packbits,jenkins_lookup3",
+        "packbits,adler32",
+    ]
+    .iter()
+    .enumerate()
     {
         let out = format!("b{i}.zarr");
         let put = neurochunk(
-            &["put", "b.npy", &out, "--format", "zarr2", "--chunks", "10", "--codec", spec],
+            &[
+                "put", "b.npy", &out, "--format", "zarr2", "--chunks", "10", "--codec", spec,
+            ],
             root,
         );
-        assert!(put.status.success(), "{spec}: {}", String::from_utf8_lossy(&put.stderr));
+        assert!(
+            put.status.success(),
+            "{spec}: {}",
+            String::from_utf8_lossy(&put.stderr)
+        );
         let get = neurochunk(&["get", &out, "-o", "back.npy"], root);
-        assert!(get.status.success(), "{spec}: {}", String::from_utf8_lossy(&get.stderr));
+        assert!(
+            get.status.success(),
+            "{spec}: {}",
+            String::from_utf8_lossy(&get.stderr)
+        );
         let back = std::fs::read(root.join("back.npy")).unwrap();
         assert_eq!(&back[back.len() - bits.len()..], &bits[..], "{spec}");
     }
@@ -111,7 +137,9 @@ fn new_codec_forms_write_arrays_that_read_back() {
         ("categorize:x", "too many parts"),
     ] {
         let err = fails(
-            &["put", "b.npy", "bad.zarr", "--format", "zarr2", "--codec", spec],
+            &[
+                "put", "b.npy", "bad.zarr", "--format", "zarr2", "--codec", spec,
+            ],
             root,
         );
         assert!(err.contains(needle), "{spec}: {err}");

@@ -386,11 +386,10 @@ impl CodecChain {
             endian = bytes.endian();
         } else if numeric_serializer && self.bytes_to_bytes.is_empty() {
             // pcodec / zfpy alone are the compressor, as numcodecs' users write them.
-            compressor = Some(
-                self.array_to_bytes
-                    .to_v2_json()
-                    .ok_or_else(|| unsupported(self.array_to_bytes.name(), "has no Zarr v2 form"))?,
-            );
+            compressor =
+                Some(self.array_to_bytes.to_v2_json().ok_or_else(|| {
+                    unsupported(self.array_to_bytes.name(), "has no Zarr v2 form")
+                })?);
         } else {
             let json = self
                 .array_to_bytes

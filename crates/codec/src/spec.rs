@@ -343,7 +343,10 @@ impl Codec {
                 if repr.data_type != DataType::Bytes {
                     return Err(crate::util::unsupported(
                         "vlen-array",
-                        format!("a ragged array's data type is variable-length bytes, not {}", repr.data_type),
+                        format!(
+                            "a ragged array's data type is variable-length bytes, not {}",
+                            repr.data_type
+                        ),
                     ));
                 }
                 AnyCodec::ArrayToBytes(Arc::new(crate::VlenArrayCodec::new(element, false)?))

@@ -366,7 +366,11 @@ fn specifications_missing_from_consolidated_metadata_are_found_in_the_store() {
     let before = metadata.len();
     metadata.retain(|k, _| !k.starts_with("specifications/"));
     assert!(metadata.len() < before, "the demo caches specifications");
-    let root = metadata.get_mut(".zattrs").unwrap().as_object_mut().unwrap();
+    let root = metadata
+        .get_mut(".zattrs")
+        .unwrap()
+        .as_object_mut()
+        .unwrap();
     assert!(root.remove(".specloc").is_some());
     std::fs::write(&zmeta_path, serde_json::to_vec_pretty(&zmeta).unwrap()).unwrap();
 

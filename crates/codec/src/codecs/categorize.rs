@@ -284,7 +284,11 @@ impl ArrayToArrayCodec for CategorizeCodec {
         if bytes.len() != n * size {
             return Err(corrupt(
                 ID,
-                format!("{} bytes of codes, expected {} for {n} elements", bytes.len(), n * size),
+                format!(
+                    "{} bytes of codes, expected {} for {n} elements",
+                    bytes.len(),
+                    n * size
+                ),
             ));
         }
         let label = |b: &[u8]| -> &str {
@@ -396,8 +400,14 @@ mod tests {
         assert_eq!(enc, ArrayBytes::Fixed(vec![0, 1, 0, 0]));
         assert_eq!(c.decode(enc, &r).unwrap(), ArrayBytes::Fixed(text));
         // A label longer than the element is truncated (NumPy's assignment).
-        let dec = c.decode(ArrayBytes::Fixed(vec![0, 2]), &repr(1, DataType::FixedUtf32 { chars: 2 }));
-        let want: Vec<u8> = ['x', 'y'].iter().flat_map(|c| (*c as u32).to_le_bytes()).collect();
+        let dec = c.decode(
+            ArrayBytes::Fixed(vec![0, 2]),
+            &repr(1, DataType::FixedUtf32 { chars: 2 }),
+        );
+        let want: Vec<u8> = ['x', 'y']
+            .iter()
+            .flat_map(|c| (*c as u32).to_le_bytes())
+            .collect();
         assert_eq!(dec.unwrap(), ArrayBytes::Fixed(want));
         assert!(CategorizeCodec::new(vec![], &DataType::Int32, "|u1").is_err());
         let many: Vec<String> = (0..300).map(|i| i.to_string()).collect();

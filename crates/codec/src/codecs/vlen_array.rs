@@ -100,7 +100,10 @@ impl ArrayToBytesCodec for VlenArrayCodec {
             if item.len() % size != 0 {
                 return Err(unsupported(
                     ID,
-                    format!("an element of {} bytes is not whole {size}-byte numbers", item.len()),
+                    format!(
+                        "an element of {} bytes is not whole {size}-byte numbers",
+                        item.len()
+                    ),
                 ));
             }
             let len = u32::try_from(item.len())
@@ -137,7 +140,10 @@ impl ArrayToBytesCodec for VlenArrayCodec {
         let mut pos = 4;
         for i in 0..count {
             let len = read_u32(&bytes, pos).ok_or_else(|| {
-                corrupt(ID, format!("item {i}: length field past the end of the chunk"))
+                corrupt(
+                    ID,
+                    format!("item {i}: length field past the end of the chunk"),
+                )
             })?;
             pos += 4;
             let item = bytes.get(pos..pos + len).ok_or_else(|| {
@@ -202,8 +208,9 @@ mod tests {
             data: vec![1, 0, 2, 0, 3, 0],
             offsets: vec![0, 4, 4, 6],
         };
-        let le = VlenArrayCodec::from_config(&serde_json::json!({"id": "vlen-array", "dtype": "<i2"}))
-            .unwrap();
+        let le =
+            VlenArrayCodec::from_config(&serde_json::json!({"id": "vlen-array", "dtype": "<i2"}))
+                .unwrap();
         let enc = le.encode(data.clone(), &repr).unwrap();
         assert_eq!(
             enc,
@@ -217,7 +224,10 @@ mod tests {
         assert_eq!(be.decode(enc, &repr).unwrap(), data);
         // Odd byte counts and wrong item counts are corrupt, not a panic.
         assert!(le
-            .decode(vec![3, 0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0], &repr)
+            .decode(
+                vec![3, 0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0],
+                &repr
+            )
             .is_err());
         assert!(le.decode(vec![1, 0, 0, 0, 0, 0, 0, 0], &repr).is_err());
     }
