@@ -132,7 +132,38 @@ fn v2_documents() -> Vec<(String, String)> {
             r#"{"id": "json2", "allow_nan": true, "check_circular": true, "encoding": "utf-8", "ensure_ascii": true, "indent": null, "separators": [",", ":"], "skipkeys": false, "sort_keys": true, "strict": true}"#,
         ),
         ("pickle", r#"{"id": "pickle", "protocol": 5}"#),
+        // Element bytes of any length are whole uint8 numbers.
+        ("vlen-array", r#"{"id": "vlen-array", "dtype": "|u1"}"#),
     ];
+    // categorize of the sample texts ("value 0" … "value 63").
+    let labels: Vec<String> = (0..64).map(|i| format!("\"value {i}\"")).collect();
+    let categorize = format!(
+        r#"{{"id": "categorize", "labels": [{}], "dtype": "|O", "astype": "|u1"}}"#,
+        labels.join(", ")
+    );
+    let object_codecs = object_codecs
+        .into_iter()
+        .map(|(n, c)| (n, c.to_string()))
+        .chain([("categorize", categorize)]);
+    // The numcodecs codecs beyond the core set.
+    let extra = [
+        ("bitround", "<f4", "[{\"id\": \"bitround\", \"keepbits\": 7}]", "null"),
+        ("quantize", "<f8", "[{\"id\": \"quantize\", \"digits\": 2, \"dtype\": \"<f8\"}]", "null"),
+        ("packbits", "|b1", "[{\"id\": \"packbits\"}]", "{\"id\": \"zstd\", \"level\": 1}"),
+        ("delta-bool", "|b1", "[{\"id\": \"delta\", \"dtype\": \"|b1\"}]", "null"),
+        ("jenkins", "<u2", "null", "{\"id\": \"jenkins_lookup3\", \"initval\": 0, \"prefix\": null}"),
+        ("pcodec", "<u2", "null", "{\"id\": \"pcodec\", \"level\": 8, \"mode_spec\": \"auto\", \"delta_spec\": \"auto\", \"paging_spec\": \"equal_pages_up_to\", \"delta_encoding_order\": null, \"equal_pages_up_to\": 262144}"),
+        ("pcodec-f8", "<f8", "null", "{\"id\": \"pcodec\", \"level\": 3}"),
+        ("zfpy-reversible", "<i4", "null", "{\"id\": \"zfpy\", \"mode\": 4, \"tolerance\": -1, \"rate\": -1, \"precision\": -1}"),
+        ("zfpy-rate", "<f4", "null", "{\"id\": \"zfpy\", \"mode\": 2, \"tolerance\": -1, \"rate\": 8, \"precision\": -1}"),
+        ("zfpy-accuracy", "<f8", "null", "{\"id\": \"zfpy\", \"mode\": 4, \"tolerance\": 0.5, \"rate\": -1, \"precision\": -1}"),
+    ];
+    for (name, dtype, filters, compressor) in extra {
+        docs.push((
+            format!("v2-{name}"),
+            format!(r#"{{"zarr_format": 2, {V2_NUMERIC}, "dtype": "{dtype}", "compressor": {compressor}, "filters": {filters}}}"#),
+        ));
+    }
     for (name, codec) in object_codecs {
         docs.push((
             format!("v2-{name}"),

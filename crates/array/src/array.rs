@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use neurochunk_codec::nd::{self, gather_variable, SharedBuffer, VariablePart};
 use neurochunk_codec::{subset, ArrayBytes, ChunkRepr};
+use neurochunk_dtype::DataType;
 use neurochunk_store::{join_key, Store};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
@@ -226,6 +227,32 @@ impl Array {
         let resolved = resolve(selection, &self.meta.shape, &self.path)?;
         let data = self.read_resolved(&resolved)?;
         Ok((resolved.output_shape, data))
+    }
+
+    /// Read a region of a ragged array (numcodecs `vlen-array`): every element's numbers back
+    /// to back and where each starts. Errors when the array is not ragged.
+    pub fn read_ragged(&self, selection: &Selection) -> ArrayResult<Ragged> {
+        let Some(element_type) = self.meta.ragged_element_type() else {
+            return Err(ArrayError::Unsupported {
+                path: crate::display_path(&self.path),
+                message: "not a ragged (vlen-array) array".into(),
+            });
+        };
+        let size = element_type.fixed_size().unwrap_or(1).max(1);
+        let (shape, data) = self.read(selection)?;
+        let (values, offsets) = match data {
+            ArrayBytes::Variable { data, offsets } => {
+                (data, offsets.iter().map(|o| o / size).collect())
+            }
+            // Not produced by vlen-array; an empty selection at most.
+            ArrayBytes::Fixed(_) => (Vec::new(), vec![0]),
+        };
+        Ok(Ragged {
+            shape,
+            element_type,
+            values,
+            offsets,
+        })
     }
 
     /// Read the whole array.
@@ -725,4 +752,19 @@ fn offsets_consistent(data: &ArrayBytes) -> bool {
                 && offsets.last().is_none_or(|&o| o <= data.len())
         }
     }
+}
+
+/// The elements of a ragged array (numcodecs `vlen-array`) as [`Array::read_ragged`] returns
+/// them: element `i` (in C order over `shape`) is the numbers
+/// `values[offsets[i] .. offsets[i + 1]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ragged {
+    /// Shape of the selection (integer-indexed axes dropped).
+    pub shape: Vec<usize>,
+    /// The type of the numbers.
+    pub element_type: DataType,
+    /// All numbers, little-endian, element after element.
+    pub values: Vec<u8>,
+    /// Start of each element in `values`, counted in numbers, then the end of the last.
+    pub offsets: Vec<usize>,
 }

@@ -322,7 +322,7 @@ impl ArrayBuilder {
         }
         let a2b = match a2b {
             Some(c) => c,
-            None => match Codec::default_serializer(&self.data_type)
+            None => match Codec::default_serializer(&current.data_type)
                 .build(&current)
                 .map_err(codec_err)?
             {

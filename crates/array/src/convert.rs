@@ -242,7 +242,50 @@ pub fn derive_array(
     }
     let explicit_codecs = options.compressors.is_some();
     if let Some(codecs) = &options.compressors {
-        b2b = build_compressors(codecs, &src.chunk_repr(), path)?;
+        // Filters (array→array) and a serializer (pcodec, zfpy) given with the compressions
+        // replace the source's; the compressions are built on what they produce.
+        let mut repr = src.chunk_repr();
+        let array_codecs: Vec<&Codec> = codecs
+            .iter()
+            .filter(|c| c.kind() != neurochunk_codec::CodecKind::BytesToBytes)
+            .collect();
+        if !array_codecs.is_empty() {
+            let codec_err = |source| ArrayError::Codecs {
+                path: crate::display_path(path),
+                source,
+            };
+            a2a.retain(|c| c.name() == "transpose");
+            for t in &a2a {
+                repr = t.encoded_repr(&repr).map_err(codec_err)?;
+            }
+            let mut serializer = None;
+            for codec in array_codecs {
+                match codec.build(&repr).map_err(codec_err)? {
+                    AnyCodec::ArrayToArray(c) => {
+                        repr = c.encoded_repr(&repr).map_err(codec_err)?;
+                        a2a.push(c);
+                    }
+                    AnyCodec::ArrayToBytes(c) => serializer = Some(c),
+                    AnyCodec::BytesToBytes(_) => {}
+                }
+            }
+            a2b = match serializer {
+                Some(c) => c,
+                None => match Codec::default_serializer(&repr.data_type)
+                    .build(&repr)
+                    .map_err(codec_err)?
+                {
+                    AnyCodec::ArrayToBytes(c) => c,
+                    _ => a2b,
+                },
+            };
+        }
+        let compressions: Vec<Codec> = codecs
+            .iter()
+            .filter(|c| c.kind() == neurochunk_codec::CodecKind::BytesToBytes)
+            .cloned()
+            .collect();
+        b2b = build_compressors(&compressions, &repr, path)?;
     }
     if let Some(fortran) = options.fortran_order {
         a2a.retain(|c| c.name() != "transpose");

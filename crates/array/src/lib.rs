@@ -49,7 +49,7 @@ mod typed;
 
 pub mod convert;
 
-pub use array::{Array, ArrayOptions};
+pub use array::{Array, ArrayOptions, Ragged};
 pub use builder::{default_chunk_shape, ArrayBuilder, FillValue};
 pub use error::{ArrayError, ArrayResult};
 pub use hierarchy::{

@@ -19,6 +19,7 @@ use neurochunk_store::staging::{resolve_target, StagedDir};
 use serde_json::{Map, Value};
 
 use crate::codec_spec::parse_codecs;
+use crate::npz;
 use crate::store_args::{Location, WriteArgs};
 use crate::{progress, CmdResult, Failure};
 
@@ -268,6 +269,9 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let selection = parse_selection(args.region.as_deref().unwrap_or(""))
         .map_err(|e| Failure(format!("{}: --region: {e}", args.path.display())))?;
+    if array.metadata().ragged_element_type().is_some() {
+        return get_ragged(&args, &array, &selection);
+    }
     let (shape, data) = array
         .read(&selection)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
@@ -275,6 +279,142 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
     npy::write_npy(&args.output, &data_type, &shape, &bytes)
         .map_err(|e| Failure(format!("{}: {e}", args.output.display())))?;
     Ok(())
+}
+
+/// A ragged array (numcodecs `vlen-array`) goes to an `.npz` holding `values` (every
+/// element's numbers back to back), `offsets` (int64, element `i` is
+/// `values[offsets[i]:offsets[i+1]]`, C order) and `shape` (int64, the selection's shape).
+fn get_ragged(args: &GetArgs, array: &Array, selection: &neurochunk_array::Selection) -> CmdResult {
+    let out = &args.output;
+    if out.extension().and_then(|e| e.to_str()) != Some("npz") {
+        return Err(Failure(format!(
+            "{}: the array is ragged (numcodecs vlen-array): give an .npz output, which gets \
+             `values`, `offsets` and `shape` (-o OUT.npz)",
+            args.path.display()
+        )));
+    }
+    let ragged = array
+        .read_ragged(selection)
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let size = ragged.element_type.fixed_size().unwrap_or(1).max(1);
+    let int64 =
+        |v: &[usize]| -> Vec<u8> { v.iter().flat_map(|&x| (x as i64).to_le_bytes()).collect() };
+    let fail = |e: String| Failure(format!("{}: {e}", out.display()));
+    let members = [
+        (
+            "values",
+            npz::npy_bytes(
+                &ragged.element_type,
+                &[ragged.values.len() / size],
+                &ragged.values,
+            )
+            .map_err(fail)?,
+        ),
+        (
+            "offsets",
+            npz::npy_bytes(
+                &DataType::Int64,
+                &[ragged.offsets.len()],
+                &int64(&ragged.offsets),
+            )
+            .map_err(fail)?,
+        ),
+        (
+            "shape",
+            npz::npy_bytes(
+                &DataType::Int64,
+                &[ragged.shape.len()],
+                &int64(&ragged.shape),
+            )
+            .map_err(fail)?,
+        ),
+    ];
+    npz::write_npz(out, &members).map_err(fail)
+}
+
+/// An `.npz` as `get` writes it for a ragged array, read back for `put`: the shape, the
+/// numbers' type and the elements as variable-length bytes holding the numbers.
+fn read_ragged_npz(path: &Path) -> Result<(Vec<usize>, DataType, ArrayBytes), Failure> {
+    let fail = |e: String| Failure(format!("{}: {e}", path.display()));
+    let members = npz::read_npz(path).map_err(fail)?;
+    let find = |name: &str| {
+        members.iter().find(|m| m.0 == name).ok_or_else(|| {
+            fail(format!(
+                "a ragged .npz needs a '{name}' member (values, offsets, shape)"
+            ))
+        })
+    };
+    let (_, vh, values) = find("values")?;
+    let (_, oh, offsets) = find("offsets")?;
+    let int64s = |h: &npy::NpyHeader, b: &[u8], what: &str| -> Result<Vec<usize>, Failure> {
+        if h.data_type != DataType::Int64 || h.shape.len() != 1 {
+            return Err(fail(format!("'{what}' must be a 1-d int64 array")));
+        }
+        b.chunks_exact(8)
+            .map(|c| {
+                usize::try_from(i64::from_le_bytes(c.try_into().unwrap_or_default()))
+                    .map_err(|_| fail(format!("'{what}' holds a negative value")))
+            })
+            .collect()
+    };
+    let offsets = int64s(oh, offsets, "offsets")?;
+    let n = offsets.len().saturating_sub(1);
+    let shape = match members.iter().find(|m| m.0 == "shape") {
+        Some((_, sh, sb)) => int64s(sh, sb, "shape")?,
+        None => vec![n],
+    };
+    if vh.shape.len() != 1 || vh.data_type.fixed_size().is_none() {
+        return Err(fail("'values' must be a 1-d numeric array".into()));
+    }
+    if shape.iter().product::<usize>() != n || offsets.first().is_some_and(|&o| o != 0) {
+        return Err(fail(format!(
+            "'offsets' must start at 0 and have one entry more than the {} elements of 'shape' {shape:?}",
+            shape.iter().product::<usize>()
+        )));
+    }
+    let size = vh.data_type.fixed_size().unwrap_or(1).max(1);
+    let count = vh.shape[0];
+    if offsets.windows(2).any(|w| w[0] > w[1]) || offsets.last().is_some_and(|&o| o != count) {
+        return Err(fail(format!(
+            "'offsets' must be non-decreasing and end at the {count} values"
+        )));
+    }
+    let data = ArrayBytes::Variable {
+        data: values.clone(),
+        offsets: offsets.iter().map(|o| o * size).collect(),
+    };
+    Ok((shape, vh.data_type.clone(), data))
+}
+
+/// The distinct strings of `data` (of `data_type`, `<U` or variable-length text) in order of
+/// first appearance, without `""`: the labels `--codec categorize` stores.
+fn categorize_labels(data_type: &DataType, data: &ArrayBytes) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut labels = Vec::new();
+    let mut add = |s: String| {
+        if !s.is_empty() && seen.insert(s.clone()) {
+            labels.push(s);
+        }
+    };
+    match (data, data_type) {
+        (ArrayBytes::Variable { data, offsets }, _) => {
+            for w in offsets.windows(2) {
+                add(String::from_utf8_lossy(&data[w[0]..w[1]]).into_owned());
+            }
+        }
+        (ArrayBytes::Fixed(bytes), DataType::FixedUtf32 { chars }) if *chars > 0 => {
+            for e in bytes.chunks_exact(4 * chars) {
+                add(e
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .take_while(|&u| u != 0)
+                    .filter_map(char::from_u32)
+                    .collect());
+            }
+        }
+        _ => {}
+    }
+    labels
 }
 
 /// Convert variable-length elements to the fixed width NumPy needs (`<U{max}` / `|S{max}`).
@@ -353,13 +493,21 @@ fn parse_json_arg(text: &str, flag: &str) -> Result<Value, Failure> {
 }
 
 pub(crate) fn put(args: PutArgs) -> CmdResult {
-    let (header, bytes) = npy::read_npy(&args.input)
-        .map_err(|e| Failure(format!("{}: {e}", args.input.display())))?;
     let format = ZarrFormat::from(args.format);
-    let (data_type, data) = match (args.vlen, to_variable(&header.data_type, &bytes)) {
-        (true, Some(converted)) => converted,
-        (true, None) => return Err(Failure("--vlen needs a '<U' or '|S' input array".into())),
-        (false, _) => (header.data_type.clone(), ArrayBytes::Fixed(bytes)),
+    // An .npz (values, offsets, shape) is a ragged array, stored with numcodecs vlen-array.
+    let ragged_input = args.input.extension().and_then(|e| e.to_str()) == Some("npz");
+    let (shape, ragged_element, data_type, data) = if ragged_input {
+        let (shape, element, data) = read_ragged_npz(&args.input)?;
+        (shape, Some(element), DataType::Bytes, data)
+    } else {
+        let (header, bytes) = npy::read_npy(&args.input)
+            .map_err(|e| Failure(format!("{}: {e}", args.input.display())))?;
+        let (data_type, data) = match (args.vlen, to_variable(&header.data_type, &bytes)) {
+            (true, Some(converted)) => converted,
+            (true, None) => return Err(Failure("--vlen needs a '<U' or '|S' input array".into())),
+            (false, _) => (header.data_type.clone(), ArrayBytes::Fixed(bytes)),
+        };
+        (header.shape, None, data_type, data)
     };
     let fill_value = match &args.fill_value {
         None => FillValue::Zero,
@@ -386,7 +534,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         }
         None => (None, String::new()),
     };
-    let rank = header.shape.len();
+    let rank = shape.len();
     if format == ZarrFormat::N5
         && (options.endian.is_some()
             || options.fortran_order.is_some()
@@ -405,16 +553,43 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             order: (0..rank).rev().collect(),
         });
     }
-    if let (Some(endian), Some(_)) = (options.endian, data_type.fixed_size()) {
+    let own_serializer = options
+        .compressors
+        .iter()
+        .flatten()
+        .any(|c| c.kind() == neurochunk_codec::CodecKind::ArrayToBytes);
+    if let (Some(endian), Some(_), false) = (options.endian, data_type.fixed_size(), own_serializer)
+    {
         codecs.push(Codec::Bytes { endian });
     }
-    codecs.extend(options.compressors.clone().unwrap_or_else(|| match format {
+    let mut compressors = options.compressors.clone().unwrap_or_else(|| match format {
         // N5's default is gzip, which every N5 reader (the Java reference included) has.
         ZarrFormat::N5 => vec![Codec::Gzip { level: 6 }],
         ZarrFormat::V2 | ZarrFormat::V3 => vec![Codec::zstd(3)],
-    }));
+    });
+    for codec in &mut compressors {
+        if let Codec::Categorize { labels } = codec {
+            if labels.is_empty() {
+                *labels = categorize_labels(&data_type, &data);
+                if labels.is_empty() {
+                    labels.push(String::new());
+                }
+            }
+        }
+    }
+    if let Some(element) = ragged_element {
+        if own_serializer {
+            return Err(Failure(format!(
+                "{}: a ragged array (.npz input) is stored with vlen-array; --codec can add \
+                 compressions only",
+                args.path.display()
+            )));
+        }
+        codecs.push(Codec::VlenArray { element });
+    }
+    codecs.extend(compressors);
     let mut builder = ArrayBuilder::new(
-        header.shape.iter().map(|&s| s as u64).collect::<Vec<_>>(),
+        shape.iter().map(|&s| s as u64).collect::<Vec<_>>(),
         data_type.clone(),
     )
     .format(format)

@@ -1,11 +1,14 @@
 //! The command line's codec short-hand (`--codec zstd:3,crc32c`), parsed into typed
 //! [`Codec`] values. The libraries never see this text.
 
-use neurochunk_codec::{BloscCompressor, BloscShuffle, Codec};
+use neurochunk_codec::{BloscCompressor, BloscShuffle, Codec, ZfpMode};
 
 const SPEC_FORMS: &str = "none | zstd[:LEVEL[:checksum]] | gzip[:LEVEL] | zlib[:LEVEL] | \
 blosc[:CNAME[:CLEVEL[:SHUFFLE]]] (CNAME blosclz|lz4|lz4hc|zstd|zlib|snappy, SHUFFLE noshuffle|shuffle|bitshuffle) | \
-bz2[:LEVEL] | lzma[:PRESET] | lz4[:ACCEL] | crc32c, several separated by commas";
+bz2[:LEVEL] | lzma[:PRESET] | lz4[:ACCEL] | crc32c | adler32 | fletcher32 | jenkins_lookup3 | \
+bitround:KEEPBITS | quantize:DIGITS | packbits | categorize (put: labels from the data) | pcodec[:LEVEL] | \
+zfpy[:MODE[:PARAM]] (MODE reversible|rate|precision|accuracy), several separated by commas \
+(filters first, then pcodec or zfpy as the serializer, then compressions)";
 
 fn spec_err(msg: String) -> String {
     format!("{msg}; accepted forms: {SPEC_FORMS}")
@@ -97,9 +100,72 @@ pub(crate) fn parse_codecs(spec: &str) -> Result<Vec<Codec>, String> {
                 let acceleration = spec_int(arg(1), "lz4 acceleration", 1, 65537, 1)?;
                 out.push(Codec::Lz4 { acceleration });
             }
-            "crc32c" => {
+            "crc32c" | "adler32" | "fletcher32" | "jenkins_lookup3" | "packbits" => {
                 max_parts(0)?;
-                out.push(Codec::Crc32c);
+                out.push(match kind.as_str() {
+                    "crc32c" => Codec::Crc32c,
+                    "adler32" => Codec::Adler32,
+                    "fletcher32" => Codec::Fletcher32,
+                    "jenkins_lookup3" => Codec::JenkinsLookup3,
+                    _ => Codec::PackBits,
+                });
+            }
+            "categorize" => {
+                max_parts(0)?;
+                out.push(Codec::Categorize { labels: Vec::new() });
+            }
+            "bitround" => {
+                max_parts(1)?;
+                if arg(1).is_none_or(str::is_empty) {
+                    return Err(spec_err("bitround needs KEEPBITS, e.g. bitround:10".into()));
+                }
+                let keepbits = spec_int(arg(1), "bitround keepbits", 0, 52, 0)? as u32;
+                out.push(Codec::BitRound { keepbits });
+            }
+            "quantize" => {
+                max_parts(1)?;
+                if arg(1).is_none_or(str::is_empty) {
+                    return Err(spec_err("quantize needs DIGITS, e.g. quantize:3".into()));
+                }
+                let digits = spec_int(arg(1), "quantize digits", -300, 300, 0)?;
+                out.push(Codec::Quantize { digits });
+            }
+            "pcodec" => {
+                max_parts(1)?;
+                let level = spec_int(arg(1), "pcodec level", 0, 12, 8)? as u32;
+                out.push(Codec::Pcodec { level });
+            }
+            "zfpy" | "zfp" => {
+                max_parts(2)?;
+                let param = |what: &str| -> Result<f64, String> {
+                    match arg(2) {
+                        Some(s) => s
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|v| v.is_finite() && *v >= 0.0)
+                            .ok_or_else(|| spec_err(format!("invalid zfpy {what} '{s}'"))),
+                        None => Err(spec_err(format!(
+                            "zfpy mode needs a {what}, e.g. zfpy:accuracy:0.01"
+                        ))),
+                    }
+                };
+                let mode = match arg(1) {
+                    None | Some("") | Some("reversible") => {
+                        if arg(2).is_some() {
+                            return Err(spec_err("zfpy:reversible takes no parameter".into()));
+                        }
+                        ZfpMode::Reversible
+                    }
+                    Some("rate") => ZfpMode::FixedRate(param("rate")?),
+                    Some("precision") => {
+                        ZfpMode::FixedPrecision(param("precision")?.min(64.0) as u32)
+                    }
+                    Some("accuracy") | Some("tolerance") => {
+                        ZfpMode::FixedAccuracy(param("tolerance")?)
+                    }
+                    Some(other) => return Err(spec_err(format!("unknown zfpy mode '{other}'"))),
+                };
+                out.push(Codec::Zfpy { mode });
             }
             "" => return Err(spec_err("empty compressor".to_string())),
             other => return Err(spec_err(format!("unknown compressor '{other}'"))),
@@ -146,6 +212,57 @@ mod tests {
                 Codec::Zlib { level: 1 }
             ]
         );
+    }
+
+    #[test]
+    fn parses_the_numcodecs_extras() {
+        assert_eq!(
+            parse_codecs("bitround:10,quantize:-2,packbits,categorize,pcodec,zstd").unwrap(),
+            vec![
+                Codec::BitRound { keepbits: 10 },
+                Codec::Quantize { digits: -2 },
+                Codec::PackBits,
+                Codec::Categorize { labels: vec![] },
+                Codec::Pcodec { level: 8 },
+                Codec::Zstd {
+                    level: 0,
+                    checksum: false
+                },
+            ]
+        );
+        assert_eq!(
+            parse_codecs("zfpy,zfp:rate:8,zfpy:precision:20,zfpy:accuracy:0.5").unwrap(),
+            vec![
+                Codec::Zfpy {
+                    mode: ZfpMode::Reversible
+                },
+                Codec::Zfpy {
+                    mode: ZfpMode::FixedRate(8.0)
+                },
+                Codec::Zfpy {
+                    mode: ZfpMode::FixedPrecision(20)
+                },
+                Codec::Zfpy {
+                    mode: ZfpMode::FixedAccuracy(0.5)
+                },
+            ]
+        );
+        assert_eq!(
+            parse_codecs("adler32,fletcher32,jenkins_lookup3").unwrap(),
+            vec![Codec::Adler32, Codec::Fletcher32, Codec::JenkinsLookup3]
+        );
+        for (spec, needle) in [
+            ("bitround:53", "bitround keepbits '53'"),
+            ("quantize", "quantize needs DIGITS"),
+            ("pcodec:13", "pcodec level '13'"),
+            ("zfpy:rate", "needs a rate"),
+            ("zfpy:reversible:1", "takes no parameter"),
+            ("zfpy:accuracy:-1", "invalid zfpy tolerance"),
+            ("categorize:a", "too many parts"),
+        ] {
+            let err = parse_codecs(spec).unwrap_err();
+            assert!(err.contains(needle), "{spec}: {err}");
+        }
     }
 
     #[test]

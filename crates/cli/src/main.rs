@@ -9,6 +9,7 @@ mod arrays;
 mod codec_spec;
 mod demo;
 mod inspect;
+mod npz;
 mod nwb_cmd;
 mod progress;
 mod store_args;

@@ -10,7 +10,10 @@ use neurochunk_dtype::DataType;
 #[derive(Debug, thiserror::Error)]
 pub enum CodecError {
     /// The codec name is not known to the registry.
-    #[error("unknown codec '{0}'")]
+    #[error(
+        "uses codec '{0}', which neurochunk does not support; convert the array with \
+         zarr-python / numcodecs to a supported codec (e.g. zstd or blosc) to read it here"
+    )]
     Unknown(String),
     /// The codec's JSON configuration is invalid.
     #[error("codec '{codec}': invalid configuration: {message}")]

@@ -357,7 +357,7 @@ impl CodecChain {
     /// The Zarr v2 form: a leading reversed transpose becomes `order: "F"`, the `bytes`
     /// codec's byte order goes to `endian` (for the dtype), an object codec and all
     /// bytes→bytes codecs but the last become filters, the last bytes→bytes codec is the
-    /// compressor. Errors when a codec has no v2 form (e.g. sharding).
+    /// compressor (pcodec or zfpy with no bytes→bytes codec after it is the compressor). Errors when a codec has no v2 form (e.g. sharding).
     pub fn to_v2(&self) -> CodecResult<V2Codecs> {
         let mut order_f = false;
         let mut filters = Vec::new();
@@ -377,8 +377,19 @@ impl CodecChain {
             );
         }
         let mut endian = None;
+        let mut compressor = None;
+        let numeric_serializer = matches!(
+            self.array_to_bytes.name(),
+            "numcodecs.pcodec" | "numcodecs.zfpy"
+        );
         if let Some(bytes) = self.serializer::<BytesCodec>() {
             endian = bytes.endian();
+        } else if numeric_serializer && self.bytes_to_bytes.is_empty() {
+            // pcodec / zfpy alone are the compressor, as numcodecs' users write them.
+            compressor =
+                Some(self.array_to_bytes.to_v2_json().ok_or_else(|| {
+                    unsupported(self.array_to_bytes.name(), "has no Zarr v2 form")
+                })?);
         } else {
             let json = self
                 .array_to_bytes
@@ -387,7 +398,6 @@ impl CodecChain {
             filters.push(json);
         }
         let n = self.bytes_to_bytes.len();
-        let mut compressor = None;
         for (i, c) in self.bytes_to_bytes.iter().enumerate() {
             let json = c
                 .to_v2_json()

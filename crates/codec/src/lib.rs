@@ -57,17 +57,23 @@ pub use chain::{recycle_buffer, CodecChain, V2Codecs};
 pub use codecs::blosc::{BloscCodec, BloscCompressor, BloscShuffle};
 pub use codecs::bytes::BytesCodec;
 pub use codecs::bz2::Bz2Codec;
+pub use codecs::categorize::CategorizeCodec;
 pub use codecs::checksum::{ChecksumCodec, ChecksumKind, Crc32cCodec, Location};
 pub use codecs::deflate::{GzipCodec, ZlibCodec};
 pub use codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
+pub use codecs::jenkins::JenkinsLookup3Codec;
 pub use codecs::json2::Json2Codec;
+pub use codecs::lossy::{BitRoundCodec, PackBitsCodec, QuantizeCodec};
 pub use codecs::lz4::Lz4Codec;
 pub use codecs::n5_lz4::N5Lz4Codec;
+pub use codecs::pcodec::PcodecCodec;
 pub use codecs::pickle::{PickleCodec, PICKLE_RECORD_KEY};
 pub use codecs::shuffle::ShuffleCodec;
 pub use codecs::transpose::TransposeCodec;
 pub use codecs::vlen::{VlenBytesCodec, VlenCodec, VlenUtf8Codec};
+pub use codecs::vlen_array::VlenArrayCodec;
 pub use codecs::xz::{LzmaCodec, LzmaFormat};
+pub use codecs::zfpy::{ZfpMode, ZfpyCodec};
 pub use codecs::zstd::ZstdCodec;
 pub use registry::{
     register_v2_codec, register_v3_codec, AnyCodec, CodecConstructor, CodecRegistry,

@@ -10,17 +10,23 @@ use serde_json::Value;
 use crate::codecs::blosc::BloscCodec;
 use crate::codecs::bytes::BytesCodec;
 use crate::codecs::bz2::Bz2Codec;
+use crate::codecs::categorize::CategorizeCodec;
 use crate::codecs::checksum::{ChecksumCodec, ChecksumKind};
 use crate::codecs::deflate::{GzipCodec, ZlibCodec};
 use crate::codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
+use crate::codecs::jenkins::JenkinsLookup3Codec;
 use crate::codecs::json2::Json2Codec;
+use crate::codecs::lossy::{BitRoundCodec, PackBitsCodec, QuantizeCodec};
 use crate::codecs::lz4::Lz4Codec;
 use crate::codecs::n5_lz4::N5Lz4Codec;
+use crate::codecs::pcodec::PcodecCodec;
 use crate::codecs::pickle::PickleCodec;
 use crate::codecs::shuffle::ShuffleCodec;
 use crate::codecs::transpose::TransposeCodec;
 use crate::codecs::vlen::VlenCodec;
+use crate::codecs::vlen_array::VlenArrayCodec;
 use crate::codecs::xz::LzmaCodec;
+use crate::codecs::zfpy::ZfpyCodec;
 use crate::codecs::zstd::ZstdCodec;
 use crate::sharding::ShardingCodec;
 use crate::util::config_err;
@@ -178,8 +184,42 @@ fn numcodecs_builtins() -> Vec<(&'static str, CodecConstructor)> {
             ctor(|c: &Value, _: &ChunkRepr| Ok(a2b(Json2Codec::from_config(c)?))),
         ),
         (
+            "jenkins_lookup3",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(b2b(JenkinsLookup3Codec::from_config(c)?))),
+        ),
+        (
+            "bitround",
+            ctor(|c: &Value, _: &ChunkRepr| {
+                Ok(a2a(BitRoundCodec::from_config(c, "numcodecs.bitround")?))
+            }),
+        ),
+        (
+            "quantize",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(a2a(QuantizeCodec::from_config(c)?))),
+        ),
+        (
+            "packbits",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(a2a(PackBitsCodec::from_config(c)?))),
+        ),
+        (
+            "pcodec",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(a2b(PcodecCodec::from_config(c)?))),
+        ),
+        (
+            "zfpy",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(a2b(ZfpyCodec::from_config(c)?))),
+        ),
+        (
             "pickle",
             ctor(|c: &Value, r: &ChunkRepr| Ok(a2b(PickleCodec::for_repr(c, r)?))),
+        ),
+        (
+            "categorize",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(a2a(CategorizeCodec::from_config(c)?))),
+        ),
+        (
+            "vlen-array",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(a2b(VlenArrayCodec::from_config(c)?))),
         ),
     ]
 }
@@ -227,6 +267,10 @@ fn v3_builtins() -> Vec<(&'static str, CodecConstructor)> {
             ctor(|c: &Value, _: &ChunkRepr| {
                 Ok(b2b(ChecksumCodec::from_config(ChecksumKind::Crc32c, c)?))
             }),
+        ),
+        (
+            "bitround",
+            ctor(|c: &Value, _: &ChunkRepr| Ok(a2a(BitRoundCodec::from_config(c, "bitround")?))),
         ),
         (
             "n5-lz4",

@@ -111,6 +111,48 @@ pub enum Codec {
     Shuffle,
     /// A CRC-32C checksum appended to each chunk (Zarr v3 `crc32c`).
     Crc32c,
+    /// numcodecs `adler32`, prepended.
+    Adler32,
+    /// numcodecs `fletcher32` (HDF5's), appended.
+    Fletcher32,
+    /// numcodecs `jenkins_lookup3` (HDF5's lookup3 hash, seed 0), appended.
+    JenkinsLookup3,
+    /// numcodecs `bitround`: keep this many mantissa bits of each float (lossy).
+    BitRound {
+        /// Mantissa bits kept (at most 10 / 23 / 52 for float16 / 32 / 64).
+        keepbits: u32,
+    },
+    /// numcodecs `quantize`: round floats to `digits` decimal digits (lossy).
+    Quantize {
+        /// Decimal digits kept.
+        digits: i64,
+    },
+    /// numcodecs `packbits`: booleans eight to a byte.
+    PackBits,
+    /// numcodecs `pcodec` (the serializer): pco at `level` 0–12, lossless, for 16–64-bit
+    /// numbers.
+    Pcodec {
+        /// Compression level, 0–12 (numcodecs default 8).
+        level: u32,
+    },
+    /// numcodecs `zfpy` (the serializer): zfp in the given mode, for int32/int64/float32/float64
+    /// chunks of 1–4 dimensions.
+    Zfpy {
+        /// The zfp mode.
+        mode: crate::codecs::zfpy::ZfpMode,
+    },
+    /// numcodecs `categorize` (a filter): text elements from `labels` stored as integer codes
+    /// (`|u1` for up to 255 labels, then `<u2`, `<u4`); values outside the labels are refused.
+    Categorize {
+        /// The labels; code `i + 1` stands for `labels[i]`, 0 for `""`.
+        labels: Vec<String>,
+    },
+    /// numcodecs `vlen-array` (the serializer of a ragged array: variable-length bytes elements
+    /// holding numbers of `element` type).
+    VlenArray {
+        /// The type of the numbers of every element.
+        element: DataType,
+    },
 }
 
 impl Codec {
@@ -135,8 +177,17 @@ impl Codec {
     /// Which step of a chain this codec is.
     pub fn kind(&self) -> CodecKind {
         match self {
-            Codec::Transpose { .. } => CodecKind::ArrayToArray,
-            Codec::Bytes { .. } | Codec::VlenUtf8 | Codec::VlenBytes => CodecKind::ArrayToBytes,
+            Codec::Transpose { .. }
+            | Codec::BitRound { .. }
+            | Codec::Quantize { .. }
+            | Codec::PackBits
+            | Codec::Categorize { .. } => CodecKind::ArrayToArray,
+            Codec::Bytes { .. }
+            | Codec::VlenUtf8
+            | Codec::VlenBytes
+            | Codec::Pcodec { .. }
+            | Codec::Zfpy { .. }
+            | Codec::VlenArray { .. } => CodecKind::ArrayToBytes,
             _ => CodecKind::BytesToBytes,
         }
     }
@@ -157,12 +208,25 @@ impl Codec {
             Codec::Lz4 { .. } => "lz4",
             Codec::Shuffle => "shuffle",
             Codec::Crc32c => "crc32c",
+            Codec::Adler32 => "adler32",
+            Codec::Fletcher32 => "fletcher32",
+            Codec::JenkinsLookup3 => "jenkins_lookup3",
+            Codec::BitRound { .. } => "bitround",
+            Codec::Quantize { .. } => "quantize",
+            Codec::PackBits => "packbits",
+            Codec::Pcodec { .. } => "pcodec",
+            Codec::Zfpy { .. } => "zfpy",
+            Codec::Categorize { .. } => "categorize",
+            Codec::VlenArray { .. } => "vlen-array",
         }
     }
 
     /// True for checksums (which verify, not compress).
     pub fn is_checksum(&self) -> bool {
-        matches!(self, Codec::Crc32c)
+        matches!(
+            self,
+            Codec::Crc32c | Codec::Adler32 | Codec::Fletcher32 | Codec::JenkinsLookup3
+        )
     }
 
     /// The runtime codec for chunks of `repr` (the representation this codec is handed: after
@@ -226,6 +290,67 @@ impl Codec {
             }
             Codec::Shuffle => AnyCodec::BytesToBytes(Arc::new(ShuffleCodec::new(typesize))),
             Codec::Crc32c => AnyCodec::BytesToBytes(Arc::new(ChecksumCodec::crc32c())),
+            Codec::Adler32 => {
+                AnyCodec::BytesToBytes(Arc::new(ChecksumCodec::new(crate::ChecksumKind::Adler32)))
+            }
+            Codec::Fletcher32 => AnyCodec::BytesToBytes(Arc::new(ChecksumCodec::new(
+                crate::ChecksumKind::Fletcher32,
+            ))),
+            Codec::JenkinsLookup3 => {
+                AnyCodec::BytesToBytes(Arc::new(crate::JenkinsLookup3Codec::new(0)))
+            }
+            Codec::BitRound { keepbits } => {
+                let codec = crate::BitRoundCodec::new(*keepbits);
+                codec.check_encodable(repr)?;
+                AnyCodec::ArrayToArray(Arc::new(codec))
+            }
+            Codec::Quantize { digits } => AnyCodec::ArrayToArray(Arc::new(
+                crate::QuantizeCodec::new(*digits, &repr.data_type, None)?,
+            )),
+            Codec::PackBits => {
+                let codec = crate::PackBitsCodec::new();
+                crate::ArrayToArrayCodec::encoded_repr(&codec, repr)?;
+                AnyCodec::ArrayToArray(Arc::new(codec))
+            }
+            Codec::Pcodec { level } => {
+                let codec = crate::PcodecCodec::new(*level);
+                codec.chunk_config()?;
+                crate::PcodecCodec::check_type(repr)?;
+                AnyCodec::ArrayToBytes(Arc::new(codec))
+            }
+            Codec::Zfpy { mode } => {
+                let codec = crate::ZfpyCodec::new(*mode);
+                codec.effective_mode()?;
+                crate::ZfpyCodec::check_type(repr)?;
+                AnyCodec::ArrayToBytes(Arc::new(codec))
+            }
+            Codec::Categorize { labels } => {
+                if labels.is_empty() {
+                    return Err(crate::util::config_err(
+                        "categorize",
+                        "needs its labels (`neurochunk put` takes them from the data)",
+                    ));
+                }
+                let astype = match labels.len() {
+                    0..=0xff => "|u1",
+                    0x100..=0xffff => "<u2",
+                    _ => "<u4",
+                };
+                let codec = crate::CategorizeCodec::new(labels.clone(), &repr.data_type, astype)?;
+                AnyCodec::ArrayToArray(Arc::new(codec))
+            }
+            Codec::VlenArray { element } => {
+                if repr.data_type != DataType::Bytes {
+                    return Err(crate::util::unsupported(
+                        "vlen-array",
+                        format!(
+                            "a ragged array's data type is variable-length bytes, not {}",
+                            repr.data_type
+                        ),
+                    ));
+                }
+                AnyCodec::ArrayToBytes(Arc::new(crate::VlenArrayCodec::new(element, false)?))
+            }
         })
     }
 
@@ -277,6 +402,12 @@ impl fmt::Display for Codec {
                 preset: Some(preset),
             } => write!(f, "lzma(preset {preset})"),
             Codec::Lz4 { acceleration } => write!(f, "lz4(acceleration {acceleration})"),
+            Codec::BitRound { keepbits } => write!(f, "bitround(keepbits {keepbits})"),
+            Codec::Quantize { digits } => write!(f, "quantize(digits {digits})"),
+            Codec::Pcodec { level } => write!(f, "pcodec(level {level})"),
+            Codec::Zfpy { mode } => write!(f, "zfpy({mode:?})"),
+            Codec::Categorize { labels } => write!(f, "categorize({} labels)", labels.len()),
+            Codec::VlenArray { element } => write!(f, "vlen-array({element})"),
             _ => f.write_str(self.name()),
         }
     }

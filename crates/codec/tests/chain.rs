@@ -40,10 +40,18 @@ fn unknown_codecs_are_named() {
     )
     .unwrap_err();
     assert!(matches!(&err, CodecError::Unknown(n) if n == "frobnicate"));
-    assert_eq!(err.to_string(), "unknown codec 'frobnicate'");
+    assert!(
+        err.to_string()
+            .starts_with("uses codec 'frobnicate', which neurochunk does not support; convert"),
+        "{err}"
+    );
     let err =
         CodecChain::from_v2(false, None, Some(&json!({"id": "frobnicate"})), None, &r).unwrap_err();
-    assert_eq!(err.to_string(), "unknown codec 'frobnicate'");
+    assert!(
+        err.to_string()
+            .starts_with("uses codec 'frobnicate', which neurochunk does not support; convert"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -77,18 +85,28 @@ fn ordering_rules() {
         json!({"name": "bytes"}),
     ];
     assert!(CodecChain::from_v3_json(&bad, &r).is_err());
-    // Errors name the codec whose configuration is wrong.
-    let err = CodecChain::from_v3_json(
+    // An out-of-range level only steers the encoder: it never stops a read (it is clamped).
+    assert!(CodecChain::from_v3_json(
         &[
             json!({"name": "bytes"}),
             json!({"name": "gzip", "configuration": {"level": 12}}),
         ],
         &r,
     )
+    .is_ok());
+    // Errors name the codec whose configuration is wrong.
+    let err = CodecChain::from_v3_json(
+        &[
+            json!({"name": "bytes"}),
+            json!({"name": "gzip", "configuration": {"level": "high"}}),
+        ],
+        &r,
+    )
     .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "codec 'gzip': invalid configuration: 'level' must be between -1 and 9, found 12"
+    assert!(
+        err.to_string()
+            .starts_with("codec 'gzip': invalid configuration: 'level'"),
+        "{err}"
     );
 }
 

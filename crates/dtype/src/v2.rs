@@ -25,11 +25,20 @@ pub const JSON2: &str = "json2";
 /// Object codec id for pickled `|O` arrays and structured arrays with `|O` fields, as
 /// hdmf-zarr writes them (read here as text: strings as themselves, other values as JSON).
 pub const PICKLE: &str = "pickle";
+/// numcodecs `categorize` as the first filter of a `|O` array: text from a list of labels.
+pub const CATEGORIZE: &str = "categorize";
+/// Object codec id for `|O` arrays of one-dimensional numeric arrays (ragged arrays; read
+/// here as variable-length bytes holding the numbers).
+pub const VLEN_ARRAY: &str = "vlen-array";
 
 /// True for the ids of the object codecs this crate knows (`vlen-utf8`, `vlen-bytes`,
-/// `json2`, `pickle`): the codec in `filters` that gives `|O` its meaning.
+/// `json2`, `pickle`, `vlen-array`, and `categorize` of text): the codec in `filters` that
+/// gives `|O` its meaning.
 pub fn is_object_codec_id(id: &str) -> bool {
-    matches!(id, VLEN_UTF8 | VLEN_BYTES | JSON2 | PICKLE)
+    matches!(
+        id,
+        VLEN_UTF8 | VLEN_BYTES | JSON2 | PICKLE | CATEGORIZE | VLEN_ARRAY
+    )
 }
 
 /// What a `DataType` looks like in `.zarray`.
@@ -100,14 +109,15 @@ fn object_type(
     format: &'static str,
 ) -> Result<DataType, DtypeError> {
     match object_codec_id {
-        Some(VLEN_UTF8) | Some(JSON2) | Some(PICKLE) => Ok(DataType::String),
-        Some(VLEN_BYTES) => Ok(DataType::Bytes),
+        Some(VLEN_UTF8) | Some(JSON2) | Some(PICKLE) | Some(CATEGORIZE) => Ok(DataType::String),
+        Some(VLEN_BYTES) | Some(VLEN_ARRAY) => Ok(DataType::Bytes),
         Some(other) => Err(DtypeError::Unsupported {
             format,
             found: "\"|O\"".into(),
             reason: format!(
                 "object codec {other:?} is not supported; expected one of {VLEN_UTF8:?}, \
-                 {VLEN_BYTES:?}, {JSON2:?} or {PICKLE:?}"
+                 {VLEN_BYTES:?}, {JSON2:?}, {PICKLE:?}, {VLEN_ARRAY:?} or {CATEGORIZE:?} (convert \
+                 the array with zarr-python / numcodecs to one of those)"
             ),
         }),
         None => Err(DtypeError::InvalidDataType {

@@ -355,11 +355,25 @@ impl NwbFile {
     }
 
     /// The path of the cached specifications (`.specloc`), if any.
+    ///
+    /// hdmf-zarr caches the specifications (and writes `.specloc` to the root) after it
+    /// consolidated the metadata, so consolidated metadata may lack both: then the root's
+    /// attributes are read from the store itself.
     pub fn specloc(&self) -> Option<String> {
-        match self.root_attributes().get(SPECLOC)? {
+        let from = |attributes: &Map<String, Value>| match attributes.get(SPECLOC)? {
             Value::String(s) => Some(crate::reference::absolute(s)),
             other => attribute_reference(other)?.ok().map(|r| r.path),
+        };
+        if let Some(path) = from(self.root_attributes()) {
+            return Some(path);
         }
+        if !self.index.consolidated {
+            return None;
+        }
+        let root = NodeIndex::read_node(self.name(), self.store.as_ref(), self.convention, "/")
+            .ok()
+            .flatten()?;
+        from(&root.attributes)
     }
 
     /// Every node path with its kind, sorted.

@@ -351,6 +351,43 @@ fn stale_consolidated_metadata_falls_back_to_the_store() {
     assert!(walked.nodes().any(|(p, _)| p == "/analysis/late"));
 }
 
+/// hdmf-zarr (2024, zarr 2) consolidated the metadata before it cached the specifications, so
+/// `.zmetadata` lacks both the `specifications/` nodes and the root's `.specloc` (the case of
+/// `consolidated.nwb.zarr` in bjhardcastle/test-hdmf-zarr at ffec317, reproduced here by
+/// removing them from a consolidated demo file's `.zmetadata`).
+#[test]
+fn specifications_missing_from_consolidated_metadata_are_found_in_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo(dir.path(), Convention::Legacy, 0);
+    let zmeta_path = path.join(".zmetadata");
+    let mut zmeta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&zmeta_path).unwrap()).unwrap();
+    let metadata = zmeta["metadata"].as_object_mut().unwrap();
+    let before = metadata.len();
+    metadata.retain(|k, _| !k.starts_with("specifications/"));
+    assert!(metadata.len() < before, "the demo caches specifications");
+    let root = metadata
+        .get_mut(".zattrs")
+        .unwrap()
+        .as_object_mut()
+        .unwrap();
+    assert!(root.remove(".specloc").is_some());
+    std::fs::write(&zmeta_path, serde_json::to_vec_pretty(&zmeta).unwrap()).unwrap();
+
+    let file = NwbFile::open(&path).unwrap();
+    assert!(file.used_consolidated_metadata());
+    assert_eq!(file.specloc().as_deref(), Some("/specifications"));
+    let specs = file.specifications().unwrap();
+    let names: Vec<&str> = specs.iter().map(|n| n.name.as_str()).collect();
+    assert!(names.contains(&"ndx-test"), "{names:?}");
+    let ns = specs.iter().find(|n| n.name == "ndx-test").unwrap();
+    assert_eq!(ns.version, "0.1.0");
+    let doc = file
+        .specification("ndx-test", "0.1.0", "ndx-test.extensions")
+        .unwrap();
+    assert_eq!(doc["groups"][0]["neurodata_type_def"], "Probe");
+}
+
 #[test]
 fn external_links_resolve_inside_the_allowed_tree_only() {
     let dir = tempfile::tempdir().unwrap();

@@ -313,6 +313,10 @@ fn fuzz_regressions_are_reported_as_unreadable_files() {
             "the dictionary page claims -10866393088 values but holds 320 bytes",
         ),
         (
+            "parquet-page-header-list-past-end.skeletons.parquet",
+            "a length in the file reaches past its end",
+        ),
+        (
             "ipc-negative-row-count.skeletons.arrow",
             "a record batch declares -1 rows (a negative count in the file)",
         ),

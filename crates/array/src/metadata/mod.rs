@@ -247,6 +247,16 @@ pub(crate) fn parse_document(bytes: &[u8], path: &str, file: &str) -> ArrayResul
 }
 
 impl ArrayMetadata {
+    /// For a ragged array (numcodecs `vlen-array`, every element a one-dimensional array of
+    /// numbers): the type of those numbers. Such an array's data type is variable-length
+    /// bytes, each element holding its numbers little-endian; [`crate::Array::read_ragged`]
+    /// returns them as numbers and offsets.
+    pub fn ragged_element_type(&self) -> Option<DataType> {
+        self.codecs
+            .serializer::<neurochunk_codec::VlenArrayCodec>()
+            .map(neurochunk_codec::VlenArrayCodec::element_type)
+    }
+
     /// The representation of one stored chunk, as codecs see it.
     pub fn chunk_repr(&self) -> ChunkRepr {
         ChunkRepr {

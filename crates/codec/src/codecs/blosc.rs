@@ -224,8 +224,10 @@ impl BloscCodec {
                 format!("unknown cname \"{cname_s}\" (blosclz, lz4, lz4hc, zstd, zlib, snappy)"),
             )
         })?;
-        let clevel = c.i64_in("clevel", 0, 9)?.unwrap_or(5) as u8;
-        let blocksize = c.usize("blocksize")?.unwrap_or(0);
+        // clevel and blocksize only steer the encoder (a chunk's header says how it was
+        // made): values c-blosc would not take are clamped rather than stopping a read.
+        let clevel = c.i64("clevel")?.unwrap_or(5).clamp(0, 9) as u8;
+        let blocksize = c.i64("blocksize")?.unwrap_or(0).clamp(0, 1 << 30) as usize;
         // c-blosc silently disables shuffling for type sizes above 255.
         if typesize == 0 {
             return Err(config_err(NAME, "typesize must be at least 1"));

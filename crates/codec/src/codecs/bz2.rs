@@ -28,7 +28,8 @@ impl Bz2Codec {
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(ID, config)?;
         Ok(Bz2Codec {
-            level: c.i64_in("level", 1, 9)?.unwrap_or(1) as u32,
+            // Only the encoder uses the level (the stream says its block size): clamp it.
+            level: c.i64("level")?.unwrap_or(1).clamp(1, 9) as u32,
         })
     }
 

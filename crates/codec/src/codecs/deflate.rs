@@ -129,10 +129,12 @@ fn initial_capacity(input_len: usize, decoded_size: Option<usize>) -> usize {
 
 fn parse_level(codec: &str, config: &Value, default: u32) -> CodecResult<u32> {
     let c = Conf::new(codec, config)?;
-    Ok(match c.i64_in("level", -1, 9)? {
+    // The level only steers the encoder: values zlib would not take are clamped (negative:
+    // zlib's default 6, above 9: 9) rather than stopping a read.
+    Ok(match c.i64("level")? {
         None => default,
-        Some(-1) => 6,
-        Some(l) => l as u32,
+        Some(l) if l < 0 => 6,
+        Some(l) => l.min(9) as u32,
     })
 }
 

@@ -74,26 +74,79 @@ fn converted_repr(input: &ChunkRepr, from: NumType, to: NumType) -> ChunkRepr {
 }
 
 /// numcodecs `delta`: the first element, then differences between neighbours.
+///
+/// For booleans (`|b1`) the difference is NumPy's `diff`, exclusive or; decoding undoes it
+/// exactly (numcodecs' own decoder ORs the differences together instead, so it reads back
+/// only runs of leading `True`s correctly; the stored bytes are the same).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeltaCodec {
     dtype: TypeStr,
     astype: TypeStr,
+    boolean: bool,
+}
+
+fn is_bool_type(s: Option<&str>) -> bool {
+    matches!(s, Some("|b1" | "bool" | "?" | "b1"))
 }
 
 impl DeltaCodec {
     /// Parse a numcodecs configuration (`dtype` required, `astype` optional).
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new("delta", config)?;
+        if is_bool_type(c.str("dtype")?) {
+            let astype = c.str("astype")?;
+            if astype.is_some() && !is_bool_type(astype) {
+                return Err(unsupported(
+                    "delta",
+                    format!("a bool dtype needs a bool astype, not {astype:?}"),
+                ));
+            }
+            let u1 = TypeStr::parse("|u1").ok_or_else(|| config_err("delta", "u1"))?;
+            return Ok(DeltaCodec {
+                dtype: u1,
+                astype: u1,
+                boolean: true,
+            });
+        }
         let dtype = c.required("dtype", parse_type("delta", &c, "dtype")?)?;
         let astype = parse_type("delta", &c, "astype")?.unwrap_or(dtype);
-        Ok(DeltaCodec { dtype, astype })
+        Ok(DeltaCodec {
+            dtype,
+            astype,
+            boolean: false,
+        })
     }
 
     fn config(&self) -> Map<String, Value> {
+        if self.boolean {
+            return obj([
+                ("dtype", Value::String("|b1".into())),
+                ("astype", Value::String("|b1".into())),
+            ]);
+        }
         obj([
             ("dtype", Value::String(self.dtype.to_numpy())),
             ("astype", Value::String(self.astype.to_numpy())),
         ])
+    }
+
+    fn bool_input(data: ArrayBytes, repr: &ChunkRepr) -> CodecResult<Vec<u8>> {
+        if repr.data_type != neurochunk_dtype::DataType::Bool {
+            return Err(unsupported(
+                "delta",
+                format!(
+                    "data type {} does not match the codec's dtype |b1",
+                    repr.data_type
+                ),
+            ));
+        }
+        match data {
+            ArrayBytes::Fixed(b) if b.len() == repr.num_elements() => Ok(b),
+            _ => Err(unsupported(
+                "delta",
+                format!("chunk does not hold {} booleans", repr.num_elements()),
+            )),
+        }
     }
 
     /// The byte order the encoded elements are declared in (`>` in `astype`).
@@ -108,10 +161,27 @@ impl ArrayToArrayCodec for DeltaCodec {
     }
 
     fn encoded_repr(&self, input: &ChunkRepr) -> CodecResult<ChunkRepr> {
+        if self.boolean {
+            return Ok(input.clone());
+        }
         Ok(converted_repr(input, self.dtype.num, self.astype.num))
     }
 
     fn encode(&self, data: ArrayBytes, input: &ChunkRepr) -> CodecResult<ArrayBytes> {
+        if self.boolean {
+            let src = Self::bool_input(data, input)?;
+            let mut prev = 0u8;
+            let out = src
+                .iter()
+                .map(|b| {
+                    let v = u8::from(*b != 0);
+                    let d = v ^ prev;
+                    prev = v;
+                    d
+                })
+                .collect();
+            return Ok(ArrayBytes::Fixed(out));
+        }
         let src = input_buffer("delta", data, input, self.dtype)?;
         let mut out = Vec::new();
         dispatch2!(
@@ -123,6 +193,18 @@ impl ArrayToArrayCodec for DeltaCodec {
     }
 
     fn decode(&self, data: ArrayBytes, decoded: &ChunkRepr) -> CodecResult<ArrayBytes> {
+        if self.boolean {
+            let src = Self::bool_input(data, decoded)?;
+            let mut acc = 0u8;
+            let out = src
+                .iter()
+                .map(|b| {
+                    acc ^= u8::from(*b != 0);
+                    acc
+                })
+                .collect();
+            return Ok(ArrayBytes::Fixed(out));
+        }
         let enc = self.encoded_repr(decoded)?;
         let src = input_buffer("delta", data, &enc, self.astype)?;
         let mut out = Vec::new();

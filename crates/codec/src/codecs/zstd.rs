@@ -39,7 +39,9 @@ impl ZstdCodec {
     /// Parse a v3 or numcodecs configuration (`level` default 0, `checksum` default false).
     pub fn from_config(config: &Value) -> CodecResult<Self> {
         let c = Conf::new(NAME, config)?;
-        let level = c.i64_in("level", -131072, 22)?.unwrap_or(0) as i32;
+        // Only the encoder uses the level; like zstd itself, take out-of-range values (numcodecs
+        // writes e.g. 100) as the nearest valid one rather than refusing to read.
+        let level = c.i64("level")?.unwrap_or(0).clamp(-131072, 22) as i32;
         let checksum = c.bool("checksum")?.unwrap_or(false);
         Ok(ZstdCodec { level, checksum })
     }

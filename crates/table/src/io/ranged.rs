@@ -338,6 +338,7 @@ impl ChunkReader for ParquetChunks {
             chunks: self.clone(),
             pos: start,
             buf: Bytes::new(),
+            reads_at_end: 0,
         })
     }
 
@@ -360,7 +361,15 @@ pub(crate) struct ChunkRead {
     chunks: ParquetChunks,
     pos: u64,
     buf: Bytes,
+    /// Reads answered "end of value" so far.
+    reads_at_end: u32,
 }
+
+/// Reads at the end of the value [`ChunkRead`] answers with 0 bytes before it fails: the
+/// parquet crate's Thrift reader skips bytes with `io::copy`, which stops quietly at the end,
+/// so a corrupt list of 2^31 fixed-size elements in a page header would otherwise be skipped
+/// element by element past the end of the file (minutes of work for a 4 KiB input).
+const READS_AT_END: u32 = 16;
 
 impl Read for ChunkRead {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
@@ -369,6 +378,19 @@ impl Read for ChunkRead {
         }
         if self.buf.is_empty() {
             self.buf = self.chunks.fetch(self.pos, 1, FOOTER_READ_AHEAD)?;
+            if self.buf.is_empty() {
+                self.reads_at_end += 1;
+                if self.reads_at_end > READS_AT_END {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!(
+                            "a length in the file reaches past its end (offset {})",
+                            self.pos
+                        ),
+                    ));
+                }
+                return Ok(0);
+            }
         }
         let n = out.len().min(self.buf.len());
         out[..n].copy_from_slice(&self.buf[..n]);
