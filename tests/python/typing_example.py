@@ -1,0 +1,1 @@
+import neurochunk as nc
