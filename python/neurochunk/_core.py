@@ -106,7 +106,8 @@ def _numpy_dtype(descr: Any) -> np.dtype[Any]:
         raise InvalidInputError("the array's data type has no NumPy equivalent")
     if isinstance(descr, str) and descr in _VARIABLE:
         return np.dtype(object)
-    return np.dtype(_json_to_descr(descr))
+    dt: np.dtype[Any] = np.dtype(_json_to_descr(descr))
+    return dt
 
 
 def _to_json(value: Any) -> str:
@@ -303,7 +304,7 @@ class Attributes(MutableMapping[str, Any]):
     def __len__(self) -> int:
         return len(self._values)
 
-    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: Any) -> None:
         """Set several attributes with one write."""
         self._write({**self._values, **dict(*args, **kwargs)})
 

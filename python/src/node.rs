@@ -34,7 +34,9 @@ fn selection_of(runs: &[Run]) -> Selection {
                 } else if count == 0 {
                     AxisSelection::slice(0, 0, 1)
                 } else {
-                    let stop = start + step * count as i64;
+                    // Just past the last element, so that the bound stays inside the axis.
+                    let last = start + step * (count as i64 - 1);
+                    let stop = if step > 0 { last + 1 } else { last - 1 };
                     AxisSelection::Slice {
                         start: Some(start),
                         stop: (stop >= 0).then_some(stop),
