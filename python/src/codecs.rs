@@ -8,7 +8,14 @@ use serde_json::{Map, Value};
 
 use crate::errors::invalid;
 
-fn int(config: &Map<String, Value>, key: &str, name: &str, lo: i64, hi: i64, default: i64) -> PyResult<i64> {
+fn int(
+    config: &Map<String, Value>,
+    key: &str,
+    name: &str,
+    lo: i64,
+    hi: i64,
+    default: i64,
+) -> PyResult<i64> {
     match config.get(key) {
         None | Some(Value::Null) => Ok(default),
         Some(v) => match v.as_i64() {
@@ -37,7 +44,9 @@ fn one(name: &str, config: &Map<String, Value>) -> PyResult<Codec> {
         }
     };
     if let Some(key) = config.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(invalid(format!("compressor '{name}' has no option '{key}'")));
+        return Err(invalid(format!(
+            "compressor '{name}' has no option '{key}'"
+        )));
     }
     Ok(match name {
         "zstd" => Codec::Zstd {
@@ -45,19 +54,31 @@ fn one(name: &str, config: &Map<String, Value>) -> PyResult<Codec> {
             checksum: match config.get("checksum") {
                 None | Some(Value::Null) => false,
                 Some(Value::Bool(b)) => *b,
-                Some(v) => return Err(invalid(format!("compressor 'zstd': 'checksum' must be a bool, not {v}"))),
+                Some(v) => {
+                    return Err(invalid(format!(
+                        "compressor 'zstd': 'checksum' must be a bool, not {v}"
+                    )))
+                }
             },
         },
-        "gzip" => Codec::Gzip { level: int(config, "level", name, 0, 9, 5)? as u32 },
-        "zlib" => Codec::Zlib { level: int(config, "level", name, 0, 9, 1)? as u32 },
-        "bz2" | "bzip2" => Codec::Bz2 { level: int(config, "level", name, 1, 9, 9)? as u32 },
+        "gzip" => Codec::Gzip {
+            level: int(config, "level", name, 0, 9, 5)? as u32,
+        },
+        "zlib" => Codec::Zlib {
+            level: int(config, "level", name, 0, 9, 1)? as u32,
+        },
+        "bz2" | "bzip2" => Codec::Bz2 {
+            level: int(config, "level", name, 1, 9, 9)? as u32,
+        },
         "lzma" | "xz" => Codec::Lzma {
             preset: match config.get("preset") {
                 None | Some(Value::Null) => None,
                 Some(_) => Some(int(config, "preset", name, 0, 9, 6)? as u32),
             },
         },
-        "lz4" => Codec::Lz4 { acceleration: int(config, "acceleration", name, 1, 65537, 1)? },
+        "lz4" => Codec::Lz4 {
+            acceleration: int(config, "acceleration", name, 1, 65537, 1)?,
+        },
         "crc32c" => Codec::Crc32c,
         "shuffle" => Codec::Shuffle,
         _ => {
@@ -65,7 +86,11 @@ fn one(name: &str, config: &Map<String, Value>) -> PyResult<Codec> {
                 None | Some(Value::Null) => BloscCompressor::Zstd,
                 Some(Value::String(s)) => BloscCompressor::parse(s)
                     .ok_or_else(|| invalid(format!("compressor 'blosc': unknown cname '{s}'")))?,
-                Some(v) => return Err(invalid(format!("compressor 'blosc': 'cname' must be a string, not {v}"))),
+                Some(v) => {
+                    return Err(invalid(format!(
+                        "compressor 'blosc': 'cname' must be a string, not {v}"
+                    )))
+                }
             };
             let shuffle = match config.get("shuffle") {
                 None | Some(Value::Null) => BloscShuffle::Auto,
@@ -100,14 +125,18 @@ pub(crate) fn parse_compressors(json: &str) -> PyResult<Vec<Codec>> {
         .iter()
         .map(|item| {
             let name = item.get("name").and_then(Value::as_str).ok_or_else(|| {
-                invalid(format!("a compressor must be {{\"name\": ..., \"configuration\": ...}}, not {item}"))
+                invalid(format!(
+                    "a compressor must be {{\"name\": ..., \"configuration\": ...}}, not {item}"
+                ))
             })?;
             let empty = Map::new();
             let config = match item.get("configuration") {
                 None | Some(Value::Null) => &empty,
                 Some(Value::Object(config)) => config,
                 Some(other) => {
-                    return Err(invalid(format!("compressor '{name}': configuration must be a dict, not {other}")))
+                    return Err(invalid(format!(
+                        "compressor '{name}': configuration must be a dict, not {other}"
+                    )))
                 }
             };
             one(&name.to_ascii_lowercase(), config)

@@ -83,5 +83,8 @@ pub(crate) fn panic_error(panic: Box<dyn std::any::Any + Send>) -> PyErr {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown".into());
-    py_error("Error", format!("internal error in neurochunk (please report): {what}"))
+    py_error(
+        "Error",
+        format!("internal error in neurochunk (please report): {what}"),
+    )
 }

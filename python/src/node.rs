@@ -52,11 +52,7 @@ fn selection_of(runs: &[Run]) -> Selection {
 /// at a chunk boundary and holding at least `min_elements` elements along that axis. Returns
 /// per slab its runs and its element range in the C-ordered output.
 fn slabs(runs: &[Run], chunk_shape: &[usize], elem: usize) -> Vec<(Vec<Run>, usize, usize)> {
-    let total: usize = runs
-        .iter()
-        .filter(|r| !r.3)
-        .map(|r| r.2 as usize)
-        .product();
+    let total: usize = runs.iter().filter(|r| !r.3).map(|r| r.2 as usize).product();
     let whole = vec![(runs.to_vec(), 0, total)];
     if total.saturating_mul(elem) <= SLAB_BYTES {
         return whole;
@@ -223,9 +219,8 @@ pub(crate) fn open_node(
     } = open_store(location, read_only)?;
     let opened = store.clone();
     let at = path.clone();
-    let node = detached(py, move || neurochunk::open_node(opened.as_ref(), &at)).map_err(|e| {
-        not_found_as(py, e, || format!("no array or group at '{display}'"))
-    })?;
+    let node = detached(py, move || neurochunk::open_node(opened.as_ref(), &at))
+        .map_err(|e| not_found_as(py, e, || format!("no array or group at '{display}'")))?;
     wrap_node(py, store, &path, &display, read_only, node.metadata)
 }
 
@@ -254,8 +249,11 @@ fn create_array_in(
 ) -> PyResult<RawArray> {
     let spec = parse_json(spec, "array specification")?;
     let get = |key: &str| spec.get(key).cloned().unwrap_or(Value::Null);
-    let shape: Vec<u64> = serde_json::from_value(get("shape"))
-        .map_err(|e| invalid(format!("shape must be a list of non-negative integers: {e}")))?;
+    let shape: Vec<u64> = serde_json::from_value(get("shape")).map_err(|e| {
+        invalid(format!(
+            "shape must be a list of non-negative integers: {e}"
+        ))
+    })?;
     let object_codec = get("object_codec");
     let (data_type, _) = dtype_v2::dtype_from_json(&get("dtype"), object_codec.as_str())
         .map_err(|e| invalid(format!("unsupported dtype: {e}")))?;
@@ -434,7 +432,11 @@ pub(crate) fn convert(
     };
     let note = |path: &str, changes: &[String]| {
         if let Ok(mut notes) = notes.lock() {
-            notes.extend(changes.iter().map(|c| format!("/{}: {c}", path.trim_matches('/'))));
+            notes.extend(
+                changes
+                    .iter()
+                    .map(|c| format!("/{}: {c}", path.trim_matches('/'))),
+            );
         }
     };
     detached(py, || {
@@ -488,14 +490,14 @@ impl RawArray {
     }
 }
 
-/// A C-contiguous NumPy array's bytes, writable or not, checked.
-fn buffer_of<'a>(array: &'a Bound<'_, PyUntypedArray>, writable: bool) -> PyResult<&'a mut [u8]> {
+/// The data pointer and byte length of a C-contiguous NumPy array (writable if asked).
+fn buffer_of(array: &Bound<'_, PyUntypedArray>, writable: bool) -> PyResult<(*mut u8, usize)> {
     if !array.is_c_contiguous() {
         return Err(invalid("the buffer must be a C-contiguous NumPy array"));
     }
     let raw = array.as_array_ptr();
-    // SAFETY: `raw` is a live NumPy array object (borrowed for 'a); we read its flags.
-    let flags = unsafe { (*raw).fields.flags };
+    // SAFETY: `raw` is a live NumPy array object (borrowed by `array`); we read its fields.
+    let (flags, data) = unsafe { ((*raw).fields.flags, (*raw).fields.data as *mut u8) };
     if writable && flags & numpy::npyffi::NPY_ARRAY_WRITEABLE == 0 {
         return Err(invalid("the output array is not writable"));
     }
@@ -503,13 +505,22 @@ fn buffer_of<'a>(array: &'a Bound<'_, PyUntypedArray>, writable: bool) -> PyResu
         .len()
         .checked_mul(array.dtype().itemsize())
         .ok_or_else(|| invalid("the buffer is too large"))?;
+    Ok((data, len))
+}
+
+/// The bytes of `(data, len)` from [`buffer_of`].
+///
+/// # Safety
+/// The array must stay alive and unresized while the slice is used, and nothing else may
+/// access its memory meanwhile (the Python side passes arrays it allocated for the call, or
+/// contiguous copies it made).
+unsafe fn bytes_mut<'a>((data, len): (*mut u8, usize)) -> &'a mut [u8] {
     if len == 0 {
-        return Ok(&mut []);
+        &mut []
+    } else {
+        // SAFETY: a C-contiguous array holds `len` bytes at `data` (the caller's contract).
+        unsafe { std::slice::from_raw_parts_mut(data, len) }
     }
-    // SAFETY: a C-contiguous array owns (or views) `len` bytes at `data`; the caller keeps it
-    // alive for 'a, and the Python side hands over arrays it allocated for this call (reads)
-    // or copies nobody else writes (writes).
-    Ok(unsafe { std::slice::from_raw_parts_mut((*raw).fields.data as *mut u8, len) })
 }
 
 #[pymethods]
@@ -579,10 +590,14 @@ impl RawArray {
         out: &Bound<'_, PyUntypedArray>,
     ) -> PyResult<()> {
         let array = self.array();
-        let elem = array.metadata().data_type.fixed_size().ok_or_else(|| {
-            invalid("variable-length elements are read with read_variable")
-        })?;
-        let buffer = buffer_of(out, true)?;
+        let elem = array
+            .metadata()
+            .data_type
+            .fixed_size()
+            .ok_or_else(|| invalid("variable-length elements are read with read_variable"))?;
+        // SAFETY: `out` is borrowed for the whole call; the Python side allocated it for this
+        // read and holds no other reference to it.
+        let buffer = unsafe { bytes_mut(buffer_of(out, true)?) };
         let pieces = slabs(&runs, &array.metadata().chunk_shape, elem);
         if buffer.len() != pieces.last().map_or(0, |p| p.2) * elem {
             return Err(invalid(format!(
@@ -610,7 +625,9 @@ impl RawArray {
         let a = &array;
         let (_, data) = detached(py, move || a.read(&sel))?;
         let ArrayBytes::Variable { data, offsets } = data else {
-            return Err(invalid("the array's elements have a fixed size; use read_into"));
+            return Err(invalid(
+                "the array's elements have a fixed size; use read_into",
+            ));
         };
         let list = PyList::empty(py);
         for w in offsets.windows(2) {
@@ -619,7 +636,10 @@ impl RawArray {
                 let s = std::str::from_utf8(bytes).map_err(|e| {
                     py_error(
                         "CorruptDataError",
-                        format!("array '{}': a string element is not UTF-8: {e}", self.display),
+                        format!(
+                            "array '{}': a string element is not UTF-8: {e}",
+                            self.display
+                        ),
                     )
                 })?;
                 list.append(PyString::new(py, s))?;
@@ -632,13 +652,26 @@ impl RawArray {
 
     /// Write `data` (C-contiguous, the region's shape, the array's in-memory dtype) into the
     /// region `runs`.
-    fn write(&self, py: Python<'_>, runs: Vec<Run>, data: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
+    fn write(
+        &self,
+        py: Python<'_>,
+        runs: Vec<Run>,
+        data: &Bound<'_, PyUntypedArray>,
+    ) -> PyResult<()> {
         self.check_writable()?;
         let array = self.array();
-        let elem = array.metadata().data_type.fixed_size().ok_or_else(|| {
-            invalid("variable-length elements are written with write_variable")
-        })?;
-        let buffer: &[u8] = buffer_of(data, false)?;
+        let elem =
+            array.metadata().data_type.fixed_size().ok_or_else(|| {
+                invalid("variable-length elements are written with write_variable")
+            })?;
+        let (ptr, len) = buffer_of(data, false)?;
+        // SAFETY: `data` is borrowed for the whole call and only read here; the Python side
+        // passes a C-contiguous array of the region's shape and the array's dtype.
+        let buffer: &[u8] = if len == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(ptr, len) }
+        };
         let pieces = slabs(&runs, &array.metadata().chunk_shape, elem);
         if buffer.len() != pieces.last().map_or(0, |p| p.2) * elem {
             return Err(invalid(format!(
@@ -659,7 +692,12 @@ impl RawArray {
 
     /// Write a flat list of `str` (or `bytes`) elements, in C order, into the region `runs`
     /// of a variable-length array.
-    fn write_variable(&self, py: Python<'_>, runs: Vec<Run>, items: &Bound<'_, PyList>) -> PyResult<()> {
+    fn write_variable(
+        &self,
+        py: Python<'_>,
+        runs: Vec<Run>,
+        items: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
         self.check_writable()?;
         let array = self.array();
         let text = match array.metadata().data_type {
@@ -673,12 +711,18 @@ impl RawArray {
         for item in items.iter() {
             if text {
                 let s = item.cast::<PyString>().map_err(|_| {
-                    invalid(format!("a string array takes str elements, not {}", item.get_type()))
+                    invalid(format!(
+                        "a string array takes str elements, not {}",
+                        item.get_type()
+                    ))
                 })?;
                 data.extend_from_slice(s.to_str()?.as_bytes());
             } else {
                 let b = item.cast::<PyBytes>().map_err(|_| {
-                    invalid(format!("a bytes array takes bytes elements, not {}", item.get_type()))
+                    invalid(format!(
+                        "a bytes array takes bytes elements, not {}",
+                        item.get_type()
+                    ))
                 })?;
                 data.extend_from_slice(b.as_bytes());
             }
@@ -686,7 +730,9 @@ impl RawArray {
         }
         let sel = selection_of(&runs);
         let a = &array;
-        detached(py, move || a.write(&sel, &ArrayBytes::Variable { data, offsets }))
+        detached(py, move || {
+            a.write(&sel, &ArrayBytes::Variable { data, offsets })
+        })
     }
 
     /// Change the shape (chunks wholly outside the new shape are deleted).
@@ -735,7 +781,11 @@ pub(crate) struct RawGroup {
 impl RawGroup {
     fn child_path(&self, name: &str) -> PyResult<String> {
         let name = name.trim_matches('/');
-        if name.is_empty() || name.split('/').any(|p| p.is_empty() || p == "." || p == "..") {
+        if name.is_empty()
+            || name
+                .split('/')
+                .any(|p| p.is_empty() || p == "." || p == "..")
+        {
             return Err(invalid(format!("'{name}' is not a valid node name")));
         }
         Ok(join_key(&self.path, name))
@@ -787,7 +837,15 @@ impl RawGroup {
         &self,
         py: Python<'_>,
         recursive: bool,
-    ) -> PyResult<Vec<(String, String, Option<Vec<u64>>, Option<String>, Option<String>)>> {
+    ) -> PyResult<
+        Vec<(
+            String,
+            String,
+            Option<Vec<u64>>,
+            Option<String>,
+            Option<String>,
+        )>,
+    > {
         let (store, path) = (self.store.clone(), self.path.clone());
         let nodes = detached(py, move || {
             walk_nodes(store.as_ref(), &path, &OpenOptions::default())
@@ -817,11 +875,21 @@ impl RawGroup {
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<(String, Py<PyAny>)> {
         let path = self.child_path(name)?;
         let (store, at) = (self.store.clone(), path.clone());
-        let node = detached(py, move || neurochunk::open_node(store.as_ref(), &at)).map_err(|e| {
-            not_found_as(py, e, || format!("'{}' has no member '{name}'", self.display))
-        })?;
+        let node =
+            detached(py, move || neurochunk::open_node(store.as_ref(), &at)).map_err(|e| {
+                not_found_as(py, e, || {
+                    format!("'{}' has no member '{name}'", self.display)
+                })
+            })?;
         let display = display_child(&self.display, self.rel(&path));
-        wrap_node(py, self.store.clone(), &path, &display, self.read_only, node.metadata)
+        wrap_node(
+            py,
+            self.store.clone(),
+            &path,
+            &display,
+            self.read_only,
+            node.metadata,
+        )
     }
 
     /// Whether a child node `name` exists.
@@ -886,7 +954,14 @@ impl RawGroup {
             }
         }
         let display = display_child(&self.display, self.rel(&path));
-        create_array_in(py, self.store.clone(), &path, &display, &spec.to_string(), fill_value)
+        create_array_in(
+            py,
+            self.store.clone(),
+            &path,
+            &display,
+            &spec.to_string(),
+            fill_value,
+        )
     }
 
     /// Remove the child `name` and everything below it.
