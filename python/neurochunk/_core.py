@@ -608,6 +608,9 @@ class Array:
         return out
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> npt.NDArray[Any]:
+        """The whole array read into a new NumPy array (``np.asarray(a)``)."""
+        if copy is False:
+            raise ValueError("a neurochunk.Array is always read into a new array (copy=False)")
         out = self[...]
         assert isinstance(out, np.ndarray)
         return out if dtype is None else out.astype(dtype, copy=False)

@@ -68,10 +68,21 @@ pub(crate) fn detached<T: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> Result<T, ArrayError> + Send,
 ) -> PyResult<T> {
+    detached_at(py, "", f)
+}
+
+/// [`detached`] for work on the node the user knows as `location`: its errors start with
+/// the location (the engine names nodes by their path inside the store, `/` for its root).
+pub(crate) fn detached_at<T: Send>(
+    py: Python<'_>,
+    location: &str,
+    f: impl FnOnce() -> Result<T, ArrayError> + Send,
+) -> PyResult<T> {
     let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
     match outcome {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(err)) => Err(to_py(err)),
+        Ok(Err(err)) if location.is_empty() => Err(to_py(err)),
+        Ok(Err(err)) => Err(py_error(class_of(&err), format!("{location}: {err}"))),
         Err(panic) => Err(panic_error(panic)),
     }
 }

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::{json, Map, Value};
 
-use crate::errors::{detached, invalid, py_error, store_to_py};
+use crate::errors::{detached, detached_at, invalid, py_error, store_to_py};
 use crate::store::{open_store, Location};
 
 /// Reads and writes larger than this run in slabs of about this size, with a check for
@@ -219,8 +219,10 @@ pub(crate) fn open_node(
     } = open_store(location, read_only)?;
     let opened = store.clone();
     let at = path.clone();
-    let node = detached(py, move || neurochunk::open_node(opened.as_ref(), &at))
-        .map_err(|e| not_found_as(py, e, || format!("no array or group at '{display}'")))?;
+    let node = detached_at(py, &display, move || {
+        neurochunk::open_node(opened.as_ref(), &at)
+    })
+    .map_err(|e| not_found_as(py, e, || format!("no array or group at '{display}'")))?;
     wrap_node(py, store, &path, &display, read_only, node.metadata)
 }
 
@@ -314,7 +316,7 @@ fn create_array_in(
         ));
     }
     let path_owned = path.to_string();
-    let array = detached(py, move || {
+    let array = detached_at(py, display, move || {
         if overwrite {
             let prefix = if path_owned.is_empty() {
                 String::new()
@@ -369,7 +371,7 @@ pub(crate) fn create_group(
         ));
     }
     let (s, p) = (store.clone(), path.clone());
-    detached(py, move || {
+    detached_at(py, &display, move || {
         if overwrite {
             s.delete_prefix(&if p.is_empty() {
                 String::new()
@@ -570,7 +572,7 @@ impl RawArray {
         let array = self.array();
         let (store, path) = (array.store().clone(), array.path().to_string());
         let format = array.metadata().format;
-        detached(py, move || {
+        detached_at(py, &self.display, move || {
             let name = match format {
                 ZarrFormat::V2 => ".zarray",
                 ZarrFormat::V3 => "zarr.json",
@@ -610,7 +612,7 @@ impl RawArray {
             let part = &mut buffer[from * elem..to * elem];
             let sel = selection_of(&slab);
             let a = &array;
-            detached(py, move || a.read_bytes_into(&sel, part))?;
+            detached_at(py, &self.display, move || a.read_bytes_into(&sel, part))?;
             py.check_signals()?;
         }
         Ok(())
@@ -623,7 +625,7 @@ impl RawArray {
         let text = matches!(array.metadata().data_type, DataType::String);
         let sel = selection_of(&runs);
         let a = &array;
-        let (_, data) = detached(py, move || a.read(&sel))?;
+        let (_, data) = detached_at(py, &self.display, move || a.read(&sel))?;
         let ArrayBytes::Variable { data, offsets } = data else {
             return Err(invalid(
                 "the array's elements have a fixed size; use read_into",
@@ -684,7 +686,9 @@ impl RawArray {
             let part = &buffer[from * elem..to * elem];
             let sel = selection_of(&slab);
             let a = &array;
-            detached(py, move || a.write(&sel, &ArrayBytes::Fixed(part.to_vec())))?;
+            detached_at(py, &self.display, move || {
+                a.write(&sel, &ArrayBytes::Fixed(part.to_vec()))
+            })?;
             py.check_signals()?;
         }
         Ok(())
@@ -730,7 +734,7 @@ impl RawArray {
         }
         let sel = selection_of(&runs);
         let a = &array;
-        detached(py, move || {
+        detached_at(py, &self.display, move || {
             a.write(&sel, &ArrayBytes::Variable { data, offsets })
         })
     }
@@ -740,7 +744,7 @@ impl RawArray {
         self.check_writable()?;
         let mut array = self.array();
         let a = &mut array;
-        detached(py, move || a.resize(shape))?;
+        detached_at(py, &self.display, move || a.resize(shape))?;
         if let Ok(mut guard) = self.inner.write() {
             *guard = array;
         }
@@ -753,7 +757,7 @@ impl RawArray {
         let attributes = attributes_of(attributes)?;
         let mut array = self.array();
         let a = &mut array;
-        detached(py, move || a.set_attributes(attributes))?;
+        detached_at(py, &self.display, move || a.set_attributes(attributes))?;
         if let Ok(mut guard) = self.inner.write() {
             *guard = array;
         }
@@ -764,7 +768,9 @@ impl RawArray {
     fn nchunks_stored(&self, py: Python<'_>) -> PyResult<usize> {
         let array = self.array();
         let a = &array;
-        detached(py, move || a.stored_chunks().map(|c| c.len()))
+        detached_at(py, &self.display, move || {
+            a.stored_chunks().map(|c| c.len())
+        })
     }
 }
 
@@ -812,7 +818,9 @@ impl RawGroup {
     /// The group's format (`"v2"`, `"v3"`, `"n5"`), path and attributes, as JSON.
     fn meta(&self, py: Python<'_>) -> PyResult<String> {
         let (store, path) = (self.store.clone(), self.path.clone());
-        let node = detached(py, move || neurochunk::open_node(store.as_ref(), &path))?;
+        let node = detached_at(py, &self.display, move || {
+            neurochunk::open_node(store.as_ref(), &path)
+        })?;
         let (attributes, consolidated) = match node.metadata {
             NodeMetadata::Group(g) => (g.attributes, g.consolidated.is_some()),
             NodeMetadata::Array(_) => return Err(invalid("the node is no longer a group")),
@@ -847,7 +855,7 @@ impl RawGroup {
         )>,
     > {
         let (store, path) = (self.store.clone(), self.path.clone());
-        let nodes = detached(py, move || {
+        let nodes = detached_at(py, &self.display, move || {
             walk_nodes(store.as_ref(), &path, &OpenOptions::default())
         })?;
         let mut out = Vec::new();
@@ -875,12 +883,14 @@ impl RawGroup {
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<(String, Py<PyAny>)> {
         let path = self.child_path(name)?;
         let (store, at) = (self.store.clone(), path.clone());
-        let node =
-            detached(py, move || neurochunk::open_node(store.as_ref(), &at)).map_err(|e| {
-                not_found_as(py, e, || {
-                    format!("'{}' has no member '{name}'", self.display)
-                })
-            })?;
+        let node = detached_at(py, &self.display, move || {
+            neurochunk::open_node(store.as_ref(), &at)
+        })
+        .map_err(|e| {
+            not_found_as(py, e, || {
+                format!("'{}' has no member '{name}'", self.display)
+            })
+        })?;
         let display = display_child(&self.display, self.rel(&path));
         wrap_node(
             py,
@@ -918,7 +928,7 @@ impl RawGroup {
             ));
         }
         let (store, at, format) = (self.store.clone(), path.clone(), self.format);
-        detached(py, move || {
+        detached_at(py, &self.display, move || {
             if overwrite {
                 store.delete_prefix(&format!("{at}/"))?;
             }
@@ -975,7 +985,7 @@ impl RawGroup {
             ));
         }
         let store = self.store.clone();
-        detached(py, move || {
+        detached_at(py, &self.display, move || {
             store
                 .delete_prefix(&format!("{path}/"))
                 .map_err(ArrayError::from)
@@ -987,7 +997,7 @@ impl RawGroup {
         self.check_writable()?;
         let attributes = attributes_of(attributes)?;
         let (store, path, format) = (self.store.clone(), self.path.clone(), self.format);
-        detached(py, move || {
+        detached_at(py, &self.display, move || {
             neurochunk::create_group(store.as_ref(), &path, format, attributes)
         })
     }
@@ -996,6 +1006,8 @@ impl RawGroup {
     fn consolidate(&self, py: Python<'_>) -> PyResult<usize> {
         self.check_writable()?;
         let (store, path) = (self.store.clone(), self.path.clone());
-        detached(py, move || neurochunk::consolidate(store.as_ref(), &path))
+        detached_at(py, &self.display, move || {
+            neurochunk::consolidate(store.as_ref(), &path)
+        })
     }
 }

@@ -276,3 +276,22 @@ def test_large_reads_and_writes_go_in_slabs(tmp_path):
     back = a[::-7, 5]
     np.testing.assert_array_equal(back, rows[::-7, 5])
     assert json.loads(json.dumps(a.metadata))["shape"] == [3000, 4096]
+
+
+def test_ctrl_c_interrupts_a_long_read(tmp_path):
+    import os
+    import signal
+    import threading
+    import time
+
+    # 1 GiB, never written: sixteen slabs of 64 MiB, with a signal check between slabs.
+    a = nc.create_array(tmp_path / "huge", shape=(262144, 4096), dtype="uint8", chunks=(4096, 4096))
+    timer = threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT))
+    finished = []
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        a[...]
+        finished.append(True)
+        timer.join()
+        time.sleep(1)  # the signal arrives here when the read was faster than the timer
+    assert not finished, "the read finished before the signal arrived"
