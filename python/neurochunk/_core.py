@@ -607,6 +607,24 @@ class Array:
             return out[()]
         return out
 
+    def to_dask(self, chunks: Any = None) -> Any:
+        """The array as a lazy ``dask.array.Array`` (needs dask), in blocks of ``chunks``
+        (default: the shards, or the chunks of an array without sharding). Each block reads
+        through this array; the graph pickles, since arrays pickle as references."""
+        import uuid
+
+        import dask.array as da
+
+        return da.from_array(  # type: ignore[no-untyped-call]
+            self,
+            chunks=chunks if chunks is not None else (self.shards or self.chunks),
+            name=f"neurochunk-{uuid.uuid4().hex}",
+            lock=False,
+            asarray=False,
+            fancy=False,
+            meta=np.empty((0,) * self.ndim, dtype=self.dtype),
+        )
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> npt.NDArray[Any]:
         """The whole array read into a new NumPy array (``np.asarray(a)``)."""
         if copy is False:
