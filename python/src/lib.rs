@@ -1,6 +1,6 @@
 //! `neurochunk._neurochunk`: the native half of the `neurochunk` Python package.
 //!
-//! A thin layer over the engine: it turns a location into a store ([`store::open_store`]),
+//! A thin layer over the engine: it turns a location into a store (`store::open_store`),
 //! reads regions straight into NumPy buffers the Python side allocated, writes from contiguous
 //! NumPy buffers, and maps every engine error onto the package's exception classes (defined in
 //! `neurochunk/_errors.py`). The GIL is released while the engine works; long reads and writes
