@@ -13,3 +13,10 @@ if int(importlib.metadata.version("zarr").split(".")[0]) < 3:
     collect_ignore.append("test_zarr3_interop.py")
 if importlib.util.find_spec("dask") is None or importlib.util.find_spec("xarray") is None:
     collect_ignore.append("test_dask_xarray.py")
+
+# No example database in the working tree: each run draws afresh (seeded by hypothesis's
+# derandomised settings when CI=1 is not set, failures print their reproducing examples).
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("neurochunk", database=None)
+settings.load_profile("neurochunk")
