@@ -14,8 +14,8 @@ if int(importlib.metadata.version("zarr").split(".")[0]) < 3:
 if importlib.util.find_spec("dask") is None or importlib.util.find_spec("xarray") is None:
     collect_ignore.append("test_dask_xarray.py")
 
-# No example database in the working tree: each run draws afresh (seeded by hypothesis's
-# derandomised settings when CI=1 is not set, failures print their reproducing examples).
+# No example database in the working tree: each run draws new examples, and a failure prints
+# the example that reproduces it.
 from hypothesis import settings  # noqa: E402
 
 settings.register_profile("neurochunk", database=None)
