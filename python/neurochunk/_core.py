@@ -232,6 +232,10 @@ def _array_spec(
     from."""
     descr, object_codec, dt, variable = _dtype_spec(dtype)
     shape_t = _shape_tuple(shape, "shape")
+    if dimension_names is not None and len(list(dimension_names)) != len(shape_t):
+        raise InvalidInputError(
+            f"{len(list(dimension_names))} dimension names for {len(shape_t)} dimensions"
+        )
     spec: dict[str, Any] = {
         "shape": list(shape_t),
         "dtype": descr,
@@ -525,13 +529,23 @@ class Array:
 
     # -- reading
 
+    def _empty(self, shape: tuple[int, ...], dtype: Any) -> npt.NDArray[Any]:
+        """A new output array, or a clean error when the region cannot be held in memory."""
+        try:
+            return np.empty(shape, dtype=dtype)
+        except (ValueError, MemoryError) as err:
+            raise InvalidInputError(
+                f"{self.store_path}: the region of shape {shape} cannot be held in memory "
+                f"({err}); read a smaller region"
+            ) from None
+
     def _read_runs(self, runs: list[ix.Run], shape: tuple[int, ...]) -> npt.NDArray[Any]:
         if self._variable is not None:
             items = self._raw.read_variable(runs)
             out = np.empty(len(items), dtype=object)
             out[:] = items
             return out.reshape(shape)
-        out = np.empty(shape, dtype=self.dtype)
+        out = self._empty(shape, self.dtype)
         self._raw.read_into(runs, out)
         return out
 
@@ -592,7 +606,7 @@ class Array:
                 boxes.append(((lo, 1, hi - lo, False), at, (a.indices[at] - lo).astype(np.intp)))
             plan.append(boxes)
         dtype = object if self._variable is not None else self.dtype
-        out = np.empty(out_shape, dtype=dtype)
+        out = self._empty(out_shape, dtype)
         if out.size == 0:
             return out
         kept = [axis for axis, a in enumerate(axes) if a.indices is not None or not a.run[3]]  # type: ignore[index]

@@ -295,3 +295,24 @@ def test_ctrl_c_interrupts_a_long_read(tmp_path):
         timer.join()
         time.sleep(1)  # the signal arrives here when the read was faster than the timer
     assert not finished, "the read finished before the signal arrived"
+
+
+def test_bad_creation_arguments_and_huge_regions(tmp_path):
+    bad = [
+        dict(shape=(10,), dtype="i4", shards=(5,), zarr_format=2),
+        dict(shape=(10,), dtype="i4", chunks=(3,), shards=(5,)),
+        dict(shape=(10,), dtype="i4", chunks=(0,)),
+        dict(shape=(-1,), dtype="i4"),
+        dict(shape=(10,), dtype="i4", chunks=(2, 2)),
+        dict(shape=(10,), dtype=str, zarr_format="n5"),
+        dict(shape=(10,), dtype="i4", fill_value="x"),
+        dict(shape=(10,), dtype="i4", compressors=[{"name": "zstd", "configuration": {"level": 99}}]),
+        dict(shape=(10,), dtype="i4", dimension_names=["a", "b"]),
+    ]
+    for i, kwargs in enumerate(bad):
+        with pytest.raises(nc.InvalidInputError):
+            nc.create_array(tmp_path / f"a{i}", **kwargs)
+    a = nc.create_array(tmp_path / "big", shape=(2**40, 2**40), dtype="f8", chunks=(1024, 1024))
+    with pytest.raises(nc.InvalidInputError, match="cannot be held in memory"):
+        a[...]
+    assert (a[2**40 - 1, 5:8] == 0).all()
