@@ -774,6 +774,45 @@ impl RawArray {
     }
 }
 
+/// The direct members of the group at `path` (and the group itself first): from its
+/// consolidated metadata when it has some, otherwise by listing its directory and reading
+/// each child's metadata only (a deep hierarchy is not walked to list one level).
+fn direct_members(
+    store: &dyn Store,
+    path: &str,
+) -> Result<Vec<neurochunk::array::NodeEntry>, ArrayError> {
+    let root = neurochunk::open_node(store, path)?;
+    if matches!(&root.metadata, NodeMetadata::Group(g) if g.consolidated.is_some()) {
+        return walk_nodes(store, path, &OpenOptions::default());
+    }
+    let prefix = if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}/")
+    };
+    let mut names = store.list_dir(&prefix)?.prefixes;
+    names.retain(|name| !name.starts_with('.'));
+    names.sort();
+    let mut nodes = Vec::with_capacity(names.len());
+    for name in names {
+        let child = join_key(path, name.trim_end_matches('/'));
+        match neurochunk::open_node(store, &child) {
+            Ok(node) => nodes.push(neurochunk::array::NodeEntry {
+                path: child,
+                metadata: Ok(node.metadata),
+            }),
+            // A directory without metadata is no node of this level.
+            Err(ArrayError::NotFound(_)) => {}
+            Err(e @ ArrayError::Store(_)) => return Err(e),
+            Err(e) => nodes.push(neurochunk::array::NodeEntry {
+                path: child,
+                metadata: Err(Arc::new(e)),
+            }),
+        }
+    }
+    Ok(nodes)
+}
+
 /// A handle on one group (the Python `Group` class wraps it).
 #[pyclass(frozen, module = "neurochunk._neurochunk")]
 pub(crate) struct RawGroup {
@@ -856,7 +895,10 @@ impl RawGroup {
     > {
         let (store, path) = (self.store.clone(), self.path.clone());
         let nodes = detached_at(py, &self.display, move || {
-            walk_nodes(store.as_ref(), &path, &OpenOptions::default())
+            if recursive {
+                return walk_nodes(store.as_ref(), &path, &OpenOptions::default());
+            }
+            direct_members(store.as_ref(), &path)
         })?;
         let mut out = Vec::new();
         for node in nodes {
