@@ -288,12 +288,19 @@ def test_ctrl_c_interrupts_a_long_read(tmp_path):
     a = nc.create_array(tmp_path / "huge", shape=(262144, 4096), dtype="uint8", chunks=(4096, 4096))
     timer = threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT))
     finished = []
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        a[...]
-        finished.append(True)
-        timer.join()
-        time.sleep(1)  # the signal arrives here when the read was faster than the timer
+    # Python's own SIGINT handler, also when the test runs in a background job (which starts
+    # with SIGINT ignored).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            a[...]
+            finished.append(True)
+            timer.join()
+            time.sleep(1)  # the signal arrives here when the read was faster than the timer
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert not finished, "the read finished before the signal arrived"
 
 
