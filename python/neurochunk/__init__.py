@@ -1,0 +1,55 @@
+"""neurochunk: Zarr v2, Zarr v3 and N5 arrays and groups as NumPy arrays, on a Rust engine.
+
+>>> import numpy as np, neurochunk as nc
+>>> a = nc.create_array("volume.zarr", shape=(64, 256, 256), dtype="uint16",
+...                     chunks=(16, 64, 64), shards=(64, 256, 256), compressors="zstd:3")
+>>> a[5] = np.arange(256 * 256, dtype="uint16").reshape(256, 256)
+>>> tile = nc.open("volume.zarr")[5, :128, ::2]
+
+Every error is a :class:`neurochunk.Error` (see ``neurochunk._errors`` for the subclasses,
+which also derive from the matching built-in exceptions).
+"""
+
+from ._core import (
+    Array,
+    Attributes,
+    Group,
+    convert,
+    create_array,
+    create_group,
+    open,
+    open_array,
+    open_group,
+)
+from ._errors import (
+    CorruptDataError,
+    Error,
+    InvalidInputError,
+    NodeExistsError,
+    NodeNotFoundError,
+    OutOfBoundsError,
+    ReadOnlyError,
+    StoreError,
+)
+from ._neurochunk import __version__
+
+__all__ = [
+    "Array",
+    "Attributes",
+    "Group",
+    "convert",
+    "create_array",
+    "create_group",
+    "open",
+    "open_array",
+    "open_group",
+    "Error",
+    "CorruptDataError",
+    "InvalidInputError",
+    "NodeExistsError",
+    "NodeNotFoundError",
+    "OutOfBoundsError",
+    "ReadOnlyError",
+    "StoreError",
+    "__version__",
+]

@@ -1,0 +1,32 @@
+//! `neurochunk._neurochunk`: the native half of the `neurochunk` Python package.
+//!
+//! A thin layer over the engine: it turns a location into a store (`store::open_store`),
+//! reads regions straight into NumPy buffers the Python side allocated, writes from contiguous
+//! NumPy buffers, and maps every engine error onto the package's exception classes (defined in
+//! `neurochunk/_errors.py`). The GIL is released while the engine works; long reads and writes
+//! run in slabs, with a check for signals (Ctrl-C) between them. Indexing semantics (NumPy's
+//! basic and orthogonal indexing, broadcasting, dtypes) live on the Python side, which hands
+//! this module one normalised run per axis.
+//!
+//! Not for: anything a user calls directly (the Python package wraps every function here).
+
+mod codecs;
+mod errors;
+mod node;
+mod store;
+
+use pyo3::prelude::*;
+
+/// The extension module.
+#[pymodule]
+fn _neurochunk(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<node::RawArray>()?;
+    m.add_class::<node::RawGroup>()?;
+    m.add_function(wrap_pyfunction!(node::open_node, m)?)?;
+    m.add_function(wrap_pyfunction!(node::create_array, m)?)?;
+    m.add_function(wrap_pyfunction!(node::create_group, m)?)?;
+    m.add_function(wrap_pyfunction!(node::convert, m)?)?;
+    m.add_function(wrap_pyfunction!(node::remove_node, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

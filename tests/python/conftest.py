@@ -1,0 +1,22 @@
+"""Tests of the neurochunk Python package (python/), run by scripts/test-python with the wheel
+installed in .peers/py312 (every file) and .peers/py311 (every file but those needing what
+only py312 holds: zarr-python 3 for test_zarr3_interop.py, dask and xarray for
+test_dask_xarray.py)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+
+collect_ignore: list[str] = []
+if int(importlib.metadata.version("zarr").split(".")[0]) < 3:
+    collect_ignore.append("test_zarr3_interop.py")
+if importlib.util.find_spec("dask") is None or importlib.util.find_spec("xarray") is None:
+    collect_ignore.append("test_dask_xarray.py")
+
+# No example database in the working tree: each run draws new examples, and a failure prints
+# the example that reproduces it.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("neurochunk", database=None)
+settings.load_profile("neurochunk")

@@ -1,0 +1,10 @@
+"""The typed example program (also checked by mypy --strict) runs."""
+
+from __future__ import annotations
+
+from typing_example import write_and_read
+
+
+def test_typing_example_runs(tmp_path):
+    tile = write_and_read(tmp_path)
+    assert tile.shape == (32, 10)
