@@ -1,5 +1,5 @@
 //! Where the commands read and write: local paths or URLs ([`Location`], opened through
-//! [`neurochunk_store::open_url`]), the global remote options (`--endpoint`, `--region`,
+//! [`neurochunk_store::open_url`]), the global remote options (`--endpoint`, `--bucket-region`,
 //! `--anon`, `--max-requests`), and the options every writing command shares.
 
 use std::path::Path;
@@ -28,8 +28,14 @@ pub(crate) struct RemoteArgs {
     #[arg(long, global = true, value_name = "URL", env = "NEUROCHUNK_ENDPOINT")]
     endpoint: Option<String>,
     /// Region of the bucket (S3; default: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1).
-    #[arg(long, global = true, value_name = "REGION", env = "NEUROCHUNK_REGION")]
-    region: Option<String>,
+    /// Not `--region`, which `get` uses for the part of an array to read.
+    #[arg(
+        long,
+        global = true,
+        value_name = "REGION",
+        env = "NEUROCHUNK_BUCKET_REGION"
+    )]
+    bucket_region: Option<String>,
     /// Send requests unsigned (public buckets), whatever credentials the environment holds.
     #[arg(long, global = true, env = "NEUROCHUNK_ANON")]
     anon: bool,
@@ -46,7 +52,7 @@ impl RemoteArgs {
     pub(crate) fn install(&self) {
         let mut options = RemoteOptions {
             endpoint: self.endpoint.clone().filter(|e| !e.trim().is_empty()),
-            region: self.region.clone().filter(|r| !r.trim().is_empty()),
+            region: self.bucket_region.clone().filter(|r| !r.trim().is_empty()),
             anonymous: self.anon,
             ..RemoteOptions::default()
         };

@@ -5,8 +5,8 @@ that names the endpoint, in one of three ways (the CLI must honour each):
 * "aws"   the standard AWS variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
           AWS_ENDPOINT_URL, AWS_ALLOW_HTTP=true
 * "flags" credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, the endpoint and region as
-          global flags: `neurochunk --endpoint URL --region R SUBCOMMAND ...`
-* "env"   NEUROCHUNK_ENDPOINT / NEUROCHUNK_REGION (credentials from the AWS variables)
+          global flags: `neurochunk --endpoint URL --bucket-region R SUBCOMMAND ...`
+* "env"   NEUROCHUNK_ENDPOINT / NEUROCHUNK_BUCKET_REGION (credentials from the AWS variables)
 * "anon"  no credentials at all: AWS_ENDPOINT_URL, AWS_REGION, AWS_ALLOW_HTTP and `--anon`
 
 `extra_flags` adds other global flags (e.g. ["--max-requests", "2"] or ["--anon"]).
@@ -37,8 +37,8 @@ def cli_env(s3: S3Endpoint | None, mode: str = "aws") -> tuple[dict[str, str], l
         return scrubbed_env({k: aws[k] for k in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ALLOW_HTTP")}), ["--anon"]
     creds = {k: aws[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ALLOW_HTTP")}
     if mode == "flags":
-        return scrubbed_env(creds), ["--endpoint", s3.endpoint, "--region", s3.region]
-    return scrubbed_env({**creds, "NEUROCHUNK_ENDPOINT": s3.endpoint, "NEUROCHUNK_REGION": s3.region}), []
+        return scrubbed_env(creds), ["--endpoint", s3.endpoint, "--bucket-region", s3.region]
+    return scrubbed_env({**creds, "NEUROCHUNK_ENDPOINT": s3.endpoint, "NEUROCHUNK_BUCKET_REGION": s3.region}), []
 
 
 class RemoteNeurochunk(Neurochunk):

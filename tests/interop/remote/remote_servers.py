@@ -64,7 +64,7 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("AWS_", "NEUROCHUNK_ENDPOINT", "NEUROCHUNK_REGION", "NEUROCHUNK_ANON", "NEUROCHUNK_MAX_REQUESTS", "RCLONE_"))
+        if not k.startswith(("AWS_", "NEUROCHUNK_ENDPOINT", "NEUROCHUNK_BUCKET_REGION", "NEUROCHUNK_ANON", "NEUROCHUNK_MAX_REQUESTS", "RCLONE_"))
     }
     env["AWS_CONFIG_FILE"] = os.devnull
     env["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull

@@ -14,8 +14,8 @@ the other side:
   the local copy.
 
 The endpoint reaches the CLI through the standard AWS variables (the `rnc` fixture), and in
-`test_put_endpoint_given_each_way` also as `--endpoint/--region` flags and as
-NEUROCHUNK_ENDPOINT/NEUROCHUNK_REGION.
+`test_put_endpoint_given_each_way` also as `--endpoint/--bucket-region` flags and as
+NEUROCHUNK_ENDPOINT/NEUROCHUNK_BUCKET_REGION.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def test_consolidate_on_s3(rnc, s3, bucket, zarr_format, tmp_path):
         assert "consolidated_metadata" in json.loads(s3.get_bytes(bucket, "h.zarr/zarr.json"))
     g = zarr.open_group(s3.fsspec_store(bucket, "h.zarr", read_only=True), mode="r", use_consolidated=True)
     assert g.metadata.consolidated_metadata is not None
-    assert set(g.metadata.consolidated_metadata.metadata) >= {"raw", "sub", "sub/x"}
+    assert set(g.metadata.consolidated_metadata.flattened_metadata) >= {"raw", "sub", "sub/x"}
     np.testing.assert_array_equal(g["raw"][...], INT)
 
 

@@ -88,13 +88,13 @@ impl Default for RemoteOptions {
 
 impl RemoteOptions {
     /// The defaults, with what the environment sets: `NEUROCHUNK_ENDPOINT`,
-    /// `NEUROCHUNK_REGION`, `NEUROCHUNK_ANON` (`1`/`true`/`yes`) and
+    /// `NEUROCHUNK_BUCKET_REGION`, `NEUROCHUNK_ANON` (`1`/`true`/`yes`) and
     /// `NEUROCHUNK_MAX_REQUESTS`. A malformed value is an error naming the variable.
     pub fn from_env() -> Result<Self, String> {
         let mut options = RemoteOptions::default();
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         options.endpoint = var("NEUROCHUNK_ENDPOINT");
-        options.region = var("NEUROCHUNK_REGION");
+        options.region = var("NEUROCHUNK_BUCKET_REGION");
         if let Some(anon) = var("NEUROCHUNK_ANON") {
             options.anonymous = parse_flag(&anon)
                 .ok_or_else(|| format!("NEUROCHUNK_ANON={anon:?}: expected true or false"))?;

@@ -255,7 +255,7 @@ fn options_come_from_the_environment() {
     std::env::set_var("NEUROCHUNK_ENDPOINT", "http://127.0.0.1:9");
     std::env::set_var("NEUROCHUNK_ANON", "true");
     std::env::set_var("NEUROCHUNK_MAX_REQUESTS", "7");
-    std::env::set_var("NEUROCHUNK_REGION", "eu-west-1");
+    std::env::set_var("NEUROCHUNK_BUCKET_REGION", "eu-west-1");
     let options = RemoteOptions::from_env().unwrap();
     assert_eq!(options.endpoint.as_deref(), Some("http://127.0.0.1:9"));
     assert!(options.anonymous && options.allows_http());
@@ -268,7 +268,7 @@ fn options_come_from_the_environment() {
         "NEUROCHUNK_ENDPOINT",
         "NEUROCHUNK_ANON",
         "NEUROCHUNK_MAX_REQUESTS",
-        "NEUROCHUNK_REGION",
+        "NEUROCHUNK_BUCKET_REGION",
     ] {
         std::env::remove_var(var);
     }
