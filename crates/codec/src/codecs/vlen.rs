@@ -36,9 +36,68 @@ impl VlenCodec {
     }
 }
 
-fn read_u32(b: &[u8], at: usize) -> Option<u32> {
+fn read_u32(b: &[u8], at: usize) -> Option<usize> {
     let s = b.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize)
+}
+
+/// The items of numcodecs' vlen framing (a little-endian u32 count, then each item as a u32
+/// length and its bytes), concatenated, with their end offsets after a leading 0. The count
+/// must be `expected`, and `check` sees each item (its index and bytes) before it is kept.
+pub(super) fn split_items(
+    name: &str,
+    bytes: &[u8],
+    expected: usize,
+    mut check: impl FnMut(usize, &[u8]) -> CodecResult<()>,
+) -> CodecResult<(Vec<u8>, Vec<usize>)> {
+    let count = read_u32(bytes, 0).ok_or_else(|| corrupt(name, "missing the 4-byte item count"))?;
+    if count != expected {
+        return Err(corrupt(
+            name,
+            format!("chunk holds {count} items, expected {expected}"),
+        ));
+    }
+    // Each item needs at least its 4-byte length: check before allocating.
+    let min = count.checked_mul(4).and_then(|m| m.checked_add(4));
+    if min.is_none_or(|m| m > bytes.len()) {
+        return Err(corrupt(
+            name,
+            format!("{count} items cannot fit in {} bytes", bytes.len()),
+        ));
+    }
+    let mut offsets = Vec::with_capacity(count + 1);
+    offsets.push(0);
+    let mut data = Vec::with_capacity(bytes.len() - 4 - 4 * count);
+    let mut pos = 4;
+    for i in 0..count {
+        let len = read_u32(bytes, pos).ok_or_else(|| {
+            corrupt(
+                name,
+                format!("item {i}: length field past the end of the chunk"),
+            )
+        })?;
+        pos += 4;
+        let item = bytes.get(pos..pos + len).ok_or_else(|| {
+            corrupt(
+                name,
+                format!(
+                    "item {i}: {len} bytes at offset {pos} run past the end ({} bytes)",
+                    bytes.len()
+                ),
+            )
+        })?;
+        check(i, item)?;
+        data.extend_from_slice(item);
+        offsets.push(data.len());
+        pos += len;
+    }
+    if pos != bytes.len() {
+        return Err(corrupt(
+            name,
+            format!("{} trailing bytes after the last item", bytes.len() - pos),
+        ));
+    }
+    Ok((data, offsets))
 }
 
 impl ArrayToBytesCodec for VlenCodec {
@@ -79,58 +138,12 @@ impl ArrayToBytesCodec for VlenCodec {
 
     fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
         let name = self.name();
-        let count = read_u32(&bytes, 0)
-            .ok_or_else(|| corrupt(name, "missing the 4-byte item count"))?
-            as usize;
-        let expected = repr.num_elements();
-        if count != expected {
-            return Err(corrupt(
-                name,
-                format!("chunk holds {count} items, expected {expected}"),
-            ));
-        }
-        // Each item needs at least its 4-byte length: check before allocating.
-        let min = count.checked_mul(4).and_then(|m| m.checked_add(4));
-        if min.is_none_or(|m| m > bytes.len()) {
-            return Err(corrupt(
-                name,
-                format!("{count} items cannot fit in {} bytes", bytes.len()),
-            ));
-        }
-        let mut offsets = Vec::with_capacity(count + 1);
-        offsets.push(0);
-        let mut data = Vec::with_capacity(bytes.len() - 4 - 4 * count);
-        let mut pos = 4;
-        for i in 0..count {
-            let len = read_u32(&bytes, pos).ok_or_else(|| {
-                corrupt(
-                    name,
-                    format!("item {i}: length field past the end of the chunk"),
-                )
-            })? as usize;
-            pos += 4;
-            let item = bytes.get(pos..pos + len).ok_or_else(|| {
-                corrupt(
-                    name,
-                    format!(
-                        "item {i}: {len} bytes at offset {pos} run past the end ({} bytes)",
-                        bytes.len()
-                    ),
-                )
-            })?;
+        let (data, offsets) = split_items(name, &bytes, repr.num_elements(), |i, item| {
             if self.utf8 && std::str::from_utf8(item).is_err() {
                 return Err(corrupt(name, format!("item {i} is not valid UTF-8")));
             }
-            data.extend_from_slice(item);
-            offsets.push(data.len());
-            pos += len;
-        }
-        if pos != bytes.len() {
-            return Err(corrupt(
-                name,
-                format!("{} trailing bytes after the last item", bytes.len() - pos),
-            ));
-        }
+            Ok(())
+        })?;
         Ok(ArrayBytes::Variable { data, offsets })
     }
 

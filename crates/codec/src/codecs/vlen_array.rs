@@ -10,6 +10,7 @@
 use neurochunk_dtype::DataType;
 use serde_json::{Map, Value};
 
+use super::vlen::split_items;
 use crate::numeric::TypeStr;
 use crate::util::{corrupt, unsupported, v2_json, v3_json, Conf};
 use crate::{ArrayBytes, ArrayToBytesCodec, ChunkRepr, CodecResult};
@@ -71,11 +72,6 @@ impl VlenArrayCodec {
     }
 }
 
-fn read_u32(b: &[u8], at: usize) -> Option<usize> {
-    let s = b.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize)
-}
-
 impl ArrayToBytesCodec for VlenArrayCodec {
     fn name(&self) -> &str {
         "numcodecs.vlen-array"
@@ -118,60 +114,20 @@ impl ArrayToBytesCodec for VlenArrayCodec {
 
     fn decode(&self, bytes: Vec<u8>, repr: &ChunkRepr) -> CodecResult<ArrayBytes> {
         let size = self.dtype.num.size();
-        let count =
-            read_u32(&bytes, 0).ok_or_else(|| corrupt(ID, "missing the 4-byte item count"))?;
-        let expected = repr.num_elements();
-        if count != expected {
-            return Err(corrupt(
-                ID,
-                format!("chunk holds {count} items, expected {expected}"),
-            ));
-        }
-        let min = count.checked_mul(4).and_then(|m| m.checked_add(4));
-        if min.is_none_or(|m| m > bytes.len()) {
-            return Err(corrupt(
-                ID,
-                format!("{count} items cannot fit in {} bytes", bytes.len()),
-            ));
-        }
-        let mut offsets = Vec::with_capacity(count + 1);
-        offsets.push(0);
-        let mut data = Vec::with_capacity(bytes.len() - 4 - 4 * count);
-        let mut pos = 4;
-        for i in 0..count {
-            let len = read_u32(&bytes, pos).ok_or_else(|| {
-                corrupt(
-                    ID,
-                    format!("item {i}: length field past the end of the chunk"),
-                )
-            })?;
-            pos += 4;
-            let item = bytes.get(pos..pos + len).ok_or_else(|| {
-                corrupt(
-                    ID,
-                    format!(
-                        "item {i}: {len} bytes at offset {pos} run past the end ({} bytes)",
-                        bytes.len()
-                    ),
-                )
-            })?;
-            if len % size != 0 {
+        let (mut data, offsets) = split_items(ID, &bytes, repr.num_elements(), |i, item| {
+            if item.len() % size != 0 {
                 return Err(corrupt(
                     ID,
-                    format!("item {i}: {len} bytes are not whole {size}-byte numbers"),
+                    format!(
+                        "item {i}: {} bytes are not whole {size}-byte numbers",
+                        item.len()
+                    ),
                 ));
             }
-            let at = data.len();
-            data.extend_from_slice(item);
-            self.swap(&mut data[at..]);
-            offsets.push(data.len());
-            pos += len;
-        }
-        if pos != bytes.len() {
-            return Err(corrupt(
-                ID,
-                format!("{} trailing bytes after the last item", bytes.len() - pos),
-            ));
+            Ok(())
+        })?;
+        for item in offsets.windows(2) {
+            self.swap(&mut data[item[0]..item[1]]);
         }
         Ok(ArrayBytes::Variable { data, offsets })
     }
