@@ -13,6 +13,7 @@ use neurochunk_fuzz::{read_corner, store_with, Framed};
 const WHOLE_READ_LIMIT: u64 = 1 << 16;
 
 fuzz_target!(|data: &[u8]| {
+    neurochunk_fuzz::apply_heap_cap();
     let Some(input) = Framed::split(data) else {
         return;
     };

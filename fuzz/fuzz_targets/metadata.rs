@@ -8,6 +8,7 @@ use neurochunk::{Array, NodeMetadata};
 use neurochunk_fuzz::{read_corner, store_with, Framed};
 
 fuzz_target!(|data: &[u8]| {
+    neurochunk_fuzz::apply_heap_cap();
     let Some(input) = Framed::split(data) else {
         return;
     };

@@ -6,5 +6,6 @@ use libfuzzer_sys::fuzz_target;
 use neurochunk::dtype::npy::read_npy_header;
 
 fuzz_target!(|data: &[u8]| {
+    neurochunk_fuzz::apply_heap_cap();
     let _ = read_npy_header(&mut &data[..]);
 });

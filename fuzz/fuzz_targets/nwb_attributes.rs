@@ -22,6 +22,7 @@ fn v3_document(base: Value, attributes: &[u8]) -> Vec<u8> {
 }
 
 fuzz_target!(|data: &[u8]| {
+    neurochunk_fuzz::apply_heap_cap();
     let Some(input) = Framed::split(data) else {
         return;
     };

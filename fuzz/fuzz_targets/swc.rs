@@ -7,6 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use neurochunk::table::swc::{parse_swc, swc_to_batch, SwcImportOptions};
 
 fuzz_target!(|data: &[u8]| {
+    neurochunk_fuzz::apply_heap_cap();
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };

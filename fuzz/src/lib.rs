@@ -5,6 +5,8 @@
 //! `attributes.json`); the payload is the rest (a chunk, attributes). Seeds in this layout are
 //! written by the `fuzz_seeds` example of the `neurochunk` crate.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use neurochunk::array::Selection;
@@ -74,6 +76,7 @@ pub fn read_corner(array: &Array) {
 /// still ends the run as a crash. libFuzzer's hook aborts on every panic, so this wraps it,
 /// once, from inside the first run.
 pub fn allow_caught_decoder_panics() {
+    apply_heap_cap();
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let crash = std::panic::take_hook();
@@ -83,4 +86,84 @@ pub fn allow_caught_decoder_panics() {
             }
         }));
     });
+}
+
+/// The allocator of every target: the system allocator, counting the bytes live at once.
+///
+/// libFuzzer's `-rss_limit_mb` reads the process's peak RSS once a second, so a short spike is
+/// blamed on whichever input runs when it is noticed, often not the one that made it. With
+/// `NEUROCHUNK_FUZZ_HEAP_MB=N` in the environment, the allocation that takes the live heap past
+/// N MiB aborts at once instead, and libFuzzer saves the input that asked for it.
+#[global_allocator]
+static HEAP: CappedHeap = CappedHeap;
+
+/// See [`HEAP`].
+pub struct CappedHeap;
+
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+/// The cap in bytes; `usize::MAX` until [`apply_heap_cap`] reads the environment.
+static CAP_BYTES: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// Read `NEUROCHUNK_FUZZ_HEAP_MB` (once; called by [`allow_caught_decoder_panics`] and the
+/// targets' set-up).
+pub fn apply_heap_cap() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if let Some(mb) = std::env::var("NEUROCHUNK_FUZZ_HEAP_MB")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+        {
+            CAP_BYTES.store(mb.saturating_mul(1 << 20), Ordering::Relaxed);
+        }
+    });
+}
+
+impl CappedHeap {
+    fn grow(&self, by: usize) {
+        let live = LIVE_BYTES.fetch_add(by, Ordering::Relaxed).saturating_add(by);
+        if live > CAP_BYTES.load(Ordering::Relaxed) {
+            // No allocation from here on: a fixed message, then the abort libFuzzer reports.
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                b"neurochunk-fuzz: the live heap passed NEUROCHUNK_FUZZ_HEAP_MB\n",
+            );
+            std::process::abort();
+        }
+    }
+
+    fn shrink(&self, by: usize) {
+        LIVE_BYTES.fetch_sub(by, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every call is forwarded to the system allocator with the same arguments; the
+// counters only observe the sizes.
+unsafe impl GlobalAlloc for CappedHeap {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.grow(layout.size());
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        self.grow(layout.size());
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.shrink(layout.size());
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size > layout.size() {
+            self.grow(new_size - layout.size());
+        } else {
+            self.shrink(layout.size() - new_size);
+        }
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
 }

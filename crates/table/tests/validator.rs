@@ -317,6 +317,10 @@ fn fuzz_regressions_are_reported_as_unreadable_files() {
             "a length in the file reaches past its end",
         ),
         (
+            "parquet-page-size-bomb.skeletons.parquet",
+            "a page claims 2096886773 bytes once uncompressed from 232 stored bytes, more than SNAPPY",
+        ),
+        (
             "ipc-negative-row-count.skeletons.arrow",
             "a record batch declares -1 rows (a negative count in the file)",
         ),

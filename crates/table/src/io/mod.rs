@@ -348,67 +348,6 @@ fn load_parquet_metadata(value: &StoreValue, path: &Path) -> Result<ArrowReaderM
     })
 }
 
-/// Refuse dictionary pages that claim more values than their bytes can hold. The parquet
-/// decoder sizes the dictionary from the page header's value count before it decodes the page,
-/// so a corrupt count (billions) would abort the process on the allocation instead of failing.
-/// Only the header of the first page of each column chunk about to be read (`leaves`) is read.
-fn check_dictionary_pages(
-    value: &StoreValue,
-    metadata: &parquet::file::metadata::ParquetMetaData,
-    leaves: impl Fn(usize) -> bool,
-    path: &Path,
-) -> Result<()> {
-    use parquet::basic::Type as PhysicalType;
-
-    /// Enough for any page header but one with very large statistics (then unchecked).
-    const HEADER_READ: u64 = 4096;
-    for (g, group) in metadata.row_groups().iter().enumerate() {
-        for (leaf, column) in group.columns().iter().enumerate() {
-            if !leaves(leaf) {
-                continue;
-            }
-            let first_page = column
-                .dictionary_page_offset()
-                .unwrap_or_else(|| column.data_page_offset());
-            let Ok(start) = u64::try_from(first_page) else {
-                continue; // the reader reports the bad offset
-            };
-            let bytes = value
-                .read_at(start, HEADER_READ)
-                .map_err(|e| TableError::io(path, e))?;
-            let Some(header) = page_header::read_page_header(&bytes) else {
-                continue;
-            };
-            if header.page_type != Some(page_header::DICTIONARY_PAGE) {
-                continue;
-            }
-            // The smallest PLAIN encoding of one value of the column's type.
-            let min_value_bytes: i64 = match column.column_type() {
-                PhysicalType::BOOLEAN => 0,
-                PhysicalType::INT32 | PhysicalType::FLOAT | PhysicalType::BYTE_ARRAY => 4,
-                PhysicalType::INT64 | PhysicalType::DOUBLE => 8,
-                PhysicalType::INT96 => 12,
-                PhysicalType::FIXED_LEN_BYTE_ARRAY => column.column_descr().type_length().into(),
-            };
-            let values = header.dictionary_values.unwrap_or(0);
-            let size = i64::from(header.uncompressed_size.unwrap_or(0));
-            let fits =
-                values >= 0 && i32::try_from(values).is_ok() && values * min_value_bytes <= size;
-            if !fits {
-                return Err(TableError::format(
-                    path,
-                    format!(
-                        "row group {g}, column {}: the dictionary page claims {values} values \
-                         but holds {size} bytes",
-                        column.column_path()
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Refuse an Arrow IPC file whose footer places a record batch or dictionary outside the file.
 /// The arrow reader allocates (and zeroes) each block's declared body before reading it, so a
 /// corrupt length would take many gigabytes of memory before failing.
@@ -1113,12 +1052,6 @@ impl TableSource {
                     let chunks = ParquetChunks::planned(f.value.clone(), meta.metadata(), |leaf| {
                         mask.leaf_included(leaf)
                     });
-                    check_dictionary_pages(
-                        &f.value,
-                        meta.metadata(),
-                        |leaf| mask.leaf_included(leaf),
-                        &path,
-                    )?;
                     ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, meta)
                         .with_batch_size(batch_size.max(1))
                         .with_projection(mask)

@@ -1,7 +1,11 @@
 //! The few fields of a Parquet page header that the parquet decoder trusts before it checks
 //! them against the page's bytes: the page type, its sizes and a dictionary page's value
 //! count. Read here with a minimal Thrift compact-protocol reader (the parquet crate keeps its
-//! own private), so that a corrupt count is refused before it sizes an allocation.
+//! own private), so that a corrupt count is refused before it sizes an allocation
+//! ([`PageLimits`]).
+
+use parquet::basic::{Compression, Type as PhysicalType};
+use parquet::file::metadata::ColumnChunkMetaData;
 
 /// What a page header says.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -10,6 +14,8 @@ pub(crate) struct PageHeaderFacts {
     pub page_type: Option<i32>,
     /// Bytes of the page once uncompressed.
     pub uncompressed_size: Option<i32>,
+    /// Bytes of the page as stored.
+    pub compressed_size: Option<i32>,
     /// Values of a dictionary page (as read: a corrupt one may not fit the i32 it should be).
     pub dictionary_values: Option<i64>,
 }
@@ -46,16 +52,19 @@ impl Reader<'_> {
         Some(b)
     }
 
+    /// A ULEB128 varint read as the parquet crate reads it, so that both see the same value
+    /// in any header the decoder accepts: of any length, bits past the 64th wrapping around.
     fn varint(&mut self) -> Option<u64> {
         let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
+        let mut shift = 0u32;
+        loop {
             let b = self.byte()?;
-            value |= u64::from(b & 0x7f) << shift;
+            value |= u64::from(b & 0x7f).wrapping_shl(shift);
             if b & 0x80 == 0 {
                 return Some(value);
             }
+            shift = shift.wrapping_add(7);
         }
-        None
     }
 
     fn zigzag(&mut self) -> Option<i64> {
@@ -117,12 +126,12 @@ impl Reader<'_> {
         }
     }
 
-    /// An i32 field's value.
+    /// An i32 field's value, truncated from the varint as the parquet crate does.
     fn i32_field(&mut self, kind: u8) -> Option<i32> {
         if kind != I32 {
             return None;
         }
-        i32::try_from(self.zigzag()?).ok()
+        Some(self.zigzag()? as i32)
     }
 
     /// Walk the fields of a struct up to its stop byte, handing each `(id, kind)` to
@@ -160,6 +169,7 @@ pub(crate) fn read_page_header(bytes: &[u8]) -> Option<PageHeaderFacts> {
         match id {
             1 => facts.page_type = Some(r.i32_field(kind)?),
             2 => facts.uncompressed_size = Some(r.i32_field(kind)?),
+            3 => facts.compressed_size = Some(r.i32_field(kind)?),
             7 if kind == STRUCT => r.fields(1, |id, kind, r| {
                 if id == 1 && kind == I32 {
                     facts.dictionary_values = Some(r.zigzag()?);
@@ -173,6 +183,77 @@ pub(crate) fn read_page_header(bytes: &[u8]) -> Option<PageHeaderFacts> {
         Some(())
     })?;
     Some(facts)
+}
+
+/// What the pages of one column chunk may claim, from the chunk's footer entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PageLimits {
+    /// The chunk's compression codec.
+    compression: Compression,
+    /// The smallest PLAIN encoding of one value of the column's type, in bytes.
+    min_value_bytes: i64,
+}
+
+/// The most bytes one stored byte of `compression` can decode to, from the codecs' formats;
+/// `None` where no useful bound exists (brotli describes megabytes in a few bytes).
+///
+/// snappy: a 3-byte copy yields at most 64 bytes; LZ4: each extra match-length byte adds 255;
+/// deflate: 258 bytes per 2 bits at best, 1032:1; zstd: a 4-byte RLE block yields 128 KiB.
+fn max_expansion(compression: Compression) -> Option<i64> {
+    match compression {
+        Compression::UNCOMPRESSED => Some(1),
+        Compression::SNAPPY => Some(22),
+        Compression::LZ4 | Compression::LZ4_RAW => Some(256),
+        Compression::GZIP(_) => Some(1032),
+        Compression::ZSTD(_) => Some(32 * 1024),
+        Compression::BROTLI(_) | Compression::LZO => None,
+    }
+}
+
+impl PageLimits {
+    /// The limits of the pages of `column`.
+    pub(crate) fn of(column: &ColumnChunkMetaData) -> Self {
+        let min_value_bytes = match column.column_type() {
+            PhysicalType::BOOLEAN => 0,
+            PhysicalType::INT32 | PhysicalType::FLOAT | PhysicalType::BYTE_ARRAY => 4,
+            PhysicalType::INT64 | PhysicalType::DOUBLE => 8,
+            PhysicalType::INT96 => 12,
+            PhysicalType::FIXED_LEN_BYTE_ARRAY => column.column_descr().type_length().into(),
+        };
+        PageLimits {
+            compression: column.compression(),
+            min_value_bytes,
+        }
+    }
+
+    /// Why the page header `facts` cannot be true, if it cannot: the parquet decoder sizes
+    /// (and for some codecs zeroes) the page's buffer from the declared uncompressed size,
+    /// and a dictionary from its declared value count, before it reads the page.
+    pub(crate) fn refuse(&self, facts: &PageHeaderFacts) -> Option<String> {
+        let uncompressed = i64::from(facts.uncompressed_size.unwrap_or(0));
+        let compressed = i64::from(facts.compressed_size.unwrap_or(0));
+        if let Some(ratio) = max_expansion(self.compression) {
+            if uncompressed > compressed.max(0).saturating_mul(ratio) {
+                return Some(format!(
+                    "a page claims {uncompressed} bytes once uncompressed from {compressed} \
+                     stored bytes, more than {} can expand to",
+                    self.compression
+                ));
+            }
+        }
+        if facts.page_type == Some(DICTIONARY_PAGE) {
+            let values = facts.dictionary_values.unwrap_or(0);
+            let fits = values >= 0
+                && i32::try_from(values).is_ok()
+                && values * self.min_value_bytes <= uncompressed;
+            if !fits {
+                return Some(format!(
+                    "the dictionary page claims {values} values but holds {uncompressed} bytes"
+                ));
+            }
+        }
+        None
+    }
 }
 
 #[cfg(test)]
@@ -222,6 +303,7 @@ mod tests {
             PageHeaderFacts {
                 page_type: Some(DICTIONARY_PAGE),
                 uncompressed_size: Some(320),
+                compressed_size: Some(300),
                 dictionary_values: Some(40),
             }
         );
@@ -242,5 +324,93 @@ mod tests {
         );
         assert_eq!(read_page_header(&[0x1c; 64]), None);
         assert_eq!(read_page_header(&[0x1d, 0x00]), None);
+    }
+
+    #[test]
+    fn an_overlong_varint_reads_as_the_parquet_crate_reads_it() {
+        // The size of the fuzzed page: 0x8a repeated past 64 bits, bits wrapping around.
+        let mut header = vec![0x15, 0x00, 0x15];
+        header.extend([0x8a; 35]);
+        header.extend([0x80, 0x05, 0x00]);
+        let mut expected = 0u64;
+        for (i, b) in header[3..].iter().take(36).enumerate() {
+            expected |= u64::from(b & 0x7f).wrapping_shl(7 * i as u32);
+        }
+        let expected = ((expected >> 1) as i64 ^ -((expected & 1) as i64)) as i32;
+        let facts = read_page_header(&header).unwrap();
+        assert_eq!(facts.uncompressed_size, Some(expected));
+    }
+
+    fn limits(compression: Compression, min_value_bytes: i64) -> PageLimits {
+        PageLimits {
+            compression,
+            min_value_bytes,
+        }
+    }
+
+    fn data_page(uncompressed: i32, compressed: i32) -> PageHeaderFacts {
+        PageHeaderFacts {
+            page_type: Some(0),
+            uncompressed_size: Some(uncompressed),
+            compressed_size: Some(compressed),
+            dictionary_values: None,
+        }
+    }
+
+    #[test]
+    fn a_page_may_expand_only_as_far_as_its_codec_can() {
+        // 2 GiB from a 2.7 KiB snappy page: the fuzzed file that zeroed 2 GiB.
+        let bomb = data_page(2_147_000_000, 2_700);
+        for codec in [
+            Compression::UNCOMPRESSED,
+            Compression::SNAPPY,
+            Compression::LZ4_RAW,
+            Compression::GZIP(Default::default()),
+            Compression::ZSTD(Default::default()),
+        ] {
+            let why = limits(codec, 8).refuse(&bomb).expect("refused");
+            assert!(
+                why.contains("2147000000 bytes") && why.contains("2700"),
+                "{why}"
+            );
+        }
+        // At the codec's own bound, and for brotli, whose bound is no use, it passes.
+        assert_eq!(
+            limits(Compression::SNAPPY, 8).refuse(&data_page(22 * 2_700, 2_700)),
+            None
+        );
+        assert_eq!(
+            limits(Compression::ZSTD(Default::default()), 8)
+                .refuse(&data_page(32 * 1024 * 100, 100)),
+            None
+        );
+        assert_eq!(
+            limits(Compression::BROTLI(Default::default()), 8).refuse(&bomb),
+            None
+        );
+        // Uncompressed pages hold what they store, no more.
+        assert!(limits(Compression::UNCOMPRESSED, 8)
+            .refuse(&data_page(301, 300))
+            .is_some());
+        assert_eq!(
+            limits(Compression::UNCOMPRESSED, 8).refuse(&data_page(300, 300)),
+            None
+        );
+        // A negative stored size expands to nothing.
+        assert!(limits(Compression::SNAPPY, 8)
+            .refuse(&data_page(10, -5))
+            .is_some());
+    }
+
+    #[test]
+    fn a_dictionary_must_hold_the_values_it_claims() {
+        let facts = read_page_header(&dictionary_header(40)).unwrap();
+        // 40 values of 8 bytes in 320 bytes fit; of 12 bytes they do not.
+        assert_eq!(limits(Compression::SNAPPY, 8).refuse(&facts), None);
+        let why = limits(Compression::SNAPPY, 12).refuse(&facts).unwrap();
+        assert!(why.contains("claims 40 values"), "{why}");
+        let big = read_page_header(&dictionary_header(2_018_508_800)).unwrap();
+        assert!(limits(Compression::SNAPPY, 0).refuse(&big).is_none());
+        assert!(limits(Compression::SNAPPY, 4).refuse(&big).is_some());
     }
 }

@@ -7,6 +7,7 @@
 //! and [`ParquetChunks`], a Parquet [`ChunkReader`] that fetches the column chunks of the
 //! projected columns only, a window at a time.
 
+use super::page_header::{self, PageLimits};
 use crate::error::{Result, TableError};
 use neurochunk_store::{ByteRange, Bytes, Store, StoreError};
 use parquet::errors::ParquetError;
@@ -239,22 +240,32 @@ fn seek_before_start() -> io::Error {
     }
 }
 
+/// One column chunk a Parquet read decodes.
+#[derive(Debug, Clone, Copy)]
+struct PlannedChunk {
+    start: u64,
+    end: u64,
+    /// The leaf column's index: the chunks of one column (one per row group) share a window.
+    slot: usize,
+    /// What its pages may claim.
+    limits: PageLimits,
+}
+
 /// The column chunks a Parquet read decodes, and the window fetched from each.
 #[derive(Debug, Default)]
 struct ChunkPlan {
-    /// `(start, end, slot)` of every column chunk to decode, sorted by start; the slot is the
-    /// leaf column's, so the chunks of one column (one per row group) share a window.
-    chunks: Vec<(u64, u64, usize)>,
+    /// Every column chunk to decode, sorted by start.
+    chunks: Vec<PlannedChunk>,
     /// Per slot: the offset and bytes of the last window fetched.
     windows: Vec<Mutex<(u64, Bytes)>>,
 }
 
 impl ChunkPlan {
     /// The chunk holding byte `at`, if any.
-    fn find(&self, at: u64) -> Option<(u64, u64, usize)> {
-        let i = self.chunks.partition_point(|c| c.0 <= at);
+    fn find(&self, at: u64) -> Option<PlannedChunk> {
+        let i = self.chunks.partition_point(|c| c.start <= at);
         let c = *self.chunks.get(i.checked_sub(1)?)?;
-        (at < c.1).then_some(c)
+        (at < c.end).then_some(c)
     }
 }
 
@@ -290,12 +301,17 @@ impl ParquetChunks {
             for (i, col) in rg.columns().iter().enumerate() {
                 if leaves(i) {
                     let (start, len) = col.byte_range();
-                    chunks.push((start, start.saturating_add(len), i));
+                    chunks.push(PlannedChunk {
+                        start,
+                        end: start.saturating_add(len),
+                        slot: i,
+                        limits: PageLimits::of(col),
+                    });
                     slots = slots.max(i + 1);
                 }
             }
         }
-        chunks.sort_unstable();
+        chunks.sort_unstable_by_key(|c| (c.start, c.end, c.slot));
         let windows = (0..slots).map(|_| Mutex::new((0, Bytes::new()))).collect();
         ParquetChunks {
             value,
@@ -307,7 +323,12 @@ impl ParquetChunks {
     /// a window (inside a planned chunk) or `read_ahead` (elsewhere) reaches further.
     fn fetch(&self, start: u64, min_len: u64, read_ahead: u64) -> io::Result<Bytes> {
         let end = start.saturating_add(min_len);
-        if let Some((_, chunk_end, slot)) = self.plan.find(start).filter(|c| end <= c.1) {
+        if let Some(PlannedChunk {
+            end: chunk_end,
+            slot,
+            ..
+        }) = self.plan.find(start).filter(|c| end <= c.end)
+        {
             let mut window = self.plan.windows[slot]
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
@@ -324,6 +345,27 @@ impl ParquetChunks {
     }
 }
 
+impl ParquetChunks {
+    /// An error when the page header at `start` of `chunk` claims sizes its page cannot
+    /// have ([`PageLimits`]). The header is read from the column's window, which the
+    /// decoder reads next, so the check costs no request of its own.
+    fn check_page_header(&self, start: u64, chunk: &PlannedChunk) -> parquet::errors::Result<()> {
+        /// Enough for any page header but one with very large statistics (then unchecked).
+        const HEADER_READ: u64 = 4096;
+        let bytes = self.fetch(start, HEADER_READ.min(chunk.end - start), 0)?;
+        let Some(facts) = page_header::read_page_header(&bytes) else {
+            return Ok(()); // not a header the decoder can read either: it says so
+        };
+        match chunk.limits.refuse(&facts) {
+            Some(why) => Err(ParquetError::General(format!(
+                "column chunk at offset {}, page at offset {start}: {why}",
+                chunk.start
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Length for ParquetChunks {
     fn len(&self) -> u64 {
         self.value.size
@@ -334,6 +376,11 @@ impl ChunkReader for ParquetChunks {
     type T = ChunkRead;
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<ChunkRead> {
+        // Inside a planned column chunk, the decoder reads a page header here, and trusts its
+        // sizes for allocations before it reads the page: check them first.
+        if let Some(chunk) = self.plan.find(start) {
+            self.check_page_header(start, &chunk)?;
+        }
         Ok(ChunkRead {
             chunks: self.clone(),
             pos: start,
