@@ -108,6 +108,25 @@ def test_zarr_python3_reads_neurochunk(case, tmp_path, nc):
         assert np.all(np.abs(got - data) <= 0.01)
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0])
+def test_convert_codec_forms_read_in_zarr_python3(case, tmp_path, nc):
+    """`neurochunk convert --codec SPEC` re-encodes a plain array with the codec, as `put` does."""
+    name, dtype, what, spec, exact = case
+    data = rand(dtype)
+    plain = tmp_path / "plain.zarr"
+    nc.put(data, plain, "zarr2", chunks=CHUNKS, codec="none")
+    conv = tmp_path / "conv.zarr"
+    nc.convert(plain, conv, "zarr3", codec=spec)
+    got = zarr.open_array(str(conv), mode="r")[...]
+    expected = write_peer(tmp_path / "peer.zarr", data, what)
+    if exact:
+        assert_same_array(cli_form(got), cli_form(expected))
+        for key in ["c/0/0", "c/2/1"]:
+            assert (conv / key).read_bytes() == (tmp_path / "peer.zarr" / key).read_bytes(), key
+    else:
+        assert np.all(np.abs(got - data) <= 0.01)
+
+
 LABELS = ["ß", "bar", "baz", "quux", "a longer label"]
 
 
