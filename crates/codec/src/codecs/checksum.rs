@@ -408,25 +408,13 @@ fn lookup3(k: &[u8], initval: u32) -> u32 {
         a = a.wrapping_add(word(&rest[0..4]));
         b = b.wrapping_add(word(&rest[4..8]));
         c = c.wrapping_add(word(&rest[8..12]));
-        // mix
-        a = a.wrapping_sub(c);
-        a ^= c.rotate_left(4);
-        c = c.wrapping_add(b);
-        b = b.wrapping_sub(a);
-        b ^= a.rotate_left(6);
-        a = a.wrapping_add(c);
-        c = c.wrapping_sub(b);
-        c ^= b.rotate_left(8);
-        b = b.wrapping_add(a);
-        a = a.wrapping_sub(c);
-        a ^= c.rotate_left(16);
-        c = c.wrapping_add(b);
-        b = b.wrapping_sub(a);
-        b ^= a.rotate_left(19);
-        a = a.wrapping_add(c);
-        c = c.wrapping_sub(b);
-        c ^= b.rotate_left(4);
-        b = b.wrapping_add(a);
+        // lookup3's `mix`: x -= z; x ^= rot(z, r); z += y, the roles cycling.
+        mix_step(&mut a, &mut c, b, 4);
+        mix_step(&mut b, &mut a, c, 6);
+        mix_step(&mut c, &mut b, a, 8);
+        mix_step(&mut a, &mut c, b, 16);
+        mix_step(&mut b, &mut a, c, 19);
+        mix_step(&mut c, &mut b, a, 4);
         rest = &rest[12..];
     }
     if rest.is_empty() {
@@ -439,22 +427,24 @@ fn lookup3(k: &[u8], initval: u32) -> u32 {
     if rest.len() > 8 {
         c = c.wrapping_add(word(&rest[8..]));
     }
-    // final
-    c ^= b;
-    c = c.wrapping_sub(b.rotate_left(14));
-    a ^= c;
-    a = a.wrapping_sub(c.rotate_left(11));
-    b ^= a;
-    b = b.wrapping_sub(a.rotate_left(25));
-    c ^= b;
-    c = c.wrapping_sub(b.rotate_left(16));
-    a ^= c;
-    a = a.wrapping_sub(c.rotate_left(4));
-    b ^= a;
-    b = b.wrapping_sub(a.rotate_left(14));
-    c ^= b;
-    c = c.wrapping_sub(b.rotate_left(24));
+    // lookup3's `final`: x ^= y; x -= rot(y, r), the roles cycling.
+    final_step(&mut c, b, 14);
+    final_step(&mut a, c, 11);
+    final_step(&mut b, a, 25);
+    final_step(&mut c, b, 16);
+    final_step(&mut a, c, 4);
+    final_step(&mut b, a, 14);
+    final_step(&mut c, b, 24);
     c
+}
+
+fn mix_step(x: &mut u32, z: &mut u32, y: u32, r: u32) {
+    *x = x.wrapping_sub(*z) ^ z.rotate_left(r);
+    *z = z.wrapping_add(y);
+}
+
+fn final_step(x: &mut u32, y: u32, r: u32) {
+    *x = (*x ^ y).wrapping_sub(y.rotate_left(r));
 }
 
 /// `crc32c` (Zarr v3 core: CRC-32C appended as `u32` LE) as its own type; the same codec as
