@@ -365,7 +365,7 @@ def test_filters_and_serializers_in_zarr_v2(tmp_path):
     a = nc.create_array(tmp_path / "q", shape=data.shape, dtype="f8", chunks=(7, 6), zarr_format=2,
                         filters="quantize:2", compressors="zstd:1")
     a[...] = data
-    assert a.metadata["filters"] == [{"id": "quantize", "digits": 2, "dtype": "<f8"}]
+    assert a.metadata["filters"] == [{"id": "quantize", "digits": 2, "dtype": "<f8", "astype": "<f8"}]
     assert a.metadata["compressor"]["id"] == "zstd"
     z = nc.create_array(tmp_path / "z", shape=data.shape, dtype="f8", chunks=(7, 6), zarr_format=2,
                         serializer="zfpy", compressors=[])
