@@ -161,8 +161,38 @@ def _shorthand(text: str) -> list[dict[str, Any]]:
             config = {"preset": num(0)}
         elif name == "lz4":
             config = {"acceleration": num(0)}
+        elif name == "bitround":
+            config = {"keepbits": num(0)}
+        elif name == "quantize":
+            config = {"digits": num(0)}
+        elif name == "pcodec":
+            config = {"level": num(0)}
+        elif name in ("zfpy", "zfp"):
+            name, config = "zfpy", _zfpy_shorthand(item, args)
         out.append({"name": name, "configuration": {k: v for k, v in config.items() if v is not None}})
     return out
+
+
+def _zfpy_shorthand(item: str, args: list[str]) -> dict[str, Any]:
+    """``zfpy[:MODE[:PARAM]]`` (MODE reversible, rate, precision, accuracy) as numcodecs'
+    configuration."""
+    mode = args[0] if args and args[0] else "reversible"
+    if mode == "reversible":
+        if len(args) > 1:
+            raise InvalidInputError(f"compressor '{item}': zfpy:reversible takes no parameter")
+        return {"mode": 5}
+    keys = {"rate": (2, "rate"), "precision": (3, "precision"), "accuracy": (4, "tolerance"),
+            "tolerance": (4, "tolerance")}
+    if mode not in keys:
+        raise InvalidInputError(f"compressor '{item}': unknown zfpy mode '{mode}'")
+    number, key = keys[mode]
+    if len(args) != 2:
+        raise InvalidInputError(f"compressor '{item}': zfpy:{mode} needs a {key}, e.g. zfpy:{mode}:8")
+    try:
+        value: float = int(args[1]) if key == "precision" else float(args[1])
+    except ValueError:
+        raise InvalidInputError(f"compressor '{item}': '{args[1]}' is not a number") from None
+    return {"mode": number, key: value}
 
 
 def _compressor_dict(c: Any) -> list[dict[str, Any]]:
@@ -181,7 +211,8 @@ def _compressor_dict(c: Any) -> list[dict[str, Any]]:
 
 
 def _compressors_json(compressors: CompressorLike) -> str | None:
-    """The compressors as the JSON list the engine takes; None: the format's default."""
+    """The codecs (compressors, filters or a serializer) as the JSON list the engine takes;
+    None: the default."""
     if compressors is None or (isinstance(compressors, str) and compressors == "auto"):
         return None
     if isinstance(compressors, (str, Mapping)) or not isinstance(compressors, Sequence):
@@ -227,6 +258,8 @@ def _array_spec(
     overwrite: bool,
     chunk_key_separator: str | None,
     write_empty_chunks: bool | None,
+    filters: CompressorLike = None,
+    serializer: CompressorLike = None,
 ) -> tuple[str, bytes | None]:
     """The JSON specification and the fill value bytes the native module creates an array
     from."""
@@ -249,9 +282,10 @@ def _array_spec(
         "separator": chunk_key_separator,
         "write_empty_chunks": write_empty_chunks,
     }
-    compressors_json = _compressors_json(compressors)
-    if compressors_json is not None:
-        spec["compressors"] = json.loads(compressors_json)
+    for key, codecs in (("filters", filters), ("serializer", serializer), ("compressors", compressors)):
+        codecs_json = _compressors_json(codecs)
+        if codecs_json is not None:
+            spec[key] = json.loads(codecs_json)
     fill: bytes | None = None
     if fill_value is not None:
         if variable == "str":
@@ -850,12 +884,15 @@ class Group(Mapping[str, Union[Array, "Group"]]):
         overwrite: bool = False,
         chunk_key_separator: str | None = None,
         write_empty_chunks: bool | None = None,
+        filters: CompressorLike = None,
+        serializer: CompressorLike = None,
     ) -> Array:
         """Create the member array ``name``; the arguments are those of
         :func:`neurochunk.create_array` (the format defaults to the group's)."""
         spec, fill = _array_spec(
             shape, dtype, chunks, shards, compressors, fill_value, attributes,
             dimension_names, zarr_format, overwrite, chunk_key_separator, write_empty_chunks,
+            filters, serializer,
         )
         return Array(self._raw.create_array(name, spec, fill))
 
@@ -988,6 +1025,8 @@ def create_array(
     overwrite: bool = False,
     chunk_key_separator: str | None = None,
     write_empty_chunks: bool | None = None,
+    filters: CompressorLike = None,
+    serializer: CompressorLike = None,
 ) -> Array:
     """Create an array at ``path`` (a local directory), modelled on zarr-python 3's
     ``zarr.create_array``.
@@ -1001,7 +1040,17 @@ def create_array(
     * ``compressors``: None (zstd level 3; gzip for N5), ``[]`` or ``"none"`` for none, a
       short-hand string (``"zstd:3,crc32c"``, ``"blosc:lz4:5:shuffle"``, ``"gzip:6"``), or a
       list of ``{"name": ..., "configuration": {...}}`` dicts, numcodecs configs or zarr codec
-      objects (zstd, gzip, zlib, blosc, bz2, lzma, lz4, shuffle, crc32c).
+      objects (zstd, gzip, zlib, blosc, bz2, lzma, lz4, shuffle, crc32c, adler32, fletcher32,
+      jenkins_lookup3). Like the command line's ``--codec``, the list may start with filters
+      and a serializer, in chain order (``"bitround:10,zstd:3"``, ``"pcodec:8"``).
+    * ``filters``: array-to-array codecs applied first (bitround, quantize, packbits,
+      categorize), in the same forms (``numcodecs.BitRound(keepbits=10)``,
+      ``{"id": "quantize", "digits": 2, "dtype": "<f8"}``, ``"bitround:10"``).
+    * ``serializer``: the array-to-bytes codec (default ``bytes``): pcodec (``"pcodec:8"``,
+      ``numcodecs.zarr3.PCodec(level=8)``) or zfpy (``"zfpy"`` reversible,
+      ``"zfpy:accuracy:0.01"``, ``"zfpy:rate:8"``, ``"zfpy:precision:16"``, or numcodecs'
+      ``ZFPY`` config). With filters or a serializer but no ``compressors``, the default
+      compression still applies.
     * ``fill_value``: the value of never-written elements (default zero / empty).
     * ``zarr_format``: 3 (default), 2 or ``"n5"``.
     * ``overwrite``: replace a node already at ``path`` (otherwise :class:`NodeExistsError`).
@@ -1009,6 +1058,7 @@ def create_array(
     spec, fill = _array_spec(
         shape, dtype, chunks, shards, compressors, fill_value, attributes,
         dimension_names, zarr_format, overwrite, chunk_key_separator, write_empty_chunks,
+        filters, serializer,
     )
     return Array(_native.create_array(_location(path), spec, fill))
 
@@ -1027,7 +1077,8 @@ def convert(
     hold a node), re-encoding every chunk, like ``neurochunk convert``.
 
     ``format`` is the destination's (2, 3 or ``"n5"``; default the source's), ``chunks``,
-    ``shards`` and ``compressors`` as in :func:`create_array`. ``progress=True`` prints the
+    ``shards`` and ``compressors`` as in :func:`create_array` (``compressors`` may start with
+    filters and a serializer, which then replace the source's). ``progress=True`` prints the
     number of chunks written to stderr; a callable is called with each increment. Returns the
     notes on what the destination format changed (one per change, naming the array).
     """

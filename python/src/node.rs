@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::{json, Map, Value};
 
+use crate::codecs::Role;
 use crate::errors::{detached, detached_at, invalid, py_error, store_to_py};
 use crate::store::{open_store, Location};
 
@@ -272,8 +273,22 @@ fn create_array_in(
     if let Some(shards) = sizes("shards")? {
         builder = builder.shards(shards);
     }
-    if let Some(compressors) = spec.get("compressors").filter(|v| !v.is_null()) {
-        builder = builder.codecs(crate::codecs::parse_compressors(&compressors.to_string())?);
+    // filters, then the serializer, then the compressors (the format's default when only
+    // filters or a serializer are given).
+    let list = |key: &str, role| {
+        spec.get(key)
+            .filter(|v| !v.is_null())
+            .map(|v| crate::codecs::parse_codecs(&v.to_string(), role))
+            .transpose()
+    };
+    let filters = list("filters", Role::Filters)?;
+    let serializer = list("serializer", Role::Serializer)?;
+    let compressors = list("compressors", Role::Compressors)?;
+    if filters.is_some() || serializer.is_some() || compressors.is_some() {
+        let mut codecs = filters.unwrap_or_default();
+        codecs.extend(serializer.unwrap_or_default());
+        codecs.extend(compressors.unwrap_or_else(|| neurochunk::array::default_codecs(format)));
+        builder = builder.codecs(codecs);
     }
     if let Some(fill) = fill_value {
         builder = builder.fill_value(FillValue::Bytes(fill));
@@ -418,7 +433,7 @@ pub(crate) fn convert(
         chunks,
         shards,
         compressors: compressors
-            .map(crate::codecs::parse_compressors)
+            .map(|c| crate::codecs::parse_codecs(c, Role::Compressors))
             .transpose()?,
         ..ConvertOptions::default()
     };

@@ -323,3 +323,88 @@ def test_bad_creation_arguments_and_huge_regions(tmp_path):
     with pytest.raises(nc.InvalidInputError, match="cannot be held in memory"):
         a[...]
     assert (a[2**40 - 1, 5:8] == 0).all()
+
+
+# (dtype, codec arguments, Zarr v3 codec names stored, largest absolute error allowed; the
+# float samples are standard normal)
+CODEC_ARGUMENTS = [
+    ("float32", dict(filters="bitround:10"), ["numcodecs.bitround", "bytes", "zstd"], 0.01),
+    ("float64", dict(filters=[{"id": "quantize", "digits": 2, "dtype": "<f8"}], compressors="gzip:1"),
+     ["numcodecs.quantize", "bytes", "gzip"], 0.01),
+    ("bool", dict(filters="packbits", compressors=[]), ["numcodecs.packbits", "bytes"], 0),
+    ("uint16", dict(serializer="pcodec:4", compressors=[]), ["numcodecs.pcodec"], 0),
+    ("int64", dict(serializer={"name": "numcodecs.pcodec", "configuration": {"level": 8, "mode_spec": "auto"}}),
+     ["numcodecs.pcodec", "zstd"], 0),
+    ("int32", dict(serializer="zfpy"), ["numcodecs.zfpy", "zstd"], 0),
+    ("float64", dict(serializer={"id": "zfpy", "mode": 4, "tolerance": 0.01}, compressors=[]), ["numcodecs.zfpy"], 0.01),
+    ("float32", dict(serializer="zfpy:rate:16", compressors=[]), ["numcodecs.zfpy"], 0.05),
+    ("uint8", dict(compressors="adler32,fletcher32,jenkins_lookup3"),
+     ["bytes", "numcodecs.adler32", "numcodecs.fletcher32", "numcodecs.jenkins_lookup3"], 0),
+    # The command line's form: filters, serializer and compressions in one list.
+    ("float32", dict(compressors="quantize:3,pcodec,crc32c"), ["numcodecs.quantize", "numcodecs.pcodec", "crc32c"], 0.001),
+]
+
+
+@pytest.mark.parametrize("dtype,kwargs,names,error", CODEC_ARGUMENTS, ids=lambda v: str(v)[:40])
+def test_filters_serializers_and_checksums(tmp_path, dtype, kwargs, names, error):
+    dt = np.dtype(dtype)
+    data = sample(dt, (23, 9))
+    a = nc.create_array(tmp_path / "a", shape=data.shape, dtype=dt, chunks=(10, 4), **kwargs)
+    a[...] = data
+    assert [c["name"] for c in a.metadata["codecs"]] == names
+    got = nc.open(tmp_path / "a")[...]
+    assert got.dtype == dt
+    if error == 0:
+        np.testing.assert_array_equal(got, data)
+    else:
+        assert 0 < np.max(np.abs(got.astype("f8") - data.astype("f8"))) <= error
+
+
+def test_filters_and_serializers_in_zarr_v2(tmp_path):
+    data = sample(np.dtype("float64"), (20, 6))
+    a = nc.create_array(tmp_path / "q", shape=data.shape, dtype="f8", chunks=(7, 6), zarr_format=2,
+                        filters="quantize:2", compressors="zstd:1")
+    a[...] = data
+    assert a.metadata["filters"] == [{"id": "quantize", "digits": 2, "dtype": "<f8", "astype": "<f8"}]
+    assert a.metadata["compressor"]["id"] == "zstd"
+    z = nc.create_array(tmp_path / "z", shape=data.shape, dtype="f8", chunks=(7, 6), zarr_format=2,
+                        serializer="zfpy", compressors=[])
+    z[...] = data
+    assert z.metadata["compressor"]["id"] == "zfpy" and z.metadata["filters"] is None
+    np.testing.assert_array_equal(z[...], data)
+    # Conversion takes the same list as the command line's --codec.
+    nc.convert(tmp_path / "z", tmp_path / "p", format=3, compressors="pcodec:2")
+    p = nc.open(tmp_path / "p")
+    assert [c["name"] for c in p.metadata["codecs"]] == ["numcodecs.pcodec"]
+    np.testing.assert_array_equal(p[...], data)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(filters="zstd"), "filters: zstd is a compression or checksum, not a filter"),
+    (dict(serializer="bitround:3"), "serializer: bitround is a filter, not a serializer"),
+    (dict(serializer=["pcodec", "zfpy"]), "one codec"),
+    (dict(filters=[{"id": "quantize", "digits": 2, "dtype": "<f8", "astype": "<f4"}]), "astype"),
+    (dict(filters=[{"id": "bitround"}]), "needs 'keepbits'"),
+    (dict(compressors=[{"id": "jenkins_lookup3", "initval": 5}]), "'initval' 5 is not supported"),
+    (dict(compressors=[{"id": "adler32", "location": "end"}]), "'location'"),
+    (dict(serializer={"id": "pcodec", "level": 8, "mode_spec": "classic"}), "only 'level' can be chosen"),
+    (dict(serializer={"id": "zfpy", "mode": 7}), "'mode' 7 is not supported"),
+    (dict(serializer="zfpy:fast"), "unknown zfpy mode"),
+    (dict(serializer="zfpy:rate"), "needs a rate"),
+    (dict(filters=[{"id": "categorize", "labels": []}]), "needs 'labels'"),
+    (dict(compressors="vlen-array"), "unknown codec 'vlen-array'"),
+])
+def test_codec_arguments_are_checked(tmp_path, kwargs, message):
+    with pytest.raises(nc.InvalidInputError, match=message):
+        nc.create_array(tmp_path / "bad", shape=(4,), dtype="f8", **kwargs)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_categorize_filter_on_strings(tmp_path):
+    labels = ["apple", "pear", "fig"]
+    data = np.array(["pear", "fig", "apple", "fig", "", "pear"], dtype=object)
+    a = nc.create_array(tmp_path / "c", shape=data.shape, dtype=str, chunks=(4,), zarr_format=2,
+                        filters=[{"id": "categorize", "labels": labels, "dtype": "|O", "astype": "|u1"}])
+    a[...] = data
+    assert a.metadata["filters"][0]["labels"] == labels
+    assert nc.open(tmp_path / "c")[...].tolist() == data.tolist()

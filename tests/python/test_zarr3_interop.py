@@ -143,3 +143,56 @@ def test_n5_matches_our_zarr(tmp_path):
     n[0:7, 0:6] = 9
     data[0:7, 0:6] = 9
     np.testing.assert_array_equal(nc.open(tmp_path / "n.n5")[...], data)
+
+
+def _numcodecs_cases() -> list:
+    """(dtype, zarr-python 3 codec arguments, ours for the same chain, lossless) of the numcodecs
+    filters, serializers and checksums; ours in every spelling the package takes."""
+    import numcodecs
+    import pcodec  # noqa: F401  (numcodecs' PCodec needs it: a missing package must fail)
+    import zfpy  # noqa: F401
+    from numcodecs import zarr3 as nz3
+
+    return [
+        ("float32", {"filters": [nz3.BitRound(keepbits=10)]}, {"filters": [numcodecs.BitRound(keepbits=10)]}, True),
+        ("float64", {"filters": [nz3.Quantize(digits=3, dtype="<f8")]},
+         {"filters": [{"id": "quantize", "digits": 3, "dtype": "<f8"}]}, True),
+        ("bool", {"filters": [nz3.PackBits()]}, {"filters": "packbits"}, True),
+        ("uint16", {"serializer": nz3.PCodec(level=8)}, {"serializer": nz3.PCodec(level=8)}, True),
+        ("float64", {"serializer": nz3.PCodec(level=3)}, {"serializer": "pcodec:3"}, True),
+        ("float32", {"serializer": nz3.ZFPY(mode=4, tolerance=-1)}, {"serializer": "zfpy"}, True),
+        ("int64", {"serializer": nz3.ZFPY(mode=4, tolerance=-1)}, {"serializer": {"id": "zfpy"}}, True),
+        # Lossy: within the tolerance, not necessarily the same bytes.
+        ("float64", {"serializer": nz3.ZFPY(mode=4, tolerance=0.01)}, {"serializer": nz3.ZFPY(mode=4, tolerance=0.01)}, False),
+        ("int32", {"compressors": [nz3.JenkinsLookup3(), nz3.Fletcher32()]},
+         {"compressors": [numcodecs.JenkinsLookup3(), "fletcher32"]}, True),
+        ("uint8", {"compressors": [nz3.Adler32()]}, {"compressors": "adler32"}, True),
+    ]
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_numcodecs_filters_and_serializers_both_directions(tmp_path, case):
+    dtype, theirs, ours, lossless = _numcodecs_cases()[case]
+    data = values(dtype, (23, 9))
+    if np.dtype(dtype).kind == "f":
+        data = data * np.asarray(1.0173, dtype=dtype) - np.asarray(100, dtype=dtype)
+    kwargs = dict(shape=data.shape, dtype=data.dtype, chunks=(10, 4), zarr_format=3)
+    z = zarr.create_array(tmp_path / "theirs", compressors=theirs.pop("compressors", None), **theirs, **kwargs)
+    z[...] = data
+    a = nc.create_array(tmp_path / "ours", compressors=ours.pop("compressors", []), **ours, **kwargs)
+    a[...] = data
+    expected = zarr.open_array(tmp_path / "theirs", mode="r")[...]
+    np.testing.assert_array_equal(nc.open(tmp_path / "theirs")[...], expected)
+    got = zarr.open_array(tmp_path / "ours", mode="r")[...]
+    np.testing.assert_array_equal(got, a[...])
+    if not lossless:
+        assert np.max(np.abs(got - data)) <= 0.01
+        return
+    # The same codecs on the same data: the same stored chunks (all-fill chunks skipped by
+    # both), read the same by both.
+    ours_chunks = sorted(p.relative_to(tmp_path / "ours") for p in (tmp_path / "ours" / "c").rglob("*") if p.is_file())
+    theirs_chunks = sorted(p.relative_to(tmp_path / "theirs") for p in (tmp_path / "theirs" / "c").rglob("*") if p.is_file())
+    assert ours_chunks == theirs_chunks and len(ours_chunks) > 3
+    for key in ours_chunks:
+        assert (tmp_path / "ours" / key).read_bytes() == (tmp_path / "theirs" / key).read_bytes(), key
+    np.testing.assert_array_equal(got, expected)

@@ -65,6 +65,15 @@ impl FillValue {
     }
 }
 
+/// The codecs of an array created without [`ArrayBuilder::codecs`]: zstd level 3 for Zarr
+/// (v2 and v3), gzip level 6 for N5 (which every N5 reader, the Java reference included, has).
+pub fn default_codecs(format: ZarrFormat) -> Vec<Codec> {
+    match format {
+        ZarrFormat::N5 => vec![Codec::Gzip { level: 6 }],
+        ZarrFormat::V2 | ZarrFormat::V3 => vec![Codec::zstd(3)],
+    }
+}
+
 /// The chunk shape used when none is given: about 1 MiB per chunk, made by halving the
 /// largest axis until it fits.
 pub fn default_chunk_shape(shape: &[u64], element_size: usize) -> Vec<usize> {
@@ -147,9 +156,10 @@ impl ArrayBuilder {
         self
     }
 
-    /// The chunk codecs, in order: array→array codecs (`Transpose`), at most one array→bytes
-    /// codec (`Bytes`, `VlenUtf8`, `VlenBytes`; the data type's default when absent), then
-    /// compressions and checksums. An empty list stores chunks uncompressed.
+    /// The chunk codecs, in order: array→array codecs (`Transpose`, `BitRound`, …), at most
+    /// one array→bytes codec (`Bytes`, `VlenUtf8`, `VlenBytes`, `Pcodec`, `Zfpy`; the data
+    /// type's default when absent), then compressions and checksums. An empty list stores
+    /// chunks uncompressed; without this call, [`default_codecs`] of the format.
     pub fn codecs(mut self, codecs: impl IntoIterator<Item = Codec>) -> Self {
         self.codecs = Some(codecs.into_iter().collect());
         self
@@ -215,10 +225,10 @@ impl ArrayBuilder {
             .chunks
             .clone()
             .unwrap_or_else(|| default_chunk_shape(&self.shape, element_size));
-        let codecs = self.codecs.clone().unwrap_or_else(|| match self.format {
-            ZarrFormat::N5 => vec![Codec::Gzip { level: 6 }],
-            ZarrFormat::V2 | ZarrFormat::V3 => vec![Codec::zstd(3)],
-        });
+        let codecs = self
+            .codecs
+            .clone()
+            .unwrap_or_else(|| default_codecs(self.format));
         // Fields with their own byte order exist only in Zarr v2; elsewhere the element has one
         // byte order (values are the same: in memory every field is little-endian).
         let data_type = match self.format {

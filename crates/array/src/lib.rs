@@ -50,7 +50,7 @@ mod typed;
 pub mod convert;
 
 pub use array::{Array, ArrayOptions, Ragged};
-pub use builder::{default_chunk_shape, ArrayBuilder, FillValue};
+pub use builder::{default_chunk_shape, default_codecs, ArrayBuilder, FillValue};
 pub use error::{ArrayError, ArrayResult};
 pub use hierarchy::{
     consolidate, create_group, list_documents, list_nodes, list_nodes_with, open_node,

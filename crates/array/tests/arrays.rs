@@ -890,3 +890,168 @@ fn converting_with_a_mismatched_chunk_separator_is_bounded_by_the_stored_keys() 
     let (_, corner) = dst.read(&Selection::from_box(&[0, 0], &[2, 2])).unwrap();
     assert_eq!(as_u16(&corner), vec![0; 4]);
 }
+
+/// The `.zarray` (Zarr v2) or `zarr.json` (Zarr v3) document of the array at `path`.
+fn stored_document(s: &Arc<dyn Store>, path: &str, format: ZarrFormat) -> Value {
+    let key = match format {
+        ZarrFormat::V2 => format!("{path}/.zarray"),
+        _ => format!("{path}/zarr.json"),
+    };
+    serde_json::from_slice(&s.get_required(&key).unwrap()).unwrap()
+}
+
+#[test]
+fn conversion_keeps_or_replaces_the_numcodecs_filters_and_serializers() {
+    use neurochunk_array::convert::convert_array;
+    use neurochunk_array::ArrayBuilder;
+    use neurochunk_codec::ZfpMode;
+
+    let s = store();
+    let shape = [13u64, 9];
+    let values: Vec<f32> = (0..13 * 9)
+        .map(|i| ((i * 37 % 101) as f32 - 50.0) * 1.013_7)
+        .collect();
+    let stored_v3 = |path: &str| stored_document(&s, path, ZarrFormat::V3)["codecs"].clone();
+    let stored_v2 = |path: &str| {
+        let doc = stored_document(&s, path, ZarrFormat::V2);
+        (doc["filters"].clone(), doc["compressor"].clone())
+    };
+    let to = |format| ConvertOptions {
+        format: Some(format),
+        ..Default::default()
+    };
+
+    // Zarr v2 with a bitround filter and a zstd compressor, to Zarr v3 and back: the filter
+    // becomes `numcodecs.bitround` before `bytes`, and comes back as the v2 filter.
+    let src = ArrayBuilder::new(shape.to_vec(), DataType::Float32)
+        .format(ZarrFormat::V2)
+        .chunks(vec![5, 4])
+        .codecs([Codec::BitRound { keepbits: 10 }, Codec::zstd(1)])
+        .create(s.clone(), "bitround-v2")
+        .unwrap();
+    src.write_elements(&Selection::all(), &values).unwrap();
+    let rounded = src.read_elements::<f32>(&Selection::all()).unwrap().1;
+    assert_ne!(rounded, values, "bitround keeps 10 of 23 mantissa bits");
+    let (v3, changes) =
+        convert_array(&src, s.clone(), "bitround-v3", &to(ZarrFormat::V3), &|_| {}).unwrap();
+    assert!(changes.is_empty(), "{changes:?}");
+    assert_eq!(
+        stored_v3("bitround-v3"),
+        json!([
+            {"name": "numcodecs.bitround", "configuration": {"keepbits": 10}},
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "zstd", "configuration": {"level": 1, "checksum": false}},
+        ])
+    );
+    assert_eq!(
+        v3.read_elements::<f32>(&Selection::all()).unwrap().1,
+        rounded
+    );
+    let (v2, _) = convert_array(
+        &v3,
+        s.clone(),
+        "bitround-v2-again",
+        &to(ZarrFormat::V2),
+        &|_| {},
+    )
+    .unwrap();
+    let (filters, compressor) = stored_v2("bitround-v2-again");
+    assert_eq!(filters, json!([{"id": "bitround", "keepbits": 10}]));
+    assert_eq!(compressor["id"], "zstd");
+    assert_eq!(
+        v2.read_elements::<f32>(&Selection::all()).unwrap().1,
+        rounded
+    );
+
+    // Zarr v2 with zfpy (reversible) as the compressor: in Zarr v3 it is the serializer
+    // `numcodecs.zfpy`, and back in Zarr v2 the compressor again, the data exact throughout.
+    let src = ArrayBuilder::new(shape.to_vec(), DataType::Float32)
+        .format(ZarrFormat::V2)
+        .chunks(vec![5, 4])
+        .codecs([Codec::Zfpy {
+            mode: ZfpMode::Reversible,
+        }])
+        .create(s.clone(), "zfpy-v2")
+        .unwrap();
+    src.write_elements(&Selection::all(), &values).unwrap();
+    let (filters, compressor) = stored_v2("zfpy-v2");
+    assert_eq!(filters, Value::Null);
+    assert_eq!(
+        (compressor["id"].clone(), compressor["mode"].clone()),
+        (json!("zfpy"), json!(4))
+    );
+    let (v3, _) = convert_array(&src, s.clone(), "zfpy-v3", &to(ZarrFormat::V3), &|_| {}).unwrap();
+    let codecs = stored_v3("zfpy-v3");
+    assert_eq!(codecs.as_array().unwrap().len(), 1, "{codecs}");
+    assert_eq!(codecs[0]["name"], "numcodecs.zfpy");
+    assert_eq!(codecs[0]["configuration"]["tolerance"], json!(-1.0));
+    assert_eq!(
+        v3.read_elements::<f32>(&Selection::all()).unwrap().1,
+        values
+    );
+    let (v2, _) = convert_array(
+        &v3,
+        s.clone(),
+        "zfpy-v2-again",
+        &to(ZarrFormat::V2),
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(stored_v2("zfpy-v2-again"), (Value::Null, compressor));
+    assert_eq!(
+        v2.read_elements::<f32>(&Selection::all()).unwrap().1,
+        values
+    );
+
+    // Codecs given to the conversion replace the source's: a quantize filter and the pcodec
+    // serializer with a crc32c checksum in Zarr v3, then zfpy alone in Zarr v2 (the quantize
+    // filter is dropped with the source's array codecs).
+    let options = ConvertOptions {
+        format: Some(ZarrFormat::V3),
+        compressors: Some(vec![
+            Codec::Quantize { digits: 2 },
+            Codec::Pcodec { level: 4 },
+            Codec::Crc32c,
+        ]),
+        ..Default::default()
+    };
+    let (quantized, _) =
+        convert_array(&v2, s.clone(), "quantize-pcodec", &options, &|_| {}).unwrap();
+    let codecs = stored_v3("quantize-pcodec");
+    let names: Vec<&str> = codecs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["numcodecs.quantize", "numcodecs.pcodec", "crc32c"]);
+    assert_eq!(codecs[0]["configuration"]["digits"], 2);
+    assert_eq!(codecs[1]["configuration"]["level"], 4);
+    let got = quantized.read_elements::<f32>(&Selection::all()).unwrap().1;
+    assert_ne!(got, values);
+    for (q, v) in got.iter().zip(&values) {
+        assert!((q - v).abs() <= 0.01, "quantize to 2 digits: {q} for {v}");
+    }
+    let options = ConvertOptions {
+        format: Some(ZarrFormat::V2),
+        compressors: Some(vec![Codec::Zfpy {
+            mode: ZfpMode::FixedAccuracy(0.5),
+        }]),
+        ..Default::default()
+    };
+    let (lossy, _) =
+        convert_array(&quantized, s.clone(), "zfpy-accuracy", &options, &|_| {}).unwrap();
+    let (filters, compressor) = stored_v2("zfpy-accuracy");
+    assert_eq!(filters, Value::Null);
+    assert_eq!(
+        (compressor["mode"].clone(), compressor["tolerance"].clone()),
+        (json!(4), json!(0.5))
+    );
+    let again = lossy.read_elements::<f32>(&Selection::all()).unwrap().1;
+    for (a, q) in again.iter().zip(&got) {
+        assert!(
+            (a - q).abs() <= 0.5,
+            "zfp within its tolerance: {a} for {q}"
+        );
+    }
+}

@@ -3,7 +3,9 @@
 //! Run with `cargo bench -p neurochunk-bench --bench arrays -- [options]` (`--help` lists
 //! them). This target holds only the zarrs side of each row, so that zarrs stays a
 //! dev-dependency; the harness, the data and the neurochunk side live in the library. Extra
-//! sets: `--tables` and `--nwb` (whose child processes are dispatched first thing in `main`).
+//! sets: `--tables`, `--nwb` (whose child processes are dispatched first thing in `main`) and
+//! `--codecs` (pcodec and zfp rows, whose zarrs side is this file's, needing zarrs' `pcodec` and
+//! `zfp` features).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -12,12 +14,14 @@ use std::sync::Arc;
 use neurochunk_bench::harness::{self, ExtraSet};
 use neurochunk_bench::neurochunk_side::Neurochunk;
 use neurochunk_bench::{
-    BenchError, BenchResult, Compression, Context, Format, Layout, Library, Row,
+    BenchError, BenchResult, Compression, Context, Element, Format, Layout, Library, Row,
+    Serializer,
 };
+use serde_json::json;
 use zarrs::array::codec::ZstdCodec;
 use zarrs::array::{
-    data_type, Array, ArrayBuilder, ArrayBytes, ArrayMetadata, ArrayMetadataV2, ArraySubset,
-    BytesToBytesCodecTraits,
+    data_type, Array, ArrayBuilder, ArrayBytes, ArrayMetadata, ArrayMetadataV2, ArrayMetadataV3,
+    ArraySubset, BytesToBytesCodecTraits,
 };
 use zarrs::filesystem::FilesystemStore;
 
@@ -53,12 +57,60 @@ fn v2_metadata(row: &Row, shape: &[u64]) -> BenchResult<ArrayMetadataV2> {
     serde_json::from_value(doc).context("building zarrs v2 metadata")
 }
 
+/// The Zarr v3 `zarr.json` of a row with a numcodecs serializer (`pcodec`, `zfpy`) or another
+/// element type than `uint16`, in the form zarrs writes for them.
+fn v3_metadata(row: &Row, shape: &[u64]) -> BenchResult<ArrayMetadataV3> {
+    let serializer = match row.serializer {
+        Serializer::Bytes => json!({"name": "bytes", "configuration": {"endian": "little"}}),
+        Serializer::Pcodec { level } => json!({
+            "name": "numcodecs.pcodec",
+            "configuration": {
+                "level": level,
+                "mode_spec": "auto",
+                "delta_spec": "auto",
+                "paging_spec": "equal_pages_up_to",
+                "equal_pages_up_to": 262144,
+            },
+        }),
+        Serializer::ZfpReversible => {
+            json!({"name": "numcodecs.zfpy", "configuration": {"mode": 5}})
+        }
+        Serializer::ZfpAccuracy { tolerance } => json!({
+            "name": "numcodecs.zfpy",
+            "configuration": {"mode": 4, "tolerance": tolerance},
+        }),
+    };
+    let mut codecs = vec![serializer];
+    if let Compression::Zstd(level) = row.compression {
+        codecs.push(json!({"name": "zstd", "configuration": {"level": level, "checksum": false}}));
+    }
+    let doc = json!({
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": shape,
+        "data_type": row.element.name(),
+        "chunk_grid": {
+            "name": "regular",
+            "configuration": {"chunk_shape": vec![row.codec_chunk(); shape.len()]},
+        },
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": 0,
+        "codecs": codecs,
+    });
+    serde_json::from_value(doc).context("building zarrs v3 metadata")
+}
+
 fn create(row: &Row, dir: &Path, shape: &[u64]) -> BenchResult<Array<FilesystemStore>> {
     let store = store(dir)?;
+    let plain = row.serializer == Serializer::Bytes && row.element == Element::UInt16;
     let array = match row.format {
         Format::V2 => {
             let meta = ArrayMetadata::V2(v2_metadata(row, shape)?);
             Array::new_with_metadata(store, "/", meta).context("creating a zarrs v2 array")?
+        }
+        Format::V3 if !plain => {
+            let meta = ArrayMetadata::V3(v3_metadata(row, shape)?);
+            Array::new_with_metadata(store, "/", meta).context("creating a zarrs v3 array")?
         }
         Format::V3 => {
             let compressors: Vec<Arc<dyn BytesToBytesCodecTraits>> = match row.compression {
@@ -117,9 +169,9 @@ impl Library for Zarrs {
         let bytes: ArrayBytes<'static> = array
             .retrieve_array_subset(&whole)
             .context("zarrs retrieve_array_subset")?;
-        let fixed = bytes
-            .into_fixed()
-            .map_err(|_| BenchError::msg("zarrs returned variable-length data for uint16"))?;
+        let fixed = bytes.into_fixed().map_err(|_| {
+            BenchError::msg("zarrs returned variable-length data for a numeric array")
+        })?;
         Ok(fixed.into_owned())
     }
 }
@@ -132,6 +184,7 @@ fn main() -> ExitCode {
     let extras: &[ExtraSet] = &[
         neurochunk_bench::table_rows::TABLES,
         neurochunk_bench::nwb_rows::NWB,
+        neurochunk_bench::codec_rows::CODECS,
     ];
     harness::main(&[&Neurochunk, &Zarrs], &peer, extras)
 }

@@ -25,6 +25,19 @@ pub struct ExtraSet {
     pub help: &'static str,
     /// Runs the set (printing its own table) and returns its results for the JSON report.
     pub run: fn(&ExtraContext) -> BenchResult<Value>,
+    /// The set measures the test volume: the harness writes it (once for all) and hands it over
+    /// in [`ExtraContext::volume`].
+    pub needs_volume: bool,
+}
+
+/// The raw test volume on disk (little-endian `uint16`, C order), see [`crate::volume`].
+#[derive(Clone, Debug)]
+pub struct Volume {
+    pub path: PathBuf,
+    /// Edge of the cube (`--size`).
+    pub size: usize,
+    /// [`volume::checksum`] of its bytes.
+    pub checksum: u64,
 }
 
 /// What an [`ExtraSet`] is given.
@@ -35,6 +48,10 @@ pub struct ExtraContext {
     pub reps: usize,
     /// Whether this is the quick smoke run (no `--bench`, e.g. under `cargo test`).
     pub smoke: bool,
+    /// The test volume, for a set that [`ExtraSet::needs_volume`].
+    pub volume: Option<Volume>,
+    /// `--fsync`: writes are to be durable.
+    pub fsync: bool,
     /// Settings given as `<flag>-<name> VALUE` (e.g. `--nwb-scale 500` gives `scale` = `500`
     /// to the set whose flag is `--nwb`); a set should reject names it does not know (the
     /// `--nwb` set does; `--tables` has no settings and ignores them).
@@ -135,7 +152,8 @@ impl Options {
                         .split(',')
                         .filter(|id| !id.is_empty())
                         .map(|id| {
-                            Row::by_id(id)
+                            ROWS.iter()
+                                .find(|r| r.id == id)
                                 .ok_or_else(|| BenchError::msg(format!("unknown row {id:?}")))
                         })
                         .collect::<BenchResult<_>>()?;
@@ -220,18 +238,18 @@ fn default_base_dir() -> PathBuf {
 
 /// Best (minimum-time) measurement of each (row, op, library), plus all times.
 #[derive(Default)]
-struct Cell {
-    runs: Vec<Measurement>,
+pub(crate) struct Cell {
+    pub(crate) runs: Vec<Measurement>,
 }
 
 impl Cell {
-    fn best(&self) -> Option<&Measurement> {
+    pub(crate) fn best(&self) -> Option<&Measurement> {
         self.runs
             .iter()
             .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
     }
 
-    fn max_peak_rss(&self) -> Option<u64> {
+    pub(crate) fn max_peak_rss(&self) -> Option<u64> {
         self.runs.iter().filter_map(|m| m.peak_rss_bytes).max()
     }
 }
@@ -264,7 +282,12 @@ fn run_parent(
     let n = options.size;
     let started = Instant::now();
     let input = work.join(format!("volume-{n}.u16le"));
-    let expect = if options.rows.is_empty() {
+    let enabled: Vec<&ExtraSet> = extras
+        .iter()
+        .filter(|e| options.extras.iter().any(|f| f == e.flag))
+        .collect();
+    let needs_volume = !options.rows.is_empty() || enabled.iter().any(|e| e.needs_volume);
+    let expect = if !needs_volume {
         0
     } else {
         let data = volume::generate(n);
@@ -314,7 +337,7 @@ fn run_parent(
         );
     }
     eprintln!("{header}");
-    if !options.rows.is_empty() {
+    if needs_volume {
         eprintln!("volume generated in {generate_seconds:.2} s, checksum {expect:016x}");
     }
 
@@ -375,14 +398,17 @@ fn run_parent(
     }
 
     let mut extra_results = Map::new();
-    for extra in extras
-        .iter()
-        .filter(|e| options.extras.iter().any(|f| f == e.flag))
-    {
+    for extra in enabled {
         let context = ExtraContext {
             dir: work.join(extra.flag.trim_start_matches('-')),
             reps: options.reps,
             smoke: options.smoke,
+            volume: extra.needs_volume.then(|| Volume {
+                path: input.clone(),
+                size: n,
+                checksum: expect,
+            }),
+            fsync: options.fsync,
             settings: options
                 .extra_settings
                 .get(extra.flag)
@@ -421,7 +447,7 @@ fn run_parent(
 }
 
 /// The 1-minute load average, from `/proc/loadavg` (a busy machine makes every number lower).
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().map(str::to_string))
@@ -429,7 +455,7 @@ fn load_average() -> String {
 }
 
 /// Run one measurement in a fresh process; a failing child fails the whole run.
-fn run_in_child(exe: &Path, request: &ChildRequest) -> BenchResult<Measurement> {
+pub(crate) fn run_in_child(exe: &Path, request: &ChildRequest) -> BenchResult<Measurement> {
     let output = Command::new(exe)
         .args(request.to_args())
         .output()
@@ -452,7 +478,7 @@ fn run_in_child(exe: &Path, request: &ChildRequest) -> BenchResult<Measurement> 
 }
 
 /// Total size of the files under `dir`.
-fn tree_size(dir: &Path) -> BenchResult<u64> {
+pub(crate) fn tree_size(dir: &Path) -> BenchResult<u64> {
     let mut total = 0;
     for entry in std::fs::read_dir(dir).context(format!("listing {}", dir.display()))? {
         let entry = entry.context(format!("listing {}", dir.display()))?;
@@ -468,7 +494,7 @@ fn tree_size(dir: &Path) -> BenchResult<u64> {
     Ok(total)
 }
 
-fn mib(bytes: Option<u64>) -> String {
+pub(crate) fn mib(bytes: Option<u64>) -> String {
     let Some(bytes) = bytes else {
         return "?".to_string();
     };

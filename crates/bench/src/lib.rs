@@ -11,6 +11,7 @@
 //! re-executed with `--child …`) so that the peak resident set size read from
 //! `/proc/self/status` belongs to that one measurement.
 
+pub mod codec_rows;
 pub mod error;
 pub mod harness;
 pub mod neurochunk_side;
@@ -24,4 +25,6 @@ pub mod table_rows;
 pub mod volume;
 
 pub use error::{BenchError, BenchResult, Context};
-pub use rows::{Compression, Format, Layout, Library, Op, Row, ROWS};
+pub use rows::{
+    Compression, Element, Format, Layout, Library, Op, Row, Serializer, CODEC_ROWS, ROWS,
+};

@@ -8,24 +8,39 @@ use neurochunk_array::{
     Array, ArrayBuilder, ArrayBytes, ArrayMetadata, Codec, DataType, Durability, FsStore, Store,
     ZarrFormat,
 };
+use neurochunk_codec::ZfpMode;
 
 use crate::error::{BenchError, BenchResult, Context};
-use crate::rows::{Compression, Format, Layout, Library, Row};
+use crate::rows::{Compression, Element, Format, Layout, Library, Row, Serializer};
 
 /// neurochunk, through its public array API.
 pub struct Neurochunk;
 
 /// The array metadata neurochunk writes for `row`, described with the array builder.
 pub fn metadata(row: &Row, shape: &[u64]) -> BenchResult<ArrayMetadata> {
-    let codecs = match row.compression {
-        Compression::None => Vec::new(),
-        Compression::Zstd(level) => vec![Codec::zstd(level)],
+    let mut codecs = match row.serializer {
+        Serializer::Bytes => Vec::new(),
+        Serializer::Pcodec { level } => vec![Codec::Pcodec { level }],
+        Serializer::ZfpReversible => vec![Codec::Zfpy {
+            mode: ZfpMode::Reversible,
+        }],
+        Serializer::ZfpAccuracy { tolerance } => vec![Codec::Zfpy {
+            mode: ZfpMode::FixedAccuracy(tolerance),
+        }],
     };
+    match row.compression {
+        Compression::None => {}
+        Compression::Zstd(level) => codecs.push(Codec::zstd(level)),
+    }
     let format = match row.format {
         Format::V2 => ZarrFormat::V2,
         Format::V3 => ZarrFormat::V3,
     };
-    let mut builder = ArrayBuilder::new(shape.to_vec(), DataType::UInt16)
+    let data_type = match row.element {
+        Element::UInt16 => DataType::UInt16,
+        Element::Float32 => DataType::Float32,
+    };
+    let mut builder = ArrayBuilder::new(shape.to_vec(), data_type)
         .format(format)
         .chunks(vec![row.codec_chunk(); shape.len()])
         .codecs(codecs);
@@ -87,7 +102,7 @@ impl Library for Neurochunk {
         match data {
             ArrayBytes::Fixed(bytes) => Ok(bytes),
             ArrayBytes::Variable { .. } => Err(BenchError::msg(
-                "neurochunk returned variable-length data for uint16",
+                "neurochunk returned variable-length data for a numeric array",
             )),
         }
     }

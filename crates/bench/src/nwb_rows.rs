@@ -44,6 +44,7 @@ pub const NWB: ExtraSet = ExtraSet {
     help: "also run the NWB rows (neurochunk write + open of a demo file with --nwb-scale N \
            extra TimeSeries, default 10000; pynwb/hdmf-zarr read of it), both conventions",
     run,
+    needs_volume: false,
 };
 
 /// Where the peer Python of a convention comes from.

@@ -9,6 +9,7 @@
 //! itself has every file it wrote synced by the harness (inside the timed region).
 
 use std::ffi::OsString;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -16,7 +17,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::error::{BenchError, BenchResult, Context};
-use crate::rows::{Library, Op, Row};
+use crate::rows::{Element, Library, Op, Row};
 use crate::{rss, volume};
 
 /// Prefix of the result line a child prints.
@@ -107,9 +108,9 @@ impl ChildRequest {
         })
     }
 
-    /// Bytes of decoded data (the whole volume).
+    /// Bytes of decoded data (the whole volume, in the row's element type).
     pub fn decoded_bytes(&self) -> u64 {
-        (self.size as u64).pow(3) * 2
+        self.row.decoded_bytes(self.size)
     }
 }
 
@@ -180,16 +181,9 @@ pub fn run_child(request: &ChildRequest, libraries: &[&dyn Library]) -> BenchRes
     let n = request.size as u64;
     let shape = [n, n, n];
     let expected_len = request.decoded_bytes();
-    let (seconds, rss_before) = match request.op {
+    let (seconds, rss_before, peak) = match request.op {
         Op::Write => {
-            let data = std::fs::read(&request.input)
-                .context(format!("reading the input {}", request.input.display()))?;
-            if data.len() as u64 != expected_len || volume::checksum(&data) != request.expect {
-                return Err(BenchError::msg(format!(
-                    "input {} is not the expected {n}^3 volume",
-                    request.input.display()
-                )));
-            }
+            let data = load_input(request)?;
             std::fs::create_dir_all(&request.dir)
                 .context(format!("creating {}", request.dir.display()))?;
             let rss_before = rss::current_bytes();
@@ -198,13 +192,15 @@ pub fn run_child(request: &ChildRequest, libraries: &[&dyn Library]) -> BenchRes
             if request.fsync && !library.syncs_on_request() {
                 sync_tree(&request.dir)?;
             }
-            (start.elapsed().as_secs_f64(), rss_before)
+            (start.elapsed().as_secs_f64(), rss_before, rss::peak_bytes())
         }
         Op::Read => {
             let rss_before = rss::current_bytes();
             let start = Instant::now();
             let data = library.read(request.row, &request.dir)?;
             let seconds = start.elapsed().as_secs_f64();
+            // Before the check, which may read the input.
+            let peak = rss::peak_bytes();
             if data.len() as u64 != expected_len {
                 return Err(BenchError::msg(format!(
                     "{} read {} bytes from {}, expected {expected_len}",
@@ -213,16 +209,8 @@ pub fn run_child(request: &ChildRequest, libraries: &[&dyn Library]) -> BenchRes
                     request.dir.display()
                 )));
             }
-            let got = volume::checksum(&data);
-            if got != request.expect {
-                return Err(BenchError::msg(format!(
-                    "{} read WRONG DATA from {}: checksum {got:016x}, expected {:016x}",
-                    request.library,
-                    request.dir.display(),
-                    request.expect
-                )));
-            }
-            (seconds, rss_before)
+            check_read(request, &data)?;
+            (seconds, rss_before, peak)
         }
     };
     Ok(Measurement {
@@ -231,8 +219,120 @@ pub fn run_child(request: &ChildRequest, libraries: &[&dyn Library]) -> BenchRes
         op: request.op,
         seconds,
         decoded_bytes: expected_len,
-        peak_rss_bytes: rss::peak_bytes(),
+        peak_rss_bytes: peak,
         rss_before_bytes: rss_before,
+    })
+}
+
+/// Fill `buf` from `reader` as far as it goes; the number of bytes read (short only at the end).
+fn read_block(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..])? {
+            0 => break,
+            k => filled += k,
+        }
+    }
+    Ok(filled)
+}
+
+/// Visit the raw `uint16` volume block by block ([`volume::CHECKSUM_BLOCK`] bytes), checking
+/// its size and checksum against the request.
+fn each_input_block(
+    request: &ChildRequest,
+    mut visit: impl FnMut(usize, &[u8]) -> BenchResult<()>,
+) -> BenchResult<()> {
+    let volume_len = (request.size as u64).pow(3) * 2;
+    let what = || format!("reading the input {}", request.input.display());
+    let mut file = std::fs::File::open(&request.input).context(what())?;
+    let mut block = vec![0u8; volume::CHECKSUM_BLOCK];
+    let mut sum = volume::Checksum::new(volume_len as usize);
+    let mut offset = 0usize;
+    loop {
+        let got = read_block(&mut file, &mut block).context(what())?;
+        if got == 0 {
+            break;
+        }
+        sum.add(&block[..got]);
+        visit(offset, &block[..got])?;
+        offset += got;
+    }
+    if offset as u64 != volume_len || sum.finish() != request.expect {
+        return Err(BenchError::msg(format!(
+            "input {} is not the expected {}^3 volume",
+            request.input.display(),
+            request.size
+        )));
+    }
+    Ok(())
+}
+
+/// The input of a write: the volume in the row's element type (converted block by block, so
+/// that the peak memory is the converted volume, not both).
+fn load_input(request: &ChildRequest) -> BenchResult<Vec<u8>> {
+    if request.row.element == Element::UInt16 {
+        let data = std::fs::read(&request.input)
+            .context(format!("reading the input {}", request.input.display()))?;
+        if data.len() as u64 != request.decoded_bytes() || volume::checksum(&data) != request.expect
+        {
+            return Err(BenchError::msg(format!(
+                "input {} is not the expected {}^3 volume",
+                request.input.display(),
+                request.size
+            )));
+        }
+        return Ok(data);
+    }
+    let mut data = Vec::with_capacity(request.decoded_bytes() as usize);
+    each_input_block(request, |_, block| {
+        for v in block.chunks_exact(2) {
+            let value = f32::from(u16::from_le_bytes([v[0], v[1]]));
+            data.extend_from_slice(&value.to_le_bytes());
+        }
+        Ok(())
+    })?;
+    Ok(data)
+}
+
+/// Check what a read returned against the volume: its checksum for `uint16` rows; for other
+/// element types every value, within the row's tolerance (0 for lossless rows).
+fn check_read(request: &ChildRequest, data: &[u8]) -> BenchResult<()> {
+    if request.row.element == Element::UInt16 {
+        let got = volume::checksum(data);
+        if got != request.expect {
+            return Err(BenchError::msg(format!(
+                "{} read WRONG DATA from {}: checksum {got:016x}, expected {:016x}",
+                request.library,
+                request.dir.display(),
+                request.expect
+            )));
+        }
+        return Ok(());
+    }
+    let tolerance = request.row.tolerance();
+    each_input_block(request, |offset, block| {
+        let first = offset / 2;
+        for (i, v) in block.chunks_exact(2).enumerate() {
+            let expected = f64::from(u16::from_le_bytes([v[0], v[1]]));
+            let at = (first + i) * 4;
+            let got = f64::from(f32::from_le_bytes([
+                data[at],
+                data[at + 1],
+                data[at + 2],
+                data[at + 3],
+            ]));
+            let error = (got - expected).abs();
+            if error.is_nan() || error > tolerance {
+                return Err(BenchError::msg(format!(
+                    "{} read WRONG DATA from {}: element {} is {got}, expected {expected} \
+                     (tolerance {tolerance})",
+                    request.library,
+                    request.dir.display(),
+                    first + i
+                )));
+            }
+        }
+        Ok(())
     })
 }
 

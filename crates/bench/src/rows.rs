@@ -30,6 +30,45 @@ pub enum Compression {
     Zstd(i32),
 }
 
+/// The element type of the stored array. The volume is `uint16`; a `float32` row stores the
+/// same values as `float32` (converted before the timer starts, and back after it stops).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    UInt16,
+    Float32,
+}
+
+impl Element {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Element::UInt16 => 2,
+            Element::Float32 => 4,
+        }
+    }
+
+    /// The Zarr v3 data type name (also NumPy's).
+    pub fn name(self) -> &'static str {
+        match self {
+            Element::UInt16 => "uint16",
+            Element::Float32 => "float32",
+        }
+    }
+}
+
+/// The array→bytes codec (serializer) of each chunk.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Serializer {
+    /// `bytes`, little-endian (Zarr v2: the dtype's byte order).
+    Bytes,
+    /// numcodecs `pcodec` at this level, numcodecs' other defaults (lossless).
+    Pcodec { level: u32 },
+    /// numcodecs `zfpy`, lossless (zfp's reversible mode).
+    ZfpReversible,
+    /// numcodecs `zfpy` in fixed-accuracy mode with this absolute tolerance (lossy).
+    ZfpAccuracy { tolerance: f64 },
+}
+
 /// One benchmark row: an array layout on the filesystem, written and read whole.
 #[derive(Clone, Copy, Debug)]
 pub struct Row {
@@ -39,6 +78,8 @@ pub struct Row {
     pub title: &'static str,
     pub format: Format,
     pub layout: Layout,
+    pub element: Element,
+    pub serializer: Serializer,
     pub compression: Compression,
 }
 
@@ -50,6 +91,8 @@ pub const ROWS: [Row; 4] = [
         title: "v3 zstd-1, 64^3 chunks",
         format: Format::V3,
         layout: Layout::Chunked { chunk: 64 },
+        element: Element::UInt16,
+        serializer: Serializer::Bytes,
         compression: Compression::Zstd(1),
     },
     Row {
@@ -60,6 +103,8 @@ pub const ROWS: [Row; 4] = [
             shard: 256,
             inner: 32,
         },
+        element: Element::UInt16,
+        serializer: Serializer::Bytes,
         compression: Compression::Zstd(1),
     },
     Row {
@@ -67,6 +112,8 @@ pub const ROWS: [Row; 4] = [
         title: "v3 uncompressed, 64^3 chunks",
         format: Format::V3,
         layout: Layout::Chunked { chunk: 64 },
+        element: Element::UInt16,
+        serializer: Serializer::Bytes,
         compression: Compression::None,
     },
     Row {
@@ -74,14 +121,62 @@ pub const ROWS: [Row; 4] = [
         title: "v2 zstd-1, 64^3 chunks",
         format: Format::V2,
         layout: Layout::Chunked { chunk: 64 },
+        element: Element::UInt16,
+        serializer: Serializer::Bytes,
         compression: Compression::Zstd(1),
     },
 ];
 
+/// The numcodecs serializer rows of the `--codecs` set (`crate::codec_rows`): Zarr v3, 64³
+/// chunks, no compression after the serializer. zfp takes no 16-bit integers (numcodecs'
+/// `zfpy` stores int32, int64, float32 and float64), so its rows store the volume as `float32`.
+pub const CODEC_ROWS: [Row; 3] = [
+    Row {
+        id: "pcodec",
+        title: "v3 uint16 pcodec-8, 64^3 chunks",
+        format: Format::V3,
+        layout: Layout::Chunked { chunk: 64 },
+        element: Element::UInt16,
+        serializer: Serializer::Pcodec { level: 8 },
+        compression: Compression::None,
+    },
+    Row {
+        id: "zfp",
+        title: "v3 float32 zfpy reversible, 64^3 chunks",
+        format: Format::V3,
+        layout: Layout::Chunked { chunk: 64 },
+        element: Element::Float32,
+        serializer: Serializer::ZfpReversible,
+        compression: Compression::None,
+    },
+    Row {
+        id: "zfp-accuracy",
+        title: "v3 float32 zfpy tolerance 1, 64^3 chunks",
+        format: Format::V3,
+        layout: Layout::Chunked { chunk: 64 },
+        element: Element::Float32,
+        serializer: Serializer::ZfpAccuracy { tolerance: 1.0 },
+        compression: Compression::None,
+    },
+];
+
 impl Row {
-    /// The row with this identifier.
+    /// The row with this identifier, among [`ROWS`] and [`CODEC_ROWS`].
     pub fn by_id(id: &str) -> Option<&'static Row> {
-        ROWS.iter().find(|r| r.id == id)
+        ROWS.iter().chain(&CODEC_ROWS).find(|r| r.id == id)
+    }
+
+    /// The largest absolute difference a read may show from the volume: 0 for lossless rows.
+    pub fn tolerance(&self) -> f64 {
+        match self.serializer {
+            Serializer::ZfpAccuracy { tolerance } => tolerance,
+            _ => 0.0,
+        }
+    }
+
+    /// Bytes of the decoded array of a cube of edge `n`.
+    pub fn decoded_bytes(&self, n: usize) -> u64 {
+        (n as u64).pow(3) * self.element.size() as u64
     }
 
     /// Edge length of the chunks the codecs see (the inner chunks of a sharded row).

@@ -20,6 +20,7 @@ pub const TABLES: ExtraSet = ExtraSet {
     help:
         "also run the neurarrow table rows (skeleton Parquet write/validate/derive; pyarrow read)",
     run,
+    needs_volume: false,
 };
 
 fn run(context: &ExtraContext) -> BenchResult<Value> {
@@ -63,9 +64,10 @@ fn run(context: &ExtraContext) -> BenchResult<Value> {
     Ok(json!({ "samples": samples, "rows": rows }))
 }
 
-/// The Python that runs the pyarrow row: `$NEUROCHUNK_BENCH_PYTHON`, else the project's peer
-/// environment `.peers/py312` (made by `scripts/setup-peers`), else `python3` on `PATH`.
-fn python() -> PathBuf {
+/// The Python that runs the pyarrow row (and the numcodecs side of the `--codecs` rows):
+/// `$NEUROCHUNK_BENCH_PYTHON`, else the project's peer environment `.peers/py312` (made by
+/// `scripts/setup-peers`), else `python3` on `PATH`.
+pub(crate) fn python() -> PathBuf {
     if let Some(python) = std::env::var_os("NEUROCHUNK_BENCH_PYTHON") {
         return python.into();
     }

@@ -129,17 +129,49 @@ pub fn generate(n: usize) -> Vec<u8> {
     out
 }
 
+/// The blocks [`checksum`] hashes separately (and [`Checksum`] is fed).
+pub const CHECKSUM_BLOCK: usize = 1 << 20;
+
 /// An order-sensitive 64-bit checksum of `bytes`, computed in parallel over 1 MiB blocks.
 /// Any changed, missing or misplaced byte changes it (with overwhelming probability).
 pub fn checksum(bytes: &[u8]) -> u64 {
-    const BLOCK: usize = 1 << 20;
-    let blocks: Vec<u64> = bytes.par_chunks(BLOCK).map(block_hash).collect();
-    blocks
-        .iter()
-        .enumerate()
-        .fold(mix(bytes.len() as u64), |h, (i, b)| {
-            mix(h ^ b.wrapping_add(i as u64))
-        })
+    let blocks: Vec<u64> = bytes.par_chunks(CHECKSUM_BLOCK).map(block_hash).collect();
+    let mut sum = Checksum::new(bytes.len());
+    for b in blocks {
+        sum.add_hash(b);
+    }
+    sum.finish()
+}
+
+/// [`checksum`] computed block by block, for data read in pieces (e.g. from a file).
+pub struct Checksum {
+    h: u64,
+    next: u64,
+}
+
+impl Checksum {
+    /// The checksum of `len` bytes, to be fed in order.
+    pub fn new(len: usize) -> Self {
+        Checksum {
+            h: mix(len as u64),
+            next: 0,
+        }
+    }
+
+    /// Add the next block: [`CHECKSUM_BLOCK`] bytes, the last one possibly shorter.
+    pub fn add(&mut self, block: &[u8]) {
+        self.add_hash(block_hash(block));
+    }
+
+    fn add_hash(&mut self, hash: u64) {
+        self.h = mix(self.h ^ hash.wrapping_add(self.next));
+        self.next += 1;
+    }
+
+    /// The checksum of everything added.
+    pub fn finish(self) -> u64 {
+        self.h
+    }
 }
 
 fn block_hash(block: &[u8]) -> u64 {
@@ -185,5 +217,12 @@ mod tests {
         c.swap(0, 2);
         assert_ne!(checksum(&a), checksum(&c));
         assert_eq!(checksum(&a), checksum(&a.clone()));
+        // Fed block by block, the same value (96^3 uint16: two blocks, the last one short).
+        let big = generate(96);
+        let mut sum = Checksum::new(big.len());
+        for block in big.chunks(CHECKSUM_BLOCK) {
+            sum.add(block);
+        }
+        assert_eq!(sum.finish(), checksum(&big));
     }
 }

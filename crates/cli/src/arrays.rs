@@ -562,11 +562,10 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     {
         codecs.push(Codec::Bytes { endian });
     }
-    let mut compressors = options.compressors.clone().unwrap_or_else(|| match format {
-        // N5's default is gzip, which every N5 reader (the Java reference included) has.
-        ZarrFormat::N5 => vec![Codec::Gzip { level: 6 }],
-        ZarrFormat::V2 | ZarrFormat::V3 => vec![Codec::zstd(3)],
-    });
+    let mut compressors = options
+        .compressors
+        .clone()
+        .unwrap_or_else(|| neurochunk_array::default_codecs(format));
     for codec in &mut compressors {
         if let Codec::Categorize { labels } = codec {
             if labels.is_empty() {

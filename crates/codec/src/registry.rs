@@ -14,7 +14,6 @@ use crate::codecs::categorize::CategorizeCodec;
 use crate::codecs::checksum::{ChecksumCodec, ChecksumKind};
 use crate::codecs::deflate::{GzipCodec, ZlibCodec};
 use crate::codecs::filters::{AsTypeCodec, DeltaCodec, FixedScaleOffsetCodec};
-use crate::codecs::jenkins::JenkinsLookup3Codec;
 use crate::codecs::json2::Json2Codec;
 use crate::codecs::lossy::{BitRoundCodec, PackBitsCodec, QuantizeCodec};
 use crate::codecs::lz4::Lz4Codec;
@@ -99,7 +98,12 @@ fn typesize(repr: &ChunkRepr) -> usize {
 
 /// numcodecs codecs with the same constructor for v2 and for v3 `numcodecs.<id>`.
 fn numcodecs_builtins() -> Vec<(&'static str, CodecConstructor)> {
-    vec![
+    let checksums = ChecksumKind::ALL.map(|kind| {
+        let checksum =
+            ctor(move |c: &Value, _: &ChunkRepr| Ok(b2b(ChecksumCodec::from_config(kind, c)?)));
+        (kind.id(), checksum)
+    });
+    let mut codecs = vec![
         (
             "blosc",
             ctor(|c: &Value, r: &ChunkRepr| Ok(b2b(BloscCodec::from_v2_config(c, typesize(r))?))),
@@ -129,33 +133,6 @@ fn numcodecs_builtins() -> Vec<(&'static str, CodecConstructor)> {
             ctor(|c: &Value, _: &ChunkRepr| Ok(b2b(Lz4Codec::from_config(c)?))),
         ),
         (
-            "crc32",
-            ctor(|c: &Value, _: &ChunkRepr| {
-                Ok(b2b(ChecksumCodec::from_config(ChecksumKind::Crc32, c)?))
-            }),
-        ),
-        (
-            "crc32c",
-            ctor(|c: &Value, _: &ChunkRepr| {
-                Ok(b2b(ChecksumCodec::from_config(ChecksumKind::Crc32c, c)?))
-            }),
-        ),
-        (
-            "adler32",
-            ctor(|c: &Value, _: &ChunkRepr| {
-                Ok(b2b(ChecksumCodec::from_config(ChecksumKind::Adler32, c)?))
-            }),
-        ),
-        (
-            "fletcher32",
-            ctor(|c: &Value, _: &ChunkRepr| {
-                Ok(b2b(ChecksumCodec::from_config(
-                    ChecksumKind::Fletcher32,
-                    c,
-                )?))
-            }),
-        ),
-        (
             "shuffle",
             ctor(|c: &Value, _: &ChunkRepr| Ok(b2b(ShuffleCodec::from_config(c)?))),
         ),
@@ -182,10 +159,6 @@ fn numcodecs_builtins() -> Vec<(&'static str, CodecConstructor)> {
         (
             "json2",
             ctor(|c: &Value, _: &ChunkRepr| Ok(a2b(Json2Codec::from_config(c)?))),
-        ),
-        (
-            "jenkins_lookup3",
-            ctor(|c: &Value, _: &ChunkRepr| Ok(b2b(JenkinsLookup3Codec::from_config(c)?))),
         ),
         (
             "bitround",
@@ -221,7 +194,9 @@ fn numcodecs_builtins() -> Vec<(&'static str, CodecConstructor)> {
             "vlen-array",
             ctor(|c: &Value, _: &ChunkRepr| Ok(a2b(VlenArrayCodec::from_config(c)?))),
         ),
-    ]
+    ];
+    codecs.extend(checksums);
+    codecs
 }
 
 fn v3_builtins() -> Vec<(&'static str, CodecConstructor)> {

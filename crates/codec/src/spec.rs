@@ -21,7 +21,7 @@ use neurochunk_dtype::{DataType, Endian};
 use crate::codecs::blosc::{BloscCodec, BloscCompressor, BloscShuffle};
 use crate::codecs::bytes::BytesCodec;
 use crate::codecs::bz2::Bz2Codec;
-use crate::codecs::checksum::ChecksumCodec;
+use crate::codecs::checksum::{ChecksumCodec, ChecksumKind};
 use crate::codecs::deflate::{GzipCodec, ZlibCodec};
 use crate::codecs::lz4::Lz4Codec;
 use crate::codecs::shuffle::ShuffleCodec;
@@ -223,10 +223,18 @@ impl Codec {
 
     /// True for checksums (which verify, not compress).
     pub fn is_checksum(&self) -> bool {
-        matches!(
-            self,
-            Codec::Crc32c | Codec::Adler32 | Codec::Fletcher32 | Codec::JenkinsLookup3
-        )
+        self.checksum_kind().is_some()
+    }
+
+    /// The checksum a checksum codec computes (each at its numcodecs default location).
+    pub fn checksum_kind(&self) -> Option<ChecksumKind> {
+        Some(match self {
+            Codec::Crc32c => ChecksumKind::Crc32c,
+            Codec::Adler32 => ChecksumKind::Adler32,
+            Codec::Fletcher32 => ChecksumKind::Fletcher32,
+            Codec::JenkinsLookup3 => ChecksumKind::JenkinsLookup3,
+            _ => return None,
+        })
     }
 
     /// The runtime codec for chunks of `repr` (the representation this codec is handed: after
@@ -289,15 +297,9 @@ impl Codec {
                 AnyCodec::BytesToBytes(Arc::new(Lz4Codec::new(*acceleration)))
             }
             Codec::Shuffle => AnyCodec::BytesToBytes(Arc::new(ShuffleCodec::new(typesize))),
-            Codec::Crc32c => AnyCodec::BytesToBytes(Arc::new(ChecksumCodec::crc32c())),
-            Codec::Adler32 => {
-                AnyCodec::BytesToBytes(Arc::new(ChecksumCodec::new(crate::ChecksumKind::Adler32)))
-            }
-            Codec::Fletcher32 => AnyCodec::BytesToBytes(Arc::new(ChecksumCodec::new(
-                crate::ChecksumKind::Fletcher32,
-            ))),
-            Codec::JenkinsLookup3 => {
-                AnyCodec::BytesToBytes(Arc::new(crate::JenkinsLookup3Codec::new(0)))
+            Codec::Crc32c | Codec::Adler32 | Codec::Fletcher32 | Codec::JenkinsLookup3 => {
+                let kind = self.checksum_kind().expect("a checksum codec");
+                AnyCodec::BytesToBytes(Arc::new(ChecksumCodec::new(kind)))
             }
             Codec::BitRound { keepbits } => {
                 let codec = crate::BitRoundCodec::new(*keepbits);

@@ -64,14 +64,13 @@ fn all_b2b(typesize: usize) -> Vec<Arc<dyn BytesToBytesCodec>> {
         .unwrap(),
     ));
     v.push(Arc::new(Lz4Codec::new(1)));
-    for kind in [
-        ChecksumKind::Crc32c,
-        ChecksumKind::Crc32,
-        ChecksumKind::Adler32,
-        ChecksumKind::Fletcher32,
-    ] {
+    for kind in ChecksumKind::ALL {
         v.push(Arc::new(ChecksumCodec::new(kind)));
     }
+    v.push(Arc::new(ChecksumCodec::jenkins_lookup3(
+        7,
+        Some(b"pre".to_vec()),
+    )));
     v.push(Arc::new(
         ChecksumCodec::with_location(ChecksumKind::Crc32, Location::End).unwrap(),
     ));

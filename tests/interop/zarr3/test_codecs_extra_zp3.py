@@ -97,6 +97,11 @@ def test_zarr_python3_reads_neurochunk(case, tmp_path, nc):
     data = rand(dtype)
     ours = tmp_path / "ours.zarr"
     nc.put(data, ours, "zarr3", chunks=CHUNKS, codec=spec)
+    assert_reads_like_peer(ours, data, what, exact, tmp_path)
+
+
+def assert_reads_like_peer(ours, data, what, exact, tmp_path):
+    """zarr-python 3 reads `ours` as the peer's array of `data` with codec `what`."""
     got = zarr.open_array(str(ours), mode="r")[...]
     expected = write_peer(tmp_path / "peer.zarr", data, what)
     if exact:
@@ -106,6 +111,18 @@ def test_zarr_python3_reads_neurochunk(case, tmp_path, nc):
             assert (ours / key).read_bytes() == (tmp_path / "peer.zarr" / key).read_bytes(), key
     else:
         assert np.all(np.abs(got - data) <= 0.01)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0])
+def test_convert_codec_forms_read_in_zarr_python3(case, tmp_path, nc):
+    """`neurochunk convert --codec SPEC` re-encodes a plain array with the codec, as `put` does."""
+    name, dtype, what, spec, exact = case
+    data = rand(dtype)
+    plain = tmp_path / "plain.zarr"
+    nc.put(data, plain, "zarr2", chunks=CHUNKS, codec="none")
+    conv = tmp_path / "conv.zarr"
+    nc.convert(plain, conv, "zarr3", codec=spec)
+    assert_reads_like_peer(conv, data, what, exact, tmp_path)
 
 
 LABELS = ["ß", "bar", "baz", "quux", "a longer label"]

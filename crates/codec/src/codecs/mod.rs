@@ -7,7 +7,6 @@ pub mod categorize;
 pub mod checksum;
 pub mod deflate;
 pub mod filters;
-pub mod jenkins;
 pub mod json2;
 pub mod lossy;
 pub mod lz4;

@@ -198,11 +198,11 @@ fn compress(bytes: &[u8], dt: &DataType, config: &ChunkConfig) -> pco::errors::P
     }
 }
 
-fn decompress_as<T: pco::data_types::Number + Default>(
+fn decompress_as<T: pco::data_types::Number + Default, const N: usize>(
     src: &[u8],
     n: usize,
     out: &mut Vec<u8>,
-    to_le: fn(T) -> Vec<u8>,
+    to_le: fn(T) -> [u8; N],
 ) -> CodecResult<()> {
     let mut dst = vec![T::default(); n];
     let progress = pco::standalone::simple_decompress_into(src, &mut dst)
@@ -213,7 +213,7 @@ fn decompress_as<T: pco::data_types::Number + Default>(
             format!("holds {} numbers, expected {n}", progress.n_processed),
         ));
     }
-    out.reserve(n * std::mem::size_of::<T>());
+    out.reserve(n * N);
     for v in dst {
         out.extend_from_slice(&to_le(v));
     }
@@ -258,17 +258,15 @@ impl ArrayToBytesCodec for PcodecCodec {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let o = &mut out;
             match repr.data_type {
-                DataType::UInt16 => decompress_as(&bytes, n, o, |v: u16| v.to_le_bytes().to_vec()),
-                DataType::UInt32 => decompress_as(&bytes, n, o, |v: u32| v.to_le_bytes().to_vec()),
-                DataType::UInt64 => decompress_as(&bytes, n, o, |v: u64| v.to_le_bytes().to_vec()),
-                DataType::Int16 => decompress_as(&bytes, n, o, |v: i16| v.to_le_bytes().to_vec()),
-                DataType::Int32 => decompress_as(&bytes, n, o, |v: i32| v.to_le_bytes().to_vec()),
-                DataType::Int64 => decompress_as(&bytes, n, o, |v: i64| v.to_le_bytes().to_vec()),
-                DataType::Float16 => {
-                    decompress_as(&bytes, n, o, |v: half::f16| v.to_le_bytes().to_vec())
-                }
-                DataType::Float32 => decompress_as(&bytes, n, o, |v: f32| v.to_le_bytes().to_vec()),
-                _ => decompress_as(&bytes, n, o, |v: f64| v.to_le_bytes().to_vec()),
+                DataType::UInt16 => decompress_as(&bytes, n, o, u16::to_le_bytes),
+                DataType::UInt32 => decompress_as(&bytes, n, o, u32::to_le_bytes),
+                DataType::UInt64 => decompress_as(&bytes, n, o, u64::to_le_bytes),
+                DataType::Int16 => decompress_as(&bytes, n, o, i16::to_le_bytes),
+                DataType::Int32 => decompress_as(&bytes, n, o, i32::to_le_bytes),
+                DataType::Int64 => decompress_as(&bytes, n, o, i64::to_le_bytes),
+                DataType::Float16 => decompress_as(&bytes, n, o, half::f16::to_le_bytes),
+                DataType::Float32 => decompress_as(&bytes, n, o, f32::to_le_bytes),
+                _ => decompress_as(&bytes, n, o, f64::to_le_bytes),
             }
         }));
         match result {
