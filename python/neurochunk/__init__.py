@@ -32,6 +32,7 @@ from ._errors import (
     StoreError,
 )
 from ._neurochunk import __version__
+from . import nwb, table
 
 __all__ = [
     "Array",
@@ -52,4 +53,6 @@ __all__ = [
     "ReadOnlyError",
     "StoreError",
     "__version__",
+    "nwb",
+    "table",
 ]

@@ -327,8 +327,16 @@ class Attributes(MutableMapping[str, Any]):
 # --- arrays ----------------------------------------------------------------------------------
 
 
-def _reopen(location: str, mode: str) -> Array | Group:
-    return open(location, mode=mode)  # type: ignore[arg-type]
+def _reopen(location: str, mode: str, storage_options: dict[str, Any] | None = None) -> Array | Group:
+    return open(location, mode=mode, storage_options=storage_options)  # type: ignore[arg-type]
+
+
+def _options_json(storage_options: Mapping[str, Any] | None) -> str:
+    if storage_options is None:
+        return "{}"
+    if not isinstance(storage_options, Mapping):
+        raise InvalidInputError(f"storage_options must be a dict, not {type(storage_options).__name__}")
+    return _to_json(dict(storage_options))
 
 
 class _OIndex:
@@ -524,8 +532,13 @@ class Array:
         dtype = self._dtype if self._dtype is not None else self._meta["data_type"]
         return f"<neurochunk.Array {self.store_path!r} shape={self.shape} dtype={dtype}>"
 
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        """The ``storage_options`` the array was opened with (``{}`` for a local path)."""
+        return dict(self._meta.get("storage_options") or {})
+
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_reopen, (self.store_path, "r" if self.read_only else "r+"))
+        return (_reopen, (self.store_path, "r" if self.read_only else "r+", self.storage_options or None))
 
     # -- reading
 
@@ -883,8 +896,13 @@ class Group(Mapping[str, Union[Array, "Group"]]):
     def __repr__(self) -> str:
         return f"<neurochunk.Group {self.store_path!r}>"
 
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        """The ``storage_options`` the group was opened with (``{}`` for a local path)."""
+        return dict(self._meta.get("storage_options") or {})
+
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_reopen, (self.store_path, "r" if self.read_only else "r+"))
+        return (_reopen, (self.store_path, "r" if self.read_only else "r+", self.storage_options or None))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Group) and other.store_path == self.store_path
@@ -894,6 +912,11 @@ class Group(Mapping[str, Union[Array, "Group"]]):
 
 
 # --- opening and creating --------------------------------------------------------------------
+
+
+def _is_url(location: str) -> bool:
+    scheme, sep, _ = location.partition("://")
+    return bool(sep) and len(scheme) > 1 and all(c.isalnum() or c in "+-." for c in scheme)
 
 
 def _location(path: Any) -> str:
@@ -910,9 +933,19 @@ def open(  # noqa: A001 - the name zarr-python uses
     mode: Mode = "r",
     *,
     zarr_format: ZarrFormat = None,
+    storage_options: Mapping[str, Any] | None = None,
     **array_kwargs: Any,
 ) -> Array | Group:
-    """Open the array or group at ``path`` (a local directory; its format is detected).
+    """Open the array or group at ``path`` (a local directory or a URL; its format is
+    detected).
+
+    ``path`` may be a URL: ``s3://bucket/key``, ``gs://bucket/key``, ``az://container/key``,
+    ``https://host/path`` (read-only) or ``file:///path``. ``storage_options`` configures
+    the connection: ``endpoint`` (also ``endpoint_url`` or s3fs's
+    ``client_kwargs={"endpoint_url": ...}``; an ``http://`` endpoint allows plain HTTP),
+    ``region``, ``anon`` (unsigned requests), ``path_style``, ``max_requests``,
+    ``max_retries``, ``timeout`` and ``connect_timeout`` (seconds). Credentials come from
+    the environment (``AWS_ACCESS_KEY_ID``, ``GOOGLE_APPLICATION_CREDENTIALS``, ...).
 
     ``mode``: ``"r"`` read-only (default), ``"r+"`` read and write (must exist), ``"a"`` read
     and write, creating a group when nothing is there, ``"w"`` create (replacing what is
@@ -926,20 +959,22 @@ def open(  # noqa: A001 - the name zarr-python uses
     if mode in ("r", "r+"):
         if array_kwargs:
             raise InvalidInputError(f"mode={mode!r} opens an existing node; {sorted(array_kwargs)} are for creating one")
-        kind, raw = _native.open_node(location, mode == "r")
+        kind, raw = _native.open_node(location, mode == "r", _options_json(storage_options))
         return _wrap(kind, raw)
     if mode == "a":
         try:
-            kind, raw = _native.open_node(location, False)
+            kind, raw = _native.open_node(location, False, _options_json(storage_options))
             return _wrap(kind, raw)
         except NodeNotFoundError:
             pass
     overwrite = mode == "w"
     if "shape" in array_kwargs:
-        return create_array(location, zarr_format=zarr_format, overwrite=overwrite, **array_kwargs)
+        return create_array(
+            location, zarr_format=zarr_format, overwrite=overwrite, storage_options=storage_options, **array_kwargs
+        )
     if array_kwargs:
         raise InvalidInputError(f"{sorted(array_kwargs)} need shape= to create an array")
-    return create_group(location, zarr_format=zarr_format, overwrite=overwrite)
+    return create_group(location, zarr_format=zarr_format, overwrite=overwrite, storage_options=storage_options)
 
 
 def open_array(path: Any, mode: Mode = "r", **kwargs: Any) -> Array:
@@ -964,11 +999,17 @@ def create_group(
     zarr_format: ZarrFormat = None,
     attributes: Mapping[str, Any] | None = None,
     overwrite: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Group:
-    """Create a group at ``path`` (Zarr v3 unless ``zarr_format`` is 2 or ``"n5"``)."""
+    """Create a group at ``path`` (a local directory or a URL, see :func:`open`; Zarr v3
+    unless ``zarr_format`` is 2 or ``"n5"``)."""
     return Group(
         _native.create_group(
-            _location(path), _format_name(zarr_format) or "v3", _to_json(dict(attributes or {})), overwrite
+            _location(path),
+            _format_name(zarr_format) or "v3",
+            _to_json(dict(attributes or {})),
+            overwrite,
+            _options_json(storage_options),
         )
     )
 
@@ -988,9 +1029,10 @@ def create_array(
     overwrite: bool = False,
     chunk_key_separator: str | None = None,
     write_empty_chunks: bool | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Array:
-    """Create an array at ``path`` (a local directory), modelled on zarr-python 3's
-    ``zarr.create_array``.
+    """Create an array at ``path`` (a local directory or a URL, see :func:`open`), modelled
+    on zarr-python 3's ``zarr.create_array``.
 
     * ``dtype``: any NumPy dtype the formats hold (bool, integers, floats, complex,
       datetime64/timedelta64, fixed bytes ``S``/unicode ``U``, raw ``V``, packed structured
@@ -1010,7 +1052,7 @@ def create_array(
         shape, dtype, chunks, shards, compressors, fill_value, attributes,
         dimension_names, zarr_format, overwrite, chunk_key_separator, write_empty_chunks,
     )
-    return Array(_native.create_array(_location(path), spec, fill))
+    return Array(_native.create_array(_location(path), spec, fill, _options_json(storage_options)))
 
 
 def convert(
@@ -1022,6 +1064,8 @@ def convert(
     shards: Any = None,
     compressors: CompressorLike = None,
     progress: bool | Callable[[int], None] = False,
+    storage_options: Mapping[str, Any] | None = None,
+    dst_storage_options: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Convert the array or hierarchy at ``src`` into a new one at ``dst`` (which must not
     hold a node), re-encoding every chunk, like ``neurochunk convert``.
@@ -1030,6 +1074,9 @@ def convert(
     ``shards`` and ``compressors`` as in :func:`create_array`. ``progress=True`` prints the
     number of chunks written to stderr; a callable is called with each increment. Returns the
     notes on what the destination format changed (one per change, naming the array).
+    ``src`` and ``dst`` may be URLs (see :func:`open`), configured by ``storage_options``
+    (applied to whichever is a URL) and ``dst_storage_options`` (the destination's, when
+    it differs).
     """
     callback: Callable[[int], None] | None
     if progress is True:
@@ -1051,6 +1098,12 @@ def convert(
         None if shards is None else list(_shape_tuple(shards, "shards")),
         _compressors_json(compressors),
         callback,
+        _options_json(storage_options if _is_url(_location(src)) else None),
+        _options_json(
+            dst_storage_options
+            if dst_storage_options is not None
+            else (storage_options if _is_url(_location(dst)) else None)
+        ),
     )
     if progress is True:
         print(file=sys.stderr)

@@ -23,9 +23,9 @@ const SLAB_BYTES: usize = 64 << 20;
 
 /// One axis of a selection as the Python side normalises it: first index, step, count and
 /// whether the axis is dropped (an integer index).
-type Run = (i64, i64, u64, bool);
+pub(crate) type Run = (i64, i64, u64, bool);
 
-fn selection_of(runs: &[Run]) -> Selection {
+pub(crate) fn selection_of(runs: &[Run]) -> Selection {
     Selection(
         runs.iter()
             .map(|&(start, step, count, drop)| {
@@ -96,7 +96,7 @@ fn slabs(runs: &[Run], chunk_shape: &[usize], elem: usize) -> Vec<(Vec<Run>, usi
 /// The NumPy description of a data type as the Python side builds its dtype from: a typestr
 /// or a field list (in-memory layout, little-endian), `"str"` / `"bytes"` for
 /// variable-length text and bytes, `null` for a type NumPy cannot hold.
-fn numpy_descr(data_type: &DataType) -> Value {
+pub(crate) fn numpy_descr(data_type: &DataType) -> Value {
     match data_type {
         DataType::String => json!("str"),
         DataType::Bytes => json!("bytes"),
@@ -154,6 +154,7 @@ fn wrap_node(
     path: &str,
     display: &str,
     read_only: bool,
+    options: &str,
     metadata: NodeMetadata,
 ) -> PyResult<(String, Py<PyAny>)> {
     Ok(match metadata {
@@ -161,7 +162,12 @@ fn wrap_node(
             "array".into(),
             Py::new(
                 py,
-                RawArray::new(Array::from_metadata(store, path, *meta), display, read_only),
+                RawArray::new(
+                    Array::from_metadata(store, path, *meta),
+                    display,
+                    read_only,
+                    options,
+                ),
             )?
             .into_any(),
         ),
@@ -175,6 +181,7 @@ fn wrap_node(
                     display: display.to_string(),
                     read_only,
                     format: group.format,
+                    options: options.to_string(),
                 },
             )?
             .into_any(),
@@ -206,30 +213,40 @@ fn display_child(display: &str, rel: &str) -> String {
 
 /// Open the node at `location` (a local path): `("array" | "group", handle)`.
 #[pyfunction]
-#[pyo3(signature = (location, read_only))]
+#[pyo3(signature = (location, read_only, options="{}"))]
 pub(crate) fn open_node(
     py: Python<'_>,
     location: &str,
     read_only: bool,
+    options: &str,
 ) -> PyResult<(String, Py<PyAny>)> {
     let Location {
         store,
         path,
         display,
-    } = open_store(location, read_only)?;
+    } = open_store(location, read_only, options)?;
     let opened = store.clone();
     let at = path.clone();
     let node = detached_at(py, &display, move || {
         neurochunk::open_node(opened.as_ref(), &at)
     })
     .map_err(|e| not_found_as(py, e, || format!("no array or group at '{display}'")))?;
-    wrap_node(py, store, &path, &display, read_only, node.metadata)
+    wrap_node(
+        py,
+        store,
+        &path,
+        &display,
+        read_only,
+        options,
+        node.metadata,
+    )
 }
 
 /// Remove every key of the node at `location` (its metadata and data, its children).
 #[pyfunction]
-pub(crate) fn remove_node(py: Python<'_>, location: &str) -> PyResult<()> {
-    let Location { store, path, .. } = open_store(location, false)?;
+#[pyo3(signature = (location, options="{}"))]
+pub(crate) fn remove_node(py: Python<'_>, location: &str, options: &str) -> PyResult<()> {
+    let Location { store, path, .. } = open_store(location, false, options)?;
     detached(py, move || {
         let prefix = if path.is_empty() {
             String::new()
@@ -248,6 +265,7 @@ fn create_array_in(
     display: &str,
     spec: &str,
     fill_value: Option<Vec<u8>>,
+    options: &str,
 ) -> PyResult<RawArray> {
     let spec = parse_json(spec, "array specification")?;
     let get = |key: &str| spec.get(key).cloned().unwrap_or(Value::Null);
@@ -327,41 +345,43 @@ fn create_array_in(
         }
         builder.create(store, &path_owned)
     })?;
-    Ok(RawArray::new(array, display, false))
+    Ok(RawArray::new(array, display, false, options))
 }
 
 /// Create an array at `location` (the store's root).
 #[pyfunction]
-#[pyo3(signature = (location, spec, fill_value=None))]
+#[pyo3(signature = (location, spec, fill_value=None, options="{}"))]
 pub(crate) fn create_array(
     py: Python<'_>,
     location: &str,
     spec: &str,
     fill_value: Option<Vec<u8>>,
+    options: &str,
 ) -> PyResult<RawArray> {
     let Location {
         store,
         path,
         display,
-    } = open_store(location, false)?;
-    create_array_in(py, store, &path, &display, spec, fill_value)
+    } = open_store(location, false, options)?;
+    create_array_in(py, store, &path, &display, spec, fill_value, options)
 }
 
 /// Create a group at `location` in `format`, replacing what is there when `overwrite`.
 #[pyfunction]
-#[pyo3(signature = (location, format, attributes, overwrite))]
+#[pyo3(signature = (location, format, attributes, overwrite, options="{}"))]
 pub(crate) fn create_group(
     py: Python<'_>,
     location: &str,
     format: &str,
     attributes: &str,
     overwrite: bool,
+    options: &str,
 ) -> PyResult<RawGroup> {
     let Location {
         store,
         path,
         display,
-    } = open_store(location, false)?;
+    } = open_store(location, false, options)?;
     let format = parse_format(format)?;
     let attributes = attributes_of(attributes)?;
     if !overwrite && node_exists(store.as_ref(), &path)? {
@@ -387,13 +407,14 @@ pub(crate) fn create_group(
         display,
         read_only: false,
         format,
+        options: options.to_string(),
     })
 }
 
 /// Convert the node (array or hierarchy) at `src` to `dst`; returns the notes about what the
 /// destination format changed, one per line.
 #[pyfunction]
-#[pyo3(signature = (src, dst, format=None, chunks=None, shards=None, compressors=None, progress=None))]
+#[pyo3(signature = (src, dst, format=None, chunks=None, shards=None, compressors=None, progress=None, src_options="{}", dst_options="{}"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn convert(
     py: Python<'_>,
@@ -404,9 +425,11 @@ pub(crate) fn convert(
     shards: Option<Vec<usize>>,
     compressors: Option<&str>,
     progress: Option<Py<PyAny>>,
+    src_options: &str,
+    dst_options: &str,
 ) -> PyResult<Vec<String>> {
-    let source = open_store(src, true)?;
-    let target = open_store(dst, false)?;
+    let source = open_store(src, true, src_options)?;
+    let target = open_store(dst, false, dst_options)?;
     if node_exists(target.store.as_ref(), &target.path)? {
         return Err(py_error(
             "NodeExistsError",
@@ -462,14 +485,17 @@ pub(crate) struct RawArray {
     inner: RwLock<Array>,
     display: String,
     read_only: bool,
+    /// The `storage_options` (JSON) the location was opened with, to reopen it.
+    options: String,
 }
 
 impl RawArray {
-    fn new(array: Array, display: &str, read_only: bool) -> Self {
+    pub(crate) fn new(array: Array, display: &str, read_only: bool, options: &str) -> Self {
         RawArray {
             inner: RwLock::new(array),
             display: display.to_string(),
             read_only,
+            options: options.to_string(),
         }
     }
 
@@ -552,6 +578,7 @@ impl RawArray {
             "path": array.path(),
             "display": self.display,
             "read_only": self.read_only,
+            "storage_options": parse_json(&self.options, "storage_options")?,
         });
         Ok(description.to_string())
     }
@@ -821,6 +848,8 @@ pub(crate) struct RawGroup {
     display: String,
     read_only: bool,
     format: ZarrFormat,
+    /// The `storage_options` (JSON) the location was opened with, to reopen it.
+    options: String,
 }
 
 impl RawGroup {
@@ -871,6 +900,7 @@ impl RawGroup {
             "attributes": attributes,
             "consolidated": consolidated,
             "read_only": self.read_only,
+            "storage_options": parse_json(&self.options, "storage_options")?,
         })
         .to_string())
     }
@@ -940,6 +970,7 @@ impl RawGroup {
             &path,
             &display,
             self.read_only,
+            &self.options,
             node.metadata,
         )
     }
@@ -982,6 +1013,7 @@ impl RawGroup {
             path,
             read_only: false,
             format: self.format,
+            options: self.options.clone(),
         })
     }
 
@@ -1013,6 +1045,7 @@ impl RawGroup {
             &display,
             &spec.to_string(),
             fill_value,
+            &self.options,
         )
     }
 
