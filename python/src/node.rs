@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex, RwLock};
 
-use neurochunk::array::{walk_nodes, OpenOptions};
+use neurochunk::array::{walk_nodes, N5AxisOrder, N5BlockCodec, OpenOptions};
 use neurochunk::dtype::{v2 as dtype_v2, Endian};
 use neurochunk::store::join_key;
 use neurochunk::{
@@ -126,6 +126,19 @@ fn parse_format(name: &str) -> PyResult<ZarrFormat> {
     }
 }
 
+/// The N5 axis order named `name` (`None`: the default, as `attributes.json` lists them).
+pub(crate) fn parse_axis_order(name: Option<&str>) -> PyResult<N5AxisOrder> {
+    match name {
+        None => Ok(N5AxisOrder::Listed),
+        Some(n) => N5AxisOrder::parse(n).ok_or_else(|| {
+            invalid(format!(
+                "n5_axis_order must be 'listed' (N5 Java, tensorstore) or 'reversed' \
+                 (zarr-python 2's N5Store, z5), not {n:?}"
+            ))
+        }),
+    }
+}
+
 fn parse_json(text: &str, what: &str) -> PyResult<Value> {
     serde_json::from_str(text).map_err(|e| invalid(format!("{what} are not valid JSON: {e}")))
 }
@@ -155,6 +168,7 @@ fn wrap_node(
     display: &str,
     read_only: bool,
     options: &str,
+    n5_order: N5AxisOrder,
     metadata: NodeMetadata,
 ) -> PyResult<(String, Py<PyAny>)> {
     Ok(match metadata {
@@ -182,6 +196,7 @@ fn wrap_node(
                     read_only,
                     format: group.format,
                     options: options.to_string(),
+                    n5_order,
                 },
             )?
             .into_any(),
@@ -213,13 +228,15 @@ fn display_child(display: &str, rel: &str) -> String {
 
 /// Open the node at `location` (a local path): `("array" | "group", handle)`.
 #[pyfunction]
-#[pyo3(signature = (location, read_only, options="{}"))]
+#[pyo3(signature = (location, read_only, options="{}", n5_axis_order=None))]
 pub(crate) fn open_node(
     py: Python<'_>,
     location: &str,
     read_only: bool,
     options: &str,
+    n5_axis_order: Option<&str>,
 ) -> PyResult<(String, Py<PyAny>)> {
+    let n5_order = parse_axis_order(n5_axis_order)?;
     let Location {
         store,
         path,
@@ -227,8 +244,11 @@ pub(crate) fn open_node(
     } = open_store(location, read_only, options)?;
     let opened = store.clone();
     let at = path.clone();
+    let open = OpenOptions {
+        n5_axis_order: n5_order,
+    };
     let node = detached_at(py, &display, move || {
-        neurochunk::open_node(opened.as_ref(), &at)
+        neurochunk::array::open_node_with(opened.as_ref(), &at, &open)
     })
     .map_err(|e| not_found_as(py, e, || format!("no array or group at '{display}'")))?;
     wrap_node(
@@ -238,6 +258,7 @@ pub(crate) fn open_node(
         &display,
         read_only,
         options,
+        n5_order,
         node.metadata,
     )
 }
@@ -323,6 +344,9 @@ fn create_array_in(
             _ => return Err(invalid("the chunk key separator must be '/' or '.'")),
         }
     }
+    if let Some(order) = get("n5_axis_order").as_str() {
+        builder = builder.n5_axis_order(parse_axis_order(Some(order))?);
+    }
     if let Some(write_empty) = get("write_empty_chunks").as_bool() {
         builder = builder.write_empty_chunks(write_empty);
     }
@@ -368,7 +392,7 @@ pub(crate) fn create_array(
 
 /// Create a group at `location` in `format`, replacing what is there when `overwrite`.
 #[pyfunction]
-#[pyo3(signature = (location, format, attributes, overwrite, options="{}"))]
+#[pyo3(signature = (location, format, attributes, overwrite, options="{}", n5_axis_order=None))]
 pub(crate) fn create_group(
     py: Python<'_>,
     location: &str,
@@ -376,7 +400,9 @@ pub(crate) fn create_group(
     attributes: &str,
     overwrite: bool,
     options: &str,
+    n5_axis_order: Option<&str>,
 ) -> PyResult<RawGroup> {
+    let n5_order = parse_axis_order(n5_axis_order)?;
     let Location {
         store,
         path,
@@ -408,13 +434,14 @@ pub(crate) fn create_group(
         read_only: false,
         format,
         options: options.to_string(),
+        n5_order,
     })
 }
 
 /// Convert the node (array or hierarchy) at `src` to `dst`; returns the notes about what the
 /// destination format changed, one per line.
 #[pyfunction]
-#[pyo3(signature = (src, dst, format=None, chunks=None, shards=None, compressors=None, progress=None, src_options="{}", dst_options="{}"))]
+#[pyo3(signature = (src, dst, format=None, chunks=None, shards=None, compressors=None, progress=None, src_options="{}", dst_options="{}", n5_axis_order=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn convert(
     py: Python<'_>,
@@ -427,7 +454,9 @@ pub(crate) fn convert(
     progress: Option<Py<PyAny>>,
     src_options: &str,
     dst_options: &str,
+    n5_axis_order: Option<&str>,
 ) -> PyResult<Vec<String>> {
+    let n5_order = parse_axis_order(n5_axis_order)?;
     let source = open_store(src, true, src_options)?;
     let target = open_store(dst, false, dst_options)?;
     if node_exists(target.store.as_ref(), &target.path)? {
@@ -443,6 +472,7 @@ pub(crate) fn convert(
         compressors: compressors
             .map(crate::codecs::parse_compressors)
             .transpose()?,
+        n5_axis_order: n5_order,
         ..ConvertOptions::default()
     };
     let notes = Mutex::new(Vec::new());
@@ -579,6 +609,10 @@ impl RawArray {
             "display": self.display,
             "read_only": self.read_only,
             "storage_options": parse_json(&self.options, "storage_options")?,
+            "n5_axis_order": meta
+                .codecs
+                .only::<N5BlockCodec>()
+                .map(|c| c.axis_order().name()),
         });
         Ok(description.to_string())
     }
@@ -807,10 +841,11 @@ impl RawArray {
 fn direct_members(
     store: &dyn Store,
     path: &str,
+    open: &OpenOptions,
 ) -> Result<Vec<neurochunk::array::NodeEntry>, ArrayError> {
-    let root = neurochunk::open_node(store, path)?;
+    let root = neurochunk::array::open_node_with(store, path, open)?;
     if matches!(&root.metadata, NodeMetadata::Group(g) if g.consolidated.is_some()) {
-        return walk_nodes(store, path, &OpenOptions::default());
+        return walk_nodes(store, path, open);
     }
     let prefix = if path.is_empty() {
         String::new()
@@ -823,7 +858,7 @@ fn direct_members(
     let mut nodes = Vec::with_capacity(names.len());
     for name in names {
         let child = join_key(path, name.trim_end_matches('/'));
-        match neurochunk::open_node(store, &child) {
+        match neurochunk::array::open_node_with(store, &child, open) {
             Ok(node) => nodes.push(neurochunk::array::NodeEntry {
                 path: child,
                 metadata: Ok(node.metadata),
@@ -850,6 +885,8 @@ pub(crate) struct RawGroup {
     format: ZarrFormat,
     /// The `storage_options` (JSON) the location was opened with, to reopen it.
     options: String,
+    /// The axis order N5 members are opened in.
+    n5_order: N5AxisOrder,
 }
 
 impl RawGroup {
@@ -901,6 +938,7 @@ impl RawGroup {
             "consolidated": consolidated,
             "read_only": self.read_only,
             "storage_options": parse_json(&self.options, "storage_options")?,
+            "n5_axis_order": (self.format == ZarrFormat::N5).then(|| self.n5_order.name()),
         })
         .to_string())
     }
@@ -924,11 +962,14 @@ impl RawGroup {
         )>,
     > {
         let (store, path) = (self.store.clone(), self.path.clone());
+        let open = OpenOptions {
+            n5_axis_order: self.n5_order,
+        };
         let nodes = detached_at(py, &self.display, move || {
             if recursive {
-                return walk_nodes(store.as_ref(), &path, &OpenOptions::default());
+                return walk_nodes(store.as_ref(), &path, &open);
             }
-            direct_members(store.as_ref(), &path)
+            direct_members(store.as_ref(), &path, &open)
         })?;
         let mut out = Vec::new();
         for node in nodes {
@@ -955,8 +996,11 @@ impl RawGroup {
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<(String, Py<PyAny>)> {
         let path = self.child_path(name)?;
         let (store, at) = (self.store.clone(), path.clone());
+        let open = OpenOptions {
+            n5_axis_order: self.n5_order,
+        };
         let node = detached_at(py, &self.display, move || {
-            neurochunk::open_node(store.as_ref(), &at)
+            neurochunk::array::open_node_with(store.as_ref(), &at, &open)
         })
         .map_err(|e| {
             not_found_as(py, e, || {
@@ -971,6 +1015,7 @@ impl RawGroup {
             &display,
             self.read_only,
             &self.options,
+            self.n5_order,
             node.metadata,
         )
     }
@@ -1014,6 +1059,7 @@ impl RawGroup {
             read_only: false,
             format: self.format,
             options: self.options.clone(),
+            n5_order: self.n5_order,
         })
     }
 
@@ -1035,6 +1081,9 @@ impl RawGroup {
                 .or_insert_with(|| json!(format_name(self.format)));
             if map.get("format").is_some_and(Value::is_null) {
                 map.insert("format".into(), json!(format_name(self.format)));
+            }
+            if map.get("n5_axis_order").is_none_or(Value::is_null) {
+                map.insert("n5_axis_order".into(), json!(self.n5_order.name()));
             }
         }
         let display = display_child(&self.display, self.rel(&path));
