@@ -16,6 +16,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
 
 import nwbfixtures as fx  # noqa: E402  (sets NUMCODECS_ALLOW_UNSAFE_PICKLE_DECODE for legacy files)
+import numcodecs.pickles  # noqa: E402
+
+# hdmf-zarr 0.13 pickles reference columns; the environment variable only counts when it is
+# set before numcodecs is first imported, which other test modules may have done already.
+numcodecs.pickles.ALLOW_UNSAFE_PICKLE_DECODE = True
 
 import neurochunk as nc  # noqa: E402
 
