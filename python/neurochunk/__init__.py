@@ -6,6 +6,11 @@
 >>> a[5] = np.arange(256 * 256, dtype="uint16").reshape(256, 256)
 >>> tile = nc.open("volume.zarr")[5, :128, ::2]
 
+:mod:`neurochunk.table` reads and writes neurarrow tables (Arrow IPC, Parquet, Hive) through
+the Arrow PyCapsule interface (pyarrow, Polars, DuckDB); :mod:`neurochunk.nwb` reads NWB files
+on Zarr in both hdmf-zarr conventions. Locations may be URLs (``s3://``, ``gs://``,
+``https://``, ``file://``) with ``storage_options``. A tutorial: ``docs/python.md``.
+
 Every error is a :class:`neurochunk.Error` (see ``neurochunk._errors`` for the subclasses,
 which also derive from the matching built-in exceptions).
 """

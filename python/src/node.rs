@@ -161,6 +161,7 @@ fn node_exists(store: &dyn Store, path: &str) -> PyResult<bool> {
 }
 
 /// Wrap an opened node for Python: `("array", RawArray)` or `("group", RawGroup)`.
+#[allow(clippy::too_many_arguments)]
 fn wrap_node(
     py: Python<'_>,
     store: Arc<dyn Store>,
