@@ -775,6 +775,31 @@ class Array:
             meta=np.empty((0,) * self.ndim, dtype=self.dtype),
         )
 
+    def store_from(self, source: Any, *, compute: bool = True, **kwargs: Any) -> Any:
+        """Write ``source`` (a dask array, or anything ``dask.array.asarray`` takes, of this
+        array's shape) into the whole array with ``dask.array.store``, in parallel on the
+        current scheduler (threads, processes or a ``dask.distributed`` cluster).
+
+        Tasks write concurrently without locks, so no two may touch one chunk (one shard,
+        when sharded): blocks of ``source`` whose boundaries are not on that grid are
+        rechunked to it first. ``compute=False`` returns the delayed store; other keyword
+        arguments go to ``dask.array.store``."""
+        import dask.array as da
+
+        if self.read_only:
+            raise ReadOnlyError(f"'{self.store_path}' was opened read-only (mode='r')")
+        x = da.asarray(source)  # type: ignore[no-untyped-call]
+        if tuple(x.shape) != self._shape:
+            raise InvalidInputError(f"cannot store an array of shape {tuple(x.shape)} into shape {self._shape}")
+        outer = self.shards or self.chunks
+        aligned = all(
+            all(end % step == 0 or end == size for end in itertools.accumulate(blocks))
+            for blocks, step, size in zip(x.chunks, outer, self._shape)
+        )
+        if not aligned:
+            x = x.rechunk(tuple(outer))
+        return da.store(x, self, lock=False, compute=compute, **kwargs)
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> npt.NDArray[Any]:
         """The whole array read into a new NumPy array (``np.asarray(a)``)."""
         if copy is False:

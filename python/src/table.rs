@@ -162,6 +162,25 @@ impl Filter {
         self.0.iter().flatten().map(|c| c.column.as_str())
     }
 
+    /// Whether rows of a file whose partition values are `parts` (a one-row batch of the
+    /// partition columns) may pass: false when every alternative has a condition on a
+    /// partition column that the values fail.
+    fn may_match(&self, parts: &RecordBatch) -> Result<bool, ArrowError> {
+        'alternatives: for conj in &self.0 {
+            for cond in conj {
+                if parts.column_by_name(&cond.column).is_none() {
+                    continue;
+                }
+                let m = cond.mask(parts)?;
+                if !(m.is_valid(0) && m.value(0)) {
+                    continue 'alternatives;
+                }
+            }
+            return Ok(true);
+        }
+        Ok(self.0.is_empty())
+    }
+
     /// The rows of `batch` the filter keeps (null: not kept).
     fn mask(&self, batch: &RecordBatch) -> Result<BooleanArray, ArrowError> {
         let mut any: Option<BooleanArray> = None;
@@ -445,7 +464,23 @@ impl RawTable {
         } else {
             batch_size
         };
-        let source = &self.source;
+        let mut source = self.source.clone();
+        if let Some(f) = filter
+            .as_ref()
+            .filter(|_| !source.partition_fields().is_empty())
+        {
+            // Hive partitions the filter rules out are not read at all.
+            let mut keep = Vec::with_capacity(source.files().len());
+            for file in source.files() {
+                let parts = source.partition_values(file).map_err(table_err)?;
+                keep.push(
+                    f.may_match(&parts)
+                        .map_err(|e| invalid(format!("{}: {e}", self.display)))?,
+                );
+            }
+            let mut keep = keep.into_iter();
+            source.retain_files(|_| keep.next().unwrap_or(true));
+        }
         let batches = detached(py, || source.batches_projected(&read, batch_size))?;
         let reader = Reader {
             schema,

@@ -59,3 +59,19 @@ def test_dask_store_from_process_workers(client, tmp_path, shards):
     twice = nc.create_array(tmp_path / "twice.zarr", shape=data.shape, dtype="float32", chunks=(16, 12, 20), shards=shards)
     da.store(nc.open(tmp_path / "out.zarr").to_dask(chunks=blocks) * 2, twice, lock=False)
     np.testing.assert_array_equal(twice[...], data * 2)
+
+
+@pytest.mark.parametrize("shards", [None, (32, 24, 40)])
+def test_store_from_realigns_blocks(client, tmp_path, shards):
+    rng = np.random.default_rng(8)
+    data = rng.integers(0, 1000, size=(64, 48, 40), dtype=np.int32)
+    out = nc.create_array(tmp_path / "o.zarr", shape=data.shape, dtype="int32", chunks=(16, 12, 20), shards=shards)
+    # Blocks that straddle chunks and shards: written as they are, tasks would patch the
+    # same chunk concurrently; store_from rechunks them onto the grid first.
+    src = da.from_array(data, chunks=(10, 7, 13))
+    out.store_from(src)
+    np.testing.assert_array_equal(out[...], data)
+    with pytest.raises(ValueError, match="shape"):
+        out.store_from(src[:10])
+    with pytest.raises(PermissionError):
+        nc.open(tmp_path / "o.zarr").store_from(src)
