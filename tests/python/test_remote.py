@@ -116,3 +116,34 @@ def test_tables_and_nwb_on_s3(s3, tmp_path):
     np.testing.assert_array_equal(
         remote["/acquisition/ElectricalSeries/data"][:100], local["/acquisition/ElectricalSeries/data"][:100]
     )
+
+
+def test_https_and_file_urls(tmp_path_factory):
+    from remote_servers import start_rclone_http
+
+    workdir = tmp_path_factory.mktemp("http")
+    root = workdir / "root"
+    proc = start_rclone_http(workdir, root)
+    try:
+        data = np.arange(12 * 10, dtype="float32").reshape(12, 10)
+        a = nc.create_array(root / "v.zarr", shape=data.shape, dtype="float32", chunks=(5, 4), zarr_format=2)
+        a[...] = data
+        g = nc.create_group(root / "g.zarr")
+        g.create_array("x", shape=(3,), dtype="i2")[...] = [4, 5, 6]
+        over_http = nc.open(f"{proc.url}/v.zarr")
+        np.testing.assert_array_equal(over_http[...], data)
+        np.testing.assert_array_equal(over_http[3:11:2, ::-3], data[3:11:2, ::-3])
+        group = nc.open_group(f"{proc.url}/g.zarr")
+        assert group["x"][...].tolist() == [4, 5, 6]
+        # HTTP stores are read-only, whatever the mode asks for.
+        with pytest.raises(nc.Error):
+            nc.open(f"{proc.url}/v.zarr", mode="r+")[0, 0] = 1.0
+    finally:
+        proc.stop()
+    # file:// URLs go through the object-store backend of the local file system.
+    by_url = nc.open((root / "v.zarr").as_uri())
+    np.testing.assert_array_equal(by_url[...], data)
+    w = nc.open((root / "v.zarr").as_uri(), mode="r+")
+    w[0] = -1
+    data[0] = -1
+    np.testing.assert_array_equal(nc.open(root / "v.zarr")[...], data)
