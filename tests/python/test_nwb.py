@@ -193,3 +193,35 @@ def test_nwb_errors(tmp_path):
         plain["x"][5]
     with pytest.raises(ValueError, match="convention"):
         nc.nwb.demo(tmp_path / "d.nwb.zarr", convention="v9")
+
+
+@pytest.mark.parametrize("convention", ["v3", "legacy"])
+def test_region_references_resolve_to_data(tmp_path, convention):
+    path = tmp_path / "regions.nwb.zarr"
+    nc.nwb.demo(path, convention=convention)
+    target = "/acquisition/ElectricalSeries/data"
+    slab = {"source": ".", "path": target, "region": [[10, 20, 2], [1, 4, 1]]}
+    points = {"source": ".", "path": target, "region": {"points": [[0, 0], [5, 3], [2, 7]]}}
+    obj = {"source": ".", "path": "/units"}
+
+    def wrap(ref, kind):
+        return {"_REFERENCE": ref} if convention == "v3" else {"zarr_dtype": kind, "value": ref}
+
+    # Attributes written with the Zarr layer, then the file's consolidated metadata renewed.
+    series = nc.open_group(path / "acquisition" / "ElectricalSeries", mode="r+")
+    series.attrs.update({"slab": wrap(slab, "region"), "picked": wrap(points, "region"), "units_ref": wrap(obj, "object")})
+    nc.open_group(path, mode="r+").consolidate()
+
+    f = nc.nwb.open(path)
+    data = f[target][...]
+    attrs = f["/acquisition/ElectricalSeries"].attrs
+    r = attrs["slab"]
+    assert isinstance(r, nc.nwb.Reference) and r.region == [[10, 20, 2], [1, 4, 1]]
+    assert r.target().path == target
+    np.testing.assert_array_equal(r.resolve(), data[10:20:2, 1:4])
+    np.testing.assert_array_equal(attrs["picked"].read(), data[[0, 5, 2], [0, 3, 7]])
+    units = attrs["units_ref"].resolve()
+    assert isinstance(units, nc.nwb.Group) and units.path == "/units"
+    # An object reference to a dataset reads the whole dataset.
+    whole = nc.nwb.Reference(path=target, _file=f)
+    np.testing.assert_array_equal(whole.read(), data)
