@@ -12,7 +12,10 @@ Zstandard 3; ``raw`` 64³ uncompressed; ``blosc-lz4`` 64³ Blosc/LZ4 level 5 wit
 Operations per row and library: ``write`` (the whole volume), ``read`` (the whole volume),
 ``column`` (a 64×64×size column), ``chunk`` (one 64³ chunk-aligned block) and ``points``
 (1,000 random single-voxel reads); plus ``dask-sum`` (``Array.to_dask().sum()`` against
-``dask.array.from_zarr(...).sum()`` on the zstd array). Every read is checked against the
+``dask.array.from_zarr(...).sum()`` on the zstd array) and, with ``--nwb N``, ``nwb-open``:
+``nc.nwb.open`` + listing the typed objects of the demo file with N extra TimeSeries against
+hdmf-zarr's ``NWBZarrIO(path).read()`` + listing its objects (the convention of the installed
+hdmf-zarr). Every read is checked against the
 volume outside the timer. Times are the best of --reps; "ratio" is the best peer's time over
 neurochunk's (above 1: neurochunk is faster). "peak MiB" is the largest resident set above
 the level before the operation, sampled every 2 ms (psutil when installed, else /proc).
@@ -285,7 +288,40 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.keep:
             for lib in libs:
                 shutil.rmtree(work / f"{row}-{lib.name}.zarr", ignore_errors=True)
+    if args.nwb:
+        results += nwb_rows(work, args.nwb, args.reps)
     return {"size": size, "reps": args.reps, "results": results, "versions": versions()}
+
+
+def nwb_rows(work: Path, scale: int, reps: int) -> list[dict[str, Any]]:
+    import warnings
+
+    import neurochunk as nc
+
+    try:
+        import hdmf_zarr
+        from hdmf_zarr.nwb import NWBZarrIO
+    except ImportError as err:
+        print(f"python_api: nwb-open without the peer ({err})", file=sys.stderr)
+        hdmf_zarr = None
+    legacy = hdmf_zarr is not None and tuple(int(p) for p in hdmf_zarr.__version__.split(".")[:2]) < (0, 14)
+    path = work / "demo.nwb.zarr"
+    nc.nwb.demo(path, convention="legacy" if legacy else "v3", scale=scale)
+    t, mem, n = timed(lambda: len(nc.nwb.open(path).objects()), reps)
+    assert n > scale
+    out = [{"row": f"nwb {n} obj", "op": "nwb-open", "lib": "neurochunk", "seconds": t, "peak_mib": mem}]
+    if hdmf_zarr is not None:
+
+        def peer() -> int:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with NWBZarrIO(str(path), mode="r") as io:
+                    return len(list(io.read().objects))
+
+        t, mem, m = timed(peer, reps)
+        assert m >= scale
+        out.append({"row": f"nwb {n} obj", "op": "nwb-open", "lib": "hdmf-zarr", "seconds": t, "peak_mib": mem})
+    return out
 
 
 def dask_rows(work: Path, data: np.ndarray, libs: list[Any], reps: int) -> list[dict[str, Any]]:
@@ -314,7 +350,7 @@ def dask_rows(work: Path, data: np.ndarray, libs: list[Any], reps: int) -> list[
 
 def versions() -> dict[str, str]:
     out = {"python": sys.version.split()[0], "numpy": np.__version__}
-    for mod in ["neurochunk", "zarr", "zarrs", "tensorstore", "dask"]:
+    for mod in ["neurochunk", "zarr", "zarrs", "tensorstore", "dask", "hdmf_zarr"]:
         try:
             m = __import__(mod)
             out[mod] = str(getattr(m, "__version__", "?"))
@@ -327,12 +363,12 @@ def report(doc: dict[str, Any]) -> str:
     res = doc["results"]
     libs = list(dict.fromkeys(r["lib"] for r in res))
     lines = [f"{doc['size']}³ uint16, best of {doc['reps']}; seconds (peak MiB above the start)", ""]
-    head = f"{'row':<10} {'op':<9}" + "".join(f"{lib:>24}" for lib in libs) + f"{'ratio':>8}"
+    head = f"{'row':<14} {'op':<9}" + "".join(f"{lib:>24}" for lib in libs) + f"{'ratio':>8}"
     lines += [head, "-" * len(head)]
     keys = list(dict.fromkeys((r["row"], r["op"]) for r in res))
     for row, op in keys:
         cells = {r["lib"]: r for r in res if r["row"] == row and r["op"] == op}
-        line = f"{row:<10} {op:<9}"
+        line = f"{row:<14} {op:<9}"
         for lib in libs:
             r = cells.get(lib)
             line += f"{r['seconds']:>14.3f} ({r['peak_mib']:>6.0f})" if r else f"{'—':>24}"
@@ -356,6 +392,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--json", help="also write the results as JSON here")
     p.add_argument("--keep", action="store_true", help="keep the arrays")
     p.add_argument("--no-dask", action="store_true", help="leave out the dask-sum row")
+    p.add_argument("--nwb", type=int, default=0, metavar="N",
+                   help="add the nwb-open row: the demo NWB file with N extra TimeSeries (e.g. 10000)")
     args = p.parse_args(argv)
     doc = run(args)
     print(report(doc))
