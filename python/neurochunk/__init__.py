@@ -6,6 +6,11 @@
 >>> a[5] = np.arange(256 * 256, dtype="uint16").reshape(256, 256)
 >>> tile = nc.open("volume.zarr")[5, :128, ::2]
 
+:mod:`neurochunk.table` reads and writes neurarrow tables (Arrow IPC, Parquet, Hive) through
+the Arrow PyCapsule interface (pyarrow, Polars, DuckDB); :mod:`neurochunk.nwb` reads NWB files
+on Zarr in both hdmf-zarr conventions. Locations may be URLs (``s3://``, ``gs://``,
+``https://``, ``file://``) with ``storage_options``. A tutorial: ``docs/python.md``.
+
 Every error is a :class:`neurochunk.Error` (see ``neurochunk._errors`` for the subclasses,
 which also derive from the matching built-in exceptions).
 """
@@ -32,6 +37,7 @@ from ._errors import (
     StoreError,
 )
 from ._neurochunk import __version__
+from . import nwb, table
 
 __all__ = [
     "Array",
@@ -52,4 +58,6 @@ __all__ = [
     "ReadOnlyError",
     "StoreError",
     "__version__",
+    "nwb",
+    "table",
 ]

@@ -361,8 +361,18 @@ class Attributes(MutableMapping[str, Any]):
 # --- arrays ----------------------------------------------------------------------------------
 
 
-def _reopen(location: str, mode: str) -> Array | Group:
-    return open(location, mode=mode)  # type: ignore[arg-type]
+def _reopen(
+    location: str, mode: str, storage_options: dict[str, Any] | None = None, n5_axis_order: str | None = None
+) -> Array | Group:
+    return open(location, mode=mode, storage_options=storage_options, n5_axis_order=n5_axis_order)  # type: ignore[arg-type]
+
+
+def _options_json(storage_options: Mapping[str, Any] | None) -> str:
+    if storage_options is None:
+        return "{}"
+    if not isinstance(storage_options, Mapping):
+        raise InvalidInputError(f"storage_options must be a dict, not {type(storage_options).__name__}")
+    return _to_json(dict(storage_options))
 
 
 class _OIndex:
@@ -373,6 +383,9 @@ class _OIndex:
 
     def __getitem__(self, key: Any) -> Any:
         return self._array.get_orthogonal_selection(key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._array.set_orthogonal_selection(key, value)
 
 
 class Array:
@@ -558,8 +571,24 @@ class Array:
         dtype = self._dtype if self._dtype is not None else self._meta["data_type"]
         return f"<neurochunk.Array {self.store_path!r} shape={self.shape} dtype={dtype}>"
 
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        """The ``storage_options`` the array was opened with (``{}`` for a local path)."""
+        return dict(self._meta.get("storage_options") or {})
+
+    @property
+    def n5_axis_order(self) -> str | None:
+        """For an N5 array, the order its axes are presented in: ``"listed"`` (as
+        ``attributes.json`` lists the dimensions: N5 Java, tensorstore) or ``"reversed"``
+        (zarr-python 2's ``N5Store``, z5); None for Zarr."""
+        order = self._meta.get("n5_axis_order")
+        return None if order is None else str(order)
+
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_reopen, (self.store_path, "r" if self.read_only else "r+"))
+        return (
+            _reopen,
+            (self.store_path, "r" if self.read_only else "r+", self.storage_options or None, self.n5_axis_order),
+        )
 
     # -- reading
 
@@ -585,20 +614,18 @@ class Array:
 
     def __getitem__(self, key: Any) -> Any:
         """Read a region (NumPy basic indexing; one integer or boolean array on one axis is
-        read as orthogonal indexing)."""
+        read as orthogonal indexing). Field names first select fields of a structured array:
+        ``a["x"]``, ``a["x", 10:20]``, ``a[["x", "y"], ::2]``."""
+        fields, key = _split_fields(key)
         if not ix.is_basic(key):
-            return self._fancy(key)
-        sel = ix.resolve_basic(key, self._shape)
-        out = self._read_runs(sel.runs, sel.shape)
-        if sel.scalar:
-            return out[()]
-        return out.reshape(sel.result_shape)
+            return self._fancy(key, fields)
+        return self.get_basic_selection(key, fields=fields)
 
-    def _fancy(self, key: Any) -> Any:
+    def _fancy(self, key: Any, fields: Any = None) -> Any:
         parts = key if isinstance(key, tuple) else (key,)
         arrays = [k for k in parts if not (k is Ellipsis or k is None or isinstance(k, slice) or ix.is_integer(k))]
         if len(arrays) == 1 and np.asarray(arrays[0]).ndim == 1 and not any(k is None for k in parts):
-            return self.get_orthogonal_selection(key)
+            return self.get_orthogonal_selection(key, fields=fields)
         raise InvalidInputError(
             "only one integer or boolean array is allowed in [...]; use .oindex[...] for "
             "orthogonal indexing with several"
@@ -611,12 +638,25 @@ class Array:
         ``a[np.ix_(...)]``. Only the chunks holding selected elements are read."""
         return _OIndex(self)
 
-    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
-        """``a[selection]`` with NumPy basic indexing."""
-        return self[selection]
+    def get_basic_selection(self, selection: Any = Ellipsis, *, fields: Any = None) -> Any:
+        """``a[selection]`` with NumPy basic indexing (with ``fields``, only those fields of
+        a structured array: one name gives that field's array, a list a structured array)."""
+        if not ix.is_basic(selection):
+            raise InvalidInputError("get_basic_selection takes integers, slices, '...' and np.newaxis")
+        if fields is not None:
+            self._check_fields(fields)
+        sel = ix.resolve_basic(selection, self._shape)
+        out = self._project(self._read_runs(sel.runs, sel.shape), fields)
+        if sel.scalar:
+            return out[()]
+        return out.reshape(sel.result_shape)
 
-    def get_orthogonal_selection(self, selection: Any) -> Any:
-        """``a.oindex[selection]``: orthogonal integer / boolean / slice indexing."""
+    def _orthogonal_plan(
+        self, selection: Any
+    ) -> tuple[tuple[int, ...], list[int], list[list[tuple[ix.Run, npt.NDArray[np.intp], npt.NDArray[np.intp]]]]]:
+        """An orthogonal selection as (result shape, kept axes, per axis the boxes to touch):
+        each box is a run of consecutive touched chunks (shards) with where its selected
+        elements go in the result and where they are in the box."""
         axes = ix.resolve_orthogonal(selection, self._shape)
         out_shape = tuple(
             (len(a.indices) if a.indices is not None else a.run[2])  # type: ignore[index]
@@ -639,21 +679,117 @@ class Array:
                 at = np.flatnonzero((a.indices >= lo) & (a.indices < hi)).astype(np.intp)
                 boxes.append(((lo, 1, hi - lo, False), at, (a.indices[at] - lo).astype(np.intp)))
             plan.append(boxes)
+        kept = [axis for axis, a in enumerate(axes) if a.indices is not None or not a.run[3]]  # type: ignore[index]
+        return out_shape, kept, plan
+
+    def get_orthogonal_selection(self, selection: Any, *, fields: Any = None) -> Any:
+        """``a.oindex[selection]``: orthogonal integer / boolean / slice indexing (with
+        ``fields``, only those fields of a structured array)."""
+        out_shape, kept, plan = self._orthogonal_plan(selection)
         dtype = object if self._variable is not None else self.dtype
         out = self._empty(out_shape, dtype)
-        if out.size == 0:
-            return out
-        kept = [axis for axis, a in enumerate(axes) if a.indices is not None or not a.run[3]]  # type: ignore[index]
-        for combo in itertools.product(*plan):
-            runs = [c[0] for c in combo]
-            box_shape = tuple(r[2] for r in runs if not r[3])
-            box = self._read_runs(runs, box_shape)
-            take = np.ix_(*[combo[axis][2] for axis in kept]) if kept else ()
-            put = np.ix_(*[combo[axis][1] for axis in kept]) if kept else ()
-            out[put] = box[take]
+        if out.size:
+            for combo in itertools.product(*plan):
+                runs = [c[0] for c in combo]
+                box_shape = tuple(r[2] for r in runs if not r[3])
+                box = self._read_runs(runs, box_shape)
+                take = np.ix_(*[combo[axis][2] for axis in kept]) if kept else ()
+                put = np.ix_(*[combo[axis][1] for axis in kept]) if kept else ()
+                out[put] = box[take]
+        out = self._project(out, fields)
         if not kept:
             return out[()]
         return out
+
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """``a.oindex[selection] = value``: write ``value`` (broadcast to the selection's
+        shape) at the orthogonal selection. The chunks (shards) holding selected elements are
+        read, patched and written back, box by box of consecutive touched chunks (boxes the
+        selection covers whole are not read); with duplicate indices the last value wins."""
+        if self.read_only:
+            raise ReadOnlyError(f"'{self.store_path}' was opened read-only (mode='r')")
+        out_shape, kept, plan = self._orthogonal_plan(selection)
+        data = self._value_for(value, out_shape, fields)
+        if data.size == 0:
+            return
+        for combo in itertools.product(*plan):
+            runs = [c[0] for c in combo]
+            box_shape = tuple(r[2] for r in runs if not r[3])
+            covered = fields is None and all(
+                len(np.unique(combo[axis][2])) == runs[axis][2] for axis in kept
+            )
+            if covered:
+                box = np.empty(box_shape, dtype=data.dtype if self._variable is None else object)
+            else:
+                box = self._read_runs(runs, box_shape)
+            take = np.ix_(*[combo[axis][2] for axis in kept]) if kept else ()
+            put = np.ix_(*[combo[axis][1] for axis in kept]) if kept else ()
+            if fields is None:
+                box[take] = data[put]
+            else:
+                for name in _field_list(fields):
+                    box[name][take] = data[name][put]
+            self._write_runs(runs, box)
+
+    # -- structured fields
+
+    def _check_fields(self, fields: Any) -> list[str]:
+        names = _field_list(fields)
+        dt = self.dtype
+        if dt.names is None:
+            raise InvalidInputError(f"'{self.store_path}' has no fields (its dtype is {dt})")
+        missing = [n for n in names if n not in dt.names]
+        if missing:
+            raise InvalidInputError(f"'{self.store_path}' has no field {missing[0]!r} (fields: {list(dt.names)})")
+        return names
+
+    def _project(self, out: npt.NDArray[Any], fields: Any) -> npt.NDArray[Any]:
+        """``out`` cut to ``fields`` (one name: that field's array; a list: a packed
+        structured array of those fields)."""
+        if fields is None:
+            return out
+        names = self._check_fields(fields)
+        if isinstance(fields, str):
+            return np.ascontiguousarray(out[fields])
+        from numpy.lib import recfunctions
+
+        packed: npt.NDArray[Any] = recfunctions.repack_fields(out[names])
+        return packed
+
+    def _value_for(self, value: Any, shape: tuple[int, ...], fields: Any) -> npt.NDArray[Any]:
+        """``value`` as an array of ``shape`` to write: the array's dtype, or with ``fields``
+        a structured array holding those fields."""
+        if self._variable is not None:
+            if fields is not None:
+                raise InvalidInputError("variable-length arrays have no fields")
+            data = np.asarray(value, dtype=object)
+        elif fields is None:
+            try:
+                data = np.asarray(value, dtype=self.dtype)
+            except (TypeError, ValueError) as err:
+                raise InvalidInputError(f"cannot store {type(value).__name__} as {self.dtype}: {err}") from None
+        else:
+            names = self._check_fields(fields)
+            dt = self.dtype
+            sub = np.dtype([(n, dt.fields[n][0]) for n in names])  # type: ignore[index]
+            try:
+                if isinstance(fields, str):
+                    data = np.empty(np.shape(value), dtype=sub)
+                    data[fields] = np.asarray(value, dtype=sub[fields])
+                else:
+                    data = np.asarray(value, dtype=sub)
+            except (TypeError, ValueError) as err:
+                raise InvalidInputError(f"cannot store {type(value).__name__} as fields {names}: {err}") from None
+        try:
+            return np.broadcast_to(data, shape)
+        except ValueError:
+            raise InvalidInputError(f"could not broadcast input of shape {data.shape} into shape {shape}") from None
+
+    def _write_runs(self, runs: list[ix.Run], box: npt.NDArray[Any]) -> None:
+        if self._variable is not None:
+            self._raw.write_variable(runs, list(box.reshape(-1)))
+        else:
+            self._raw.write(runs, np.ascontiguousarray(box))
 
     def to_dask(self, chunks: Any = None) -> Any:
         """The array as a lazy ``dask.array.Array`` (needs dask), in blocks of ``chunks``
@@ -673,6 +809,31 @@ class Array:
             meta=np.empty((0,) * self.ndim, dtype=self.dtype),
         )
 
+    def store_from(self, source: Any, *, compute: bool = True, **kwargs: Any) -> Any:
+        """Write ``source`` (a dask array, or anything ``dask.array.asarray`` takes, of this
+        array's shape) into the whole array with ``dask.array.store``, in parallel on the
+        current scheduler (threads, processes or a ``dask.distributed`` cluster).
+
+        Tasks write concurrently without locks, so no two may touch one chunk (one shard,
+        when sharded): blocks of ``source`` whose boundaries are not on that grid are
+        rechunked to it first. ``compute=False`` returns the delayed store; other keyword
+        arguments go to ``dask.array.store``."""
+        import dask.array as da
+
+        if self.read_only:
+            raise ReadOnlyError(f"'{self.store_path}' was opened read-only (mode='r')")
+        x = da.asarray(source)  # type: ignore[no-untyped-call]
+        if tuple(x.shape) != self._shape:
+            raise InvalidInputError(f"cannot store an array of shape {tuple(x.shape)} into shape {self._shape}")
+        outer = self.shards or self.chunks
+        aligned = all(
+            all(end % step == 0 or end == size for end in itertools.accumulate(blocks))
+            for blocks, step, size in zip(x.chunks, outer, self._shape)
+        )
+        if not aligned:
+            x = x.rechunk(tuple(outer))
+        return da.store(x, self, lock=False, compute=compute, **kwargs)
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> npt.NDArray[Any]:
         """The whole array read into a new NumPy array (``np.asarray(a)``)."""
         if copy is False:
@@ -684,40 +845,37 @@ class Array:
     # -- writing
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """Write ``value`` (broadcast to the region) into a region (NumPy basic indexing)."""
-        self.set_basic_selection(key, value)
+        """Write ``value`` (broadcast to the region) into a region (NumPy basic indexing; one
+        integer or boolean array on one axis writes orthogonally). Field names first write
+        only those fields of a structured array (``a["x", :10] = 0``)."""
+        fields, key = _split_fields(key)
+        if not ix.is_basic(key):
+            parts = key if isinstance(key, tuple) else (key,)
+            arrays = [k for k in parts if not (k is Ellipsis or k is None or isinstance(k, slice) or ix.is_integer(k))]
+            if len(arrays) == 1 and np.asarray(arrays[0]).ndim == 1 and not any(k is None for k in parts):
+                self.set_orthogonal_selection(key, value, fields=fields)
+                return
+        self.set_basic_selection(key, value, fields=fields)
 
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
-        """``a[selection] = value`` with NumPy basic indexing and broadcasting."""
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """``a[selection] = value`` with NumPy basic indexing and broadcasting; with
+        ``fields``, only those fields of a structured array are written (the region is read,
+        patched and written back)."""
         if not ix.is_basic(selection):
             raise InvalidInputError(
-                "writes take basic indexing only (integers, slices, '...', np.newaxis)"
+                "writes take basic indexing, or one integer or boolean array; use "
+                ".oindex[...] = v to write orthogonally with several"
             )
         if self.read_only:
             raise ReadOnlyError(f"'{self.store_path}' was opened read-only (mode='r')")
         sel = ix.resolve_basic(selection, self._shape)
-        if self._variable is not None:
-            data = np.asarray(value, dtype=object)
-            try:
-                data = np.broadcast_to(data, sel.result_shape)
-            except ValueError:
-                raise InvalidInputError(
-                    f"could not broadcast input of shape {data.shape} into shape {sel.result_shape}"
-                ) from None
-            self._raw.write_variable(sel.runs, list(data.reshape(-1)))
-            return
-        try:
-            data = np.asarray(value, dtype=self.dtype)
-        except (TypeError, ValueError) as err:
-            raise InvalidInputError(f"cannot store {type(value).__name__} as {self.dtype}: {err}") from None
-        try:
-            data = np.broadcast_to(data, sel.result_shape)
-        except ValueError:
-            raise InvalidInputError(
-                f"could not broadcast input of shape {data.shape} into shape {sel.result_shape}"
-            ) from None
-        data = np.ascontiguousarray(data.reshape(sel.shape))
-        self._raw.write(sel.runs, data)
+        data = self._value_for(value, sel.result_shape, fields).reshape(sel.shape)
+        if fields is not None:
+            region = self._read_runs(sel.runs, sel.shape)
+            for name in _field_list(fields):
+                region[name] = data[name]
+            data = region
+        self._write_runs(sel.runs, data)
 
     def resize(self, *shape: Any) -> None:
         """Change the shape (``a.resize((100, 50))`` or ``a.resize(100, 50)``); chunks wholly
@@ -727,6 +885,32 @@ class Array:
             raise InvalidInputError(f"cannot resize a {self.ndim}-d array to {len(new)} dimensions")
         self._raw.resize(list(new))
         self._load()
+
+
+def _field_list(fields: Any) -> list[str]:
+    if isinstance(fields, str):
+        return [fields]
+    try:
+        names = [str(f) for f in fields]
+    except TypeError:
+        raise InvalidInputError(f"fields must be a field name or a list of them, not {fields!r}") from None
+    if not names or not all(isinstance(f, str) for f in fields):
+        raise InvalidInputError(f"fields must be a field name or a list of them, not {fields!r}")
+    return names
+
+
+def _split_fields(key: Any) -> tuple[Any, Any]:
+    """``(fields, rest of the key)``: leading field names (``a["x", 3:5]``, ``a[["x",
+    "y"]]``) as zarr-python takes them."""
+    def is_names(k: Any) -> bool:
+        return isinstance(k, str) or (isinstance(k, list) and bool(k) and all(isinstance(f, str) for f in k))
+
+    if is_names(key):
+        return key, Ellipsis
+    if isinstance(key, tuple) and key and is_names(key[0]):
+        rest = key[1:]
+        return key[0], rest if rest else Ellipsis
+    return None, key
 
 
 # --- groups ----------------------------------------------------------------------------------
@@ -920,8 +1104,21 @@ class Group(Mapping[str, Union[Array, "Group"]]):
     def __repr__(self) -> str:
         return f"<neurochunk.Group {self.store_path!r}>"
 
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        """The ``storage_options`` the group was opened with (``{}`` for a local path)."""
+        return dict(self._meta.get("storage_options") or {})
+
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_reopen, (self.store_path, "r" if self.read_only else "r+"))
+        return (
+            _reopen,
+            (
+                self.store_path,
+                "r" if self.read_only else "r+",
+                self.storage_options or None,
+                self._meta.get("n5_axis_order"),
+            ),
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Group) and other.store_path == self.store_path
@@ -931,6 +1128,11 @@ class Group(Mapping[str, Union[Array, "Group"]]):
 
 
 # --- opening and creating --------------------------------------------------------------------
+
+
+def _is_url(location: str) -> bool:
+    scheme, sep, _ = location.partition("://")
+    return bool(sep) and len(scheme) > 1 and all(c.isalnum() or c in "+-." for c in scheme)
 
 
 def _location(path: Any) -> str:
@@ -947,9 +1149,25 @@ def open(  # noqa: A001 - the name zarr-python uses
     mode: Mode = "r",
     *,
     zarr_format: ZarrFormat = None,
+    storage_options: Mapping[str, Any] | None = None,
+    n5_axis_order: str | None = None,
     **array_kwargs: Any,
 ) -> Array | Group:
-    """Open the array or group at ``path`` (a local directory; its format is detected).
+    """Open the array or group at ``path`` (a local directory or a URL; its format is
+    detected).
+
+    ``path`` may be a URL: ``s3://bucket/key``, ``gs://bucket/key``, ``az://container/key``,
+    ``https://host/path`` (read-only) or ``file:///path``. ``storage_options`` configures
+    the connection: ``endpoint`` (also ``endpoint_url`` or s3fs's
+    ``client_kwargs={"endpoint_url": ...}``; an ``http://`` endpoint allows plain HTTP),
+    ``region``, ``anon`` (unsigned requests), ``path_style``, ``max_requests``,
+    ``max_retries``, ``timeout`` and ``connect_timeout`` (seconds). Credentials come from
+    the environment (``AWS_ACCESS_KEY_ID``, ``GOOGLE_APPLICATION_CREDENTIALS``, ...).
+
+    ``n5_axis_order`` says how N5 datasets are presented: ``"listed"`` (default: the shape is
+    ``attributes.json``'s ``dimensions`` as listed, like the N5 Java API and tensorstore) or
+    ``"reversed"`` (the dimensions reversed, like zarr-python 2's ``N5Store`` and z5, whose
+    C-ordered chunks are then N5's blocks as stored). See ``docs/n5.md``.
 
     ``mode``: ``"r"`` read-only (default), ``"r+"`` read and write (must exist), ``"a"`` read
     and write, creating a group when nothing is there, ``"w"`` create (replacing what is
@@ -963,20 +1181,29 @@ def open(  # noqa: A001 - the name zarr-python uses
     if mode in ("r", "r+"):
         if array_kwargs:
             raise InvalidInputError(f"mode={mode!r} opens an existing node; {sorted(array_kwargs)} are for creating one")
-        kind, raw = _native.open_node(location, mode == "r")
+        kind, raw = _native.open_node(location, mode == "r", _options_json(storage_options), n5_axis_order)
         return _wrap(kind, raw)
     if mode == "a":
         try:
-            kind, raw = _native.open_node(location, False)
+            kind, raw = _native.open_node(location, False, _options_json(storage_options), n5_axis_order)
             return _wrap(kind, raw)
         except NodeNotFoundError:
             pass
     overwrite = mode == "w"
     if "shape" in array_kwargs:
-        return create_array(location, zarr_format=zarr_format, overwrite=overwrite, **array_kwargs)
+        return create_array(
+            location,
+            zarr_format=zarr_format,
+            overwrite=overwrite,
+            storage_options=storage_options,
+            n5_axis_order=n5_axis_order,
+            **array_kwargs,
+        )
     if array_kwargs:
         raise InvalidInputError(f"{sorted(array_kwargs)} need shape= to create an array")
-    return create_group(location, zarr_format=zarr_format, overwrite=overwrite)
+    return create_group(
+        location, zarr_format=zarr_format, overwrite=overwrite, storage_options=storage_options, n5_axis_order=n5_axis_order
+    )
 
 
 def open_array(path: Any, mode: Mode = "r", **kwargs: Any) -> Array:
@@ -1001,11 +1228,19 @@ def create_group(
     zarr_format: ZarrFormat = None,
     attributes: Mapping[str, Any] | None = None,
     overwrite: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+    n5_axis_order: str | None = None,
 ) -> Group:
-    """Create a group at ``path`` (Zarr v3 unless ``zarr_format`` is 2 or ``"n5"``)."""
+    """Create a group at ``path`` (a local directory or a URL, see :func:`open`; Zarr v3
+    unless ``zarr_format`` is 2 or ``"n5"``)."""
     return Group(
         _native.create_group(
-            _location(path), _format_name(zarr_format) or "v3", _to_json(dict(attributes or {})), overwrite
+            _location(path),
+            _format_name(zarr_format) or "v3",
+            _to_json(dict(attributes or {})),
+            overwrite,
+            _options_json(storage_options),
+            n5_axis_order,
         )
     )
 
@@ -1025,11 +1260,16 @@ def create_array(
     overwrite: bool = False,
     chunk_key_separator: str | None = None,
     write_empty_chunks: bool | None = None,
+<<<<<<< HEAD
     filters: CompressorLike = None,
     serializer: CompressorLike = None,
+=======
+    storage_options: Mapping[str, Any] | None = None,
+    n5_axis_order: str | None = None,
+>>>>>>> py
 ) -> Array:
-    """Create an array at ``path`` (a local directory), modelled on zarr-python 3's
-    ``zarr.create_array``.
+    """Create an array at ``path`` (a local directory or a URL, see :func:`open`), modelled
+    on zarr-python 3's ``zarr.create_array``.
 
     * ``dtype``: any NumPy dtype the formats hold (bool, integers, floats, complex,
       datetime64/timedelta64, fixed bytes ``S``/unicode ``U``, raw ``V``, packed structured
@@ -1054,13 +1294,20 @@ def create_array(
     * ``fill_value``: the value of never-written elements (default zero / empty).
     * ``zarr_format``: 3 (default), 2 or ``"n5"``.
     * ``overwrite``: replace a node already at ``path`` (otherwise :class:`NodeExistsError`).
+    * ``n5_axis_order``: for N5, ``"listed"`` (default: ``shape`` is written as
+      ``dimensions``) or ``"reversed"`` (written reversed, as zarr-python 2's ``N5Store``
+      does); see :func:`open`.
     """
     spec, fill = _array_spec(
         shape, dtype, chunks, shards, compressors, fill_value, attributes,
         dimension_names, zarr_format, overwrite, chunk_key_separator, write_empty_chunks,
         filters, serializer,
     )
-    return Array(_native.create_array(_location(path), spec, fill))
+    if n5_axis_order is not None:
+        s = json.loads(spec)
+        s["n5_axis_order"] = n5_axis_order
+        spec = _to_json(s)
+    return Array(_native.create_array(_location(path), spec, fill, _options_json(storage_options)))
 
 
 def convert(
@@ -1072,6 +1319,9 @@ def convert(
     shards: Any = None,
     compressors: CompressorLike = None,
     progress: bool | Callable[[int], None] = False,
+    storage_options: Mapping[str, Any] | None = None,
+    dst_storage_options: Mapping[str, Any] | None = None,
+    n5_axis_order: str | None = None,
 ) -> list[str]:
     """Convert the array or hierarchy at ``src`` into a new one at ``dst`` (which must not
     hold a node), re-encoding every chunk, like ``neurochunk convert``.
@@ -1081,6 +1331,10 @@ def convert(
     filters and a serializer, which then replace the source's). ``progress=True`` prints the
     number of chunks written to stderr; a callable is called with each increment. Returns the
     notes on what the destination format changed (one per change, naming the array).
+    ``src`` and ``dst`` may be URLs (see :func:`open`), configured by ``storage_options``
+    (applied to whichever is a URL) and ``dst_storage_options`` (the destination's, when
+    it differs). ``n5_axis_order`` is how N5 sources are read and N5 destinations written
+    (``"listed"`` or ``"reversed"``, see :func:`open`).
     """
     callback: Callable[[int], None] | None
     if progress is True:
@@ -1102,6 +1356,13 @@ def convert(
         None if shards is None else list(_shape_tuple(shards, "shards")),
         _compressors_json(compressors),
         callback,
+        _options_json(storage_options if _is_url(_location(src)) else None),
+        _options_json(
+            dst_storage_options
+            if dst_storage_options is not None
+            else (storage_options if _is_url(_location(dst)) else None)
+        ),
+        n5_axis_order,
     )
     if progress is True:
         print(file=sys.stderr)

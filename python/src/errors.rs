@@ -45,7 +45,7 @@ fn class_of(err: &ArrayError) -> &'static str {
 fn store_class(err: &StoreError) -> &'static str {
     match err {
         StoreError::NotFound { .. } => "NodeNotFoundError",
-        StoreError::InvalidKey { .. } => "InvalidInputError",
+        StoreError::InvalidKey { .. } | StoreError::InvalidUrl { .. } => "InvalidInputError",
         StoreError::ReadOnly { .. } => "ReadOnlyError",
         StoreError::RangeOutOfBounds { .. } => "CorruptDataError",
         _ => "StoreError",

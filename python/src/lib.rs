@@ -13,7 +13,9 @@
 mod codecs;
 mod errors;
 mod node;
+mod nwb;
 mod store;
+mod table;
 
 use pyo3::prelude::*;
 
@@ -27,6 +29,17 @@ fn _neurochunk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(node::create_group, m)?)?;
     m.add_function(wrap_pyfunction!(node::convert, m)?)?;
     m.add_function(wrap_pyfunction!(node::remove_node, m)?)?;
+    m.add_class::<table::RawTable>()?;
+    m.add_function(wrap_pyfunction!(table::table_open, m)?)?;
+    m.add_function(wrap_pyfunction!(table::table_write, m)?)?;
+    m.add_function(wrap_pyfunction!(table::table_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(table::table_derive, m)?)?;
+    m.add_function(wrap_pyfunction!(table::table_from_swc, m)?)?;
+    m.add_function(wrap_pyfunction!(table::table_to_swc, m)?)?;
+    m.add_class::<nwb::RawNwbFile>()?;
+    m.add_function(wrap_pyfunction!(nwb::nwb_open, m)?)?;
+    m.add_function(wrap_pyfunction!(nwb::nwb_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(nwb::nwb_demo, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex, RwLock};
 
-use neurochunk::array::{walk_nodes, OpenOptions};
+use neurochunk::array::{walk_nodes, N5AxisOrder, N5BlockCodec, OpenOptions};
 use neurochunk::dtype::{v2 as dtype_v2, Endian};
 use neurochunk::store::join_key;
 use neurochunk::{
@@ -24,9 +24,9 @@ const SLAB_BYTES: usize = 64 << 20;
 
 /// One axis of a selection as the Python side normalises it: first index, step, count and
 /// whether the axis is dropped (an integer index).
-type Run = (i64, i64, u64, bool);
+pub(crate) type Run = (i64, i64, u64, bool);
 
-fn selection_of(runs: &[Run]) -> Selection {
+pub(crate) fn selection_of(runs: &[Run]) -> Selection {
     Selection(
         runs.iter()
             .map(|&(start, step, count, drop)| {
@@ -97,7 +97,7 @@ fn slabs(runs: &[Run], chunk_shape: &[usize], elem: usize) -> Vec<(Vec<Run>, usi
 /// The NumPy description of a data type as the Python side builds its dtype from: a typestr
 /// or a field list (in-memory layout, little-endian), `"str"` / `"bytes"` for
 /// variable-length text and bytes, `null` for a type NumPy cannot hold.
-fn numpy_descr(data_type: &DataType) -> Value {
+pub(crate) fn numpy_descr(data_type: &DataType) -> Value {
     match data_type {
         DataType::String => json!("str"),
         DataType::Bytes => json!("bytes"),
@@ -127,6 +127,19 @@ fn parse_format(name: &str) -> PyResult<ZarrFormat> {
     }
 }
 
+/// The N5 axis order named `name` (`None`: the default, as `attributes.json` lists them).
+pub(crate) fn parse_axis_order(name: Option<&str>) -> PyResult<N5AxisOrder> {
+    match name {
+        None => Ok(N5AxisOrder::Listed),
+        Some(n) => N5AxisOrder::parse(n).ok_or_else(|| {
+            invalid(format!(
+                "n5_axis_order must be 'listed' (N5 Java, tensorstore) or 'reversed' \
+                 (zarr-python 2's N5Store, z5), not {n:?}"
+            ))
+        }),
+    }
+}
+
 fn parse_json(text: &str, what: &str) -> PyResult<Value> {
     serde_json::from_str(text).map_err(|e| invalid(format!("{what} are not valid JSON: {e}")))
 }
@@ -149,12 +162,15 @@ fn node_exists(store: &dyn Store, path: &str) -> PyResult<bool> {
 }
 
 /// Wrap an opened node for Python: `("array", RawArray)` or `("group", RawGroup)`.
+#[allow(clippy::too_many_arguments)]
 fn wrap_node(
     py: Python<'_>,
     store: Arc<dyn Store>,
     path: &str,
     display: &str,
     read_only: bool,
+    options: &str,
+    n5_order: N5AxisOrder,
     metadata: NodeMetadata,
 ) -> PyResult<(String, Py<PyAny>)> {
     Ok(match metadata {
@@ -162,7 +178,12 @@ fn wrap_node(
             "array".into(),
             Py::new(
                 py,
-                RawArray::new(Array::from_metadata(store, path, *meta), display, read_only),
+                RawArray::new(
+                    Array::from_metadata(store, path, *meta),
+                    display,
+                    read_only,
+                    options,
+                ),
             )?
             .into_any(),
         ),
@@ -176,6 +197,8 @@ fn wrap_node(
                     display: display.to_string(),
                     read_only,
                     format: group.format,
+                    options: options.to_string(),
+                    n5_order,
                 },
             )?
             .into_any(),
@@ -207,30 +230,46 @@ fn display_child(display: &str, rel: &str) -> String {
 
 /// Open the node at `location` (a local path): `("array" | "group", handle)`.
 #[pyfunction]
-#[pyo3(signature = (location, read_only))]
+#[pyo3(signature = (location, read_only, options="{}", n5_axis_order=None))]
 pub(crate) fn open_node(
     py: Python<'_>,
     location: &str,
     read_only: bool,
+    options: &str,
+    n5_axis_order: Option<&str>,
 ) -> PyResult<(String, Py<PyAny>)> {
+    let n5_order = parse_axis_order(n5_axis_order)?;
     let Location {
         store,
         path,
         display,
-    } = open_store(location, read_only)?;
+    } = open_store(location, read_only, options)?;
     let opened = store.clone();
     let at = path.clone();
+    let open = OpenOptions {
+        n5_axis_order: n5_order,
+    };
     let node = detached_at(py, &display, move || {
-        neurochunk::open_node(opened.as_ref(), &at)
+        neurochunk::array::open_node_with(opened.as_ref(), &at, &open)
     })
     .map_err(|e| not_found_as(py, e, || format!("no array or group at '{display}'")))?;
-    wrap_node(py, store, &path, &display, read_only, node.metadata)
+    wrap_node(
+        py,
+        store,
+        &path,
+        &display,
+        read_only,
+        options,
+        n5_order,
+        node.metadata,
+    )
 }
 
 /// Remove every key of the node at `location` (its metadata and data, its children).
 #[pyfunction]
-pub(crate) fn remove_node(py: Python<'_>, location: &str) -> PyResult<()> {
-    let Location { store, path, .. } = open_store(location, false)?;
+#[pyo3(signature = (location, options="{}"))]
+pub(crate) fn remove_node(py: Python<'_>, location: &str, options: &str) -> PyResult<()> {
+    let Location { store, path, .. } = open_store(location, false, options)?;
     detached(py, move || {
         let prefix = if path.is_empty() {
             String::new()
@@ -249,6 +288,7 @@ fn create_array_in(
     display: &str,
     spec: &str,
     fill_value: Option<Vec<u8>>,
+    options: &str,
 ) -> PyResult<RawArray> {
     let spec = parse_json(spec, "array specification")?;
     let get = |key: &str| spec.get(key).cloned().unwrap_or(Value::Null);
@@ -320,6 +360,9 @@ fn create_array_in(
             _ => return Err(invalid("the chunk key separator must be '/' or '.'")),
         }
     }
+    if let Some(order) = get("n5_axis_order").as_str() {
+        builder = builder.n5_axis_order(parse_axis_order(Some(order))?);
+    }
     if let Some(write_empty) = get("write_empty_chunks").as_bool() {
         builder = builder.write_empty_chunks(write_empty);
     }
@@ -342,41 +385,45 @@ fn create_array_in(
         }
         builder.create(store, &path_owned)
     })?;
-    Ok(RawArray::new(array, display, false))
+    Ok(RawArray::new(array, display, false, options))
 }
 
 /// Create an array at `location` (the store's root).
 #[pyfunction]
-#[pyo3(signature = (location, spec, fill_value=None))]
+#[pyo3(signature = (location, spec, fill_value=None, options="{}"))]
 pub(crate) fn create_array(
     py: Python<'_>,
     location: &str,
     spec: &str,
     fill_value: Option<Vec<u8>>,
+    options: &str,
 ) -> PyResult<RawArray> {
     let Location {
         store,
         path,
         display,
-    } = open_store(location, false)?;
-    create_array_in(py, store, &path, &display, spec, fill_value)
+    } = open_store(location, false, options)?;
+    create_array_in(py, store, &path, &display, spec, fill_value, options)
 }
 
 /// Create a group at `location` in `format`, replacing what is there when `overwrite`.
 #[pyfunction]
-#[pyo3(signature = (location, format, attributes, overwrite))]
+#[pyo3(signature = (location, format, attributes, overwrite, options="{}", n5_axis_order=None))]
 pub(crate) fn create_group(
     py: Python<'_>,
     location: &str,
     format: &str,
     attributes: &str,
     overwrite: bool,
+    options: &str,
+    n5_axis_order: Option<&str>,
 ) -> PyResult<RawGroup> {
+    let n5_order = parse_axis_order(n5_axis_order)?;
     let Location {
         store,
         path,
         display,
-    } = open_store(location, false)?;
+    } = open_store(location, false, options)?;
     let format = parse_format(format)?;
     let attributes = attributes_of(attributes)?;
     if !overwrite && node_exists(store.as_ref(), &path)? {
@@ -402,13 +449,15 @@ pub(crate) fn create_group(
         display,
         read_only: false,
         format,
+        options: options.to_string(),
+        n5_order,
     })
 }
 
 /// Convert the node (array or hierarchy) at `src` to `dst`; returns the notes about what the
 /// destination format changed, one per line.
 #[pyfunction]
-#[pyo3(signature = (src, dst, format=None, chunks=None, shards=None, compressors=None, progress=None))]
+#[pyo3(signature = (src, dst, format=None, chunks=None, shards=None, compressors=None, progress=None, src_options="{}", dst_options="{}", n5_axis_order=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn convert(
     py: Python<'_>,
@@ -419,9 +468,13 @@ pub(crate) fn convert(
     shards: Option<Vec<usize>>,
     compressors: Option<&str>,
     progress: Option<Py<PyAny>>,
+    src_options: &str,
+    dst_options: &str,
+    n5_axis_order: Option<&str>,
 ) -> PyResult<Vec<String>> {
-    let source = open_store(src, true)?;
-    let target = open_store(dst, false)?;
+    let n5_order = parse_axis_order(n5_axis_order)?;
+    let source = open_store(src, true, src_options)?;
+    let target = open_store(dst, false, dst_options)?;
     if node_exists(target.store.as_ref(), &target.path)? {
         return Err(py_error(
             "NodeExistsError",
@@ -435,6 +488,7 @@ pub(crate) fn convert(
         compressors: compressors
             .map(|c| crate::codecs::parse_codecs(c, Role::Compressors))
             .transpose()?,
+        n5_axis_order: n5_order,
         ..ConvertOptions::default()
     };
     let notes = Mutex::new(Vec::new());
@@ -477,14 +531,17 @@ pub(crate) struct RawArray {
     inner: RwLock<Array>,
     display: String,
     read_only: bool,
+    /// The `storage_options` (JSON) the location was opened with, to reopen it.
+    options: String,
 }
 
 impl RawArray {
-    fn new(array: Array, display: &str, read_only: bool) -> Self {
+    pub(crate) fn new(array: Array, display: &str, read_only: bool, options: &str) -> Self {
         RawArray {
             inner: RwLock::new(array),
             display: display.to_string(),
             read_only,
+            options: options.to_string(),
         }
     }
 
@@ -567,6 +624,11 @@ impl RawArray {
             "path": array.path(),
             "display": self.display,
             "read_only": self.read_only,
+            "storage_options": parse_json(&self.options, "storage_options")?,
+            "n5_axis_order": meta
+                .codecs
+                .only::<N5BlockCodec>()
+                .map(|c| c.axis_order().name()),
         });
         Ok(description.to_string())
     }
@@ -795,10 +857,11 @@ impl RawArray {
 fn direct_members(
     store: &dyn Store,
     path: &str,
+    open: &OpenOptions,
 ) -> Result<Vec<neurochunk::array::NodeEntry>, ArrayError> {
-    let root = neurochunk::open_node(store, path)?;
+    let root = neurochunk::array::open_node_with(store, path, open)?;
     if matches!(&root.metadata, NodeMetadata::Group(g) if g.consolidated.is_some()) {
-        return walk_nodes(store, path, &OpenOptions::default());
+        return walk_nodes(store, path, open);
     }
     let prefix = if path.is_empty() {
         String::new()
@@ -811,7 +874,7 @@ fn direct_members(
     let mut nodes = Vec::with_capacity(names.len());
     for name in names {
         let child = join_key(path, name.trim_end_matches('/'));
-        match neurochunk::open_node(store, &child) {
+        match neurochunk::array::open_node_with(store, &child, open) {
             Ok(node) => nodes.push(neurochunk::array::NodeEntry {
                 path: child,
                 metadata: Ok(node.metadata),
@@ -836,6 +899,10 @@ pub(crate) struct RawGroup {
     display: String,
     read_only: bool,
     format: ZarrFormat,
+    /// The `storage_options` (JSON) the location was opened with, to reopen it.
+    options: String,
+    /// The axis order N5 members are opened in.
+    n5_order: N5AxisOrder,
 }
 
 impl RawGroup {
@@ -886,6 +953,8 @@ impl RawGroup {
             "attributes": attributes,
             "consolidated": consolidated,
             "read_only": self.read_only,
+            "storage_options": parse_json(&self.options, "storage_options")?,
+            "n5_axis_order": (self.format == ZarrFormat::N5).then(|| self.n5_order.name()),
         })
         .to_string())
     }
@@ -909,11 +978,14 @@ impl RawGroup {
         )>,
     > {
         let (store, path) = (self.store.clone(), self.path.clone());
+        let open = OpenOptions {
+            n5_axis_order: self.n5_order,
+        };
         let nodes = detached_at(py, &self.display, move || {
             if recursive {
-                return walk_nodes(store.as_ref(), &path, &OpenOptions::default());
+                return walk_nodes(store.as_ref(), &path, &open);
             }
-            direct_members(store.as_ref(), &path)
+            direct_members(store.as_ref(), &path, &open)
         })?;
         let mut out = Vec::new();
         for node in nodes {
@@ -940,8 +1012,11 @@ impl RawGroup {
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<(String, Py<PyAny>)> {
         let path = self.child_path(name)?;
         let (store, at) = (self.store.clone(), path.clone());
+        let open = OpenOptions {
+            n5_axis_order: self.n5_order,
+        };
         let node = detached_at(py, &self.display, move || {
-            neurochunk::open_node(store.as_ref(), &at)
+            neurochunk::array::open_node_with(store.as_ref(), &at, &open)
         })
         .map_err(|e| {
             not_found_as(py, e, || {
@@ -955,6 +1030,8 @@ impl RawGroup {
             &path,
             &display,
             self.read_only,
+            &self.options,
+            self.n5_order,
             node.metadata,
         )
     }
@@ -997,6 +1074,8 @@ impl RawGroup {
             path,
             read_only: false,
             format: self.format,
+            options: self.options.clone(),
+            n5_order: self.n5_order,
         })
     }
 
@@ -1019,6 +1098,9 @@ impl RawGroup {
             if map.get("format").is_some_and(Value::is_null) {
                 map.insert("format".into(), json!(format_name(self.format)));
             }
+            if map.get("n5_axis_order").is_none_or(Value::is_null) {
+                map.insert("n5_axis_order".into(), json!(self.n5_order.name()));
+            }
         }
         let display = display_child(&self.display, self.rel(&path));
         create_array_in(
@@ -1028,6 +1110,7 @@ impl RawGroup {
             &display,
             &spec.to_string(),
             fill_value,
+            &self.options,
         )
     }
 

@@ -227,8 +227,11 @@ def test_errors_are_clean(tmp_path):
     (tmp_path / "e" / "zarr.json").write_text("{not json")
     with pytest.raises(nc.Error):
         nc.open(tmp_path / "e")
-    with pytest.raises(nc.InvalidInputError):
-        nc.open("s3://bucket/x")
+    # A URL of a service no store speaks, and storage options that do not exist.
+    with pytest.raises(nc.InvalidInputError, match="unsupported URL"):
+        nc.open("ftp://host/x")
+    with pytest.raises(nc.InvalidInputError, match="not supported"):
+        nc.open("s3://bucket/x", storage_options={"secret": "s"})
 
 
 def test_resize_and_pickle(tmp_path):

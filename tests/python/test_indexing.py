@@ -147,3 +147,41 @@ def test_orthogonal_reads_match_numpy(data, spec):
         for _ in range(4):
             key = data.draw(orthogonal_selections(shape))
             np.testing.assert_array_equal(a.oindex[key], numpy_orthogonal(expected, key))
+
+
+def numpy_orthogonal_write(x, key, value):
+    """NumPy's result of writing ``value`` at an orthogonal key (in place)."""
+    idx, scalar_axes = [], []
+    for axis, (k, n) in enumerate(zip(key, x.shape)):
+        if isinstance(k, (int, np.integer)):
+            idx.append(np.array([k % n]))
+            scalar_axes.append(axis)
+        elif isinstance(k, slice):
+            idx.append(np.arange(n)[k])
+        else:
+            k = np.asarray(k)
+            idx.append(np.flatnonzero(k) if k.dtype == bool else k.astype(np.intp) % max(n, 1))
+    full = tuple(len(i) for i in idx)
+    kept = tuple(s for axis, s in enumerate(full) if axis not in scalar_axes)
+    v = np.broadcast_to(value, kept).reshape(full)
+    x[np.ix_(*idx)] = v
+
+
+@SETTINGS
+@given(data=st.data(), spec=arrays())
+def test_orthogonal_writes_match_numpy(data, spec):
+    fmt, shape, chunks, shards = spec
+    with tempfile.TemporaryDirectory() as tmp:
+        a = make(Path(tmp), fmt, shape, chunks, shards)
+        mirror = reference(shape, fmt).copy()
+        a[...] = mirror
+        for i in range(3):
+            key = data.draw(orthogonal_selections(shape))
+            region = numpy_orthogonal(mirror, key)
+            if data.draw(st.booleans()):
+                value = np.int32(-7 - i)
+            else:
+                value = (np.arange(np.size(region), dtype="int32") * 3 + 5000 * i).reshape(np.shape(region))
+            numpy_orthogonal_write(mirror, key, value)
+            a.oindex[key] = value
+            np.testing.assert_array_equal(a[...], mirror)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing_example import write_and_read
+from typing_example import tables_and_nwb, write_and_read
 
 
 def test_typing_example_runs(tmp_path):
     tile = write_and_read(tmp_path)
     assert tile.shape == (32, 10)
+    assert tables_and_nwb(tmp_path) == (1, ["/units"])

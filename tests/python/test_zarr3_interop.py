@@ -196,3 +196,20 @@ def test_numcodecs_filters_and_serializers_both_directions(tmp_path, case):
     for key in ours_chunks:
         assert (tmp_path / "ours" / key).read_bytes() == (tmp_path / "theirs" / key).read_bytes(), key
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_structured_fields_both_directions(tmp_path, zarr_format):
+    dt = np.dtype([("a", "<i4"), ("b", "<f8")])
+    data = np.zeros((6, 4), dtype=dt)
+    data["a"] = np.arange(24).reshape(6, 4)
+    data["b"] = np.arange(24).reshape(6, 4) / 8
+    z = zarr.create_array(tmp_path / "s", shape=data.shape, dtype=dt, chunks=(3, 2), zarr_format=zarr_format)
+    z[...] = data
+    ours = nc.open(tmp_path / "s", mode="r+")
+    np.testing.assert_array_equal(ours["b", 1:5, ::3], data["b"][1:5, ::3])
+    ours["a", 2] = -1
+    ours.oindex[[0, 5], [3]] = np.array([[(7, 0.5)], [(8, 1.5)]], dtype=dt)
+    data["a"][2] = -1
+    data[np.ix_([0, 5], [3])] = np.array([[(7, 0.5)], [(8, 1.5)]], dtype=dt)
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "s", mode="r")[...], data)

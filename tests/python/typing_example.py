@@ -43,8 +43,28 @@ def write_and_read(root: Path) -> npt.NDArray[np.uint16]:
     return tile
 
 
+def tables_and_nwb(root: Path) -> tuple[int, list[str]]:
+    (root / "7.swc").write_text("1 1 0 0 0 1 -1\n2 3 5 0 0 1 1\n")
+    out = root / "n.skeletons.parquet"
+    summary: dict[str, object] = nc.table.from_swc(root / "7.swc", out, context="urn:uuid:typing")
+    report: nc.table.ValidationReport = nc.table.validate(out, strict=False)
+    assert report.valid, report.to_dict()
+    table: nc.table.Table = nc.table.read(out, columns=["sample_id", "x"], filter=[("x", ">", 1.0)])
+    rows: int = nc.table.write(table, root / "copy.arrow")
+    nc.nwb.demo(root / "s.nwb.zarr", convention="legacy")
+    f: nc.nwb.File = nc.nwb.open(root / "s.nwb.zarr")
+    units = f["/units"]
+    assert isinstance(units, nc.nwb.Group)
+    spikes: list[object] = units.to_dict()["spike_times"]
+    data = f["/acquisition/ElectricalSeries/data"]
+    assert isinstance(data, nc.nwb.Dataset) and data.array.ndim == 2
+    print(summary, len(spikes))
+    return rows, [o.path for o in f.objects(type="Units")]
+
+
 if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         write_and_read(Path(tmp))
+        tables_and_nwb(Path(tmp))

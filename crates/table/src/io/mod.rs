@@ -882,6 +882,38 @@ impl TableSource {
         &self.partition_fields
     }
 
+    /// The Hive partition values of `file` (one of [`TableSource::files`]) as a one-row
+    /// batch of the partition columns, typed as in the table's schema (no columns for a
+    /// table without partitions): what a filter on partition columns can be tested against
+    /// before the file is read.
+    pub fn partition_values(&self, file: &DataFile) -> Result<RecordBatch> {
+        let arrays = self
+            .partition_fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                partition_array(
+                    &file.path,
+                    f,
+                    file.partition.get(i).and_then(|v| v.as_deref()),
+                    1,
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        RecordBatch::try_new_with_options(
+            Arc::new(Schema::new(self.partition_fields.clone())),
+            arrays,
+            &RecordBatchOptions::new().with_row_count(Some(1)),
+        )
+        .map_err(|e| TableError::arrow(&file.path, e))
+    }
+
+    /// Keeps only the data files for which `keep` is true (for example the Hive partitions
+    /// a filter leaves); the schema stays the table's.
+    pub fn retain_files(&mut self, keep: impl FnMut(&DataFile) -> bool) {
+        self.files.retain(keep);
+    }
+
     /// Things noticed while opening (for the validator).
     pub fn notes(&self) -> &[SourceNote] {
         &self.notes

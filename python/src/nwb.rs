@@ -1,0 +1,498 @@
+//! NWB files on Zarr (`neurochunk.nwb`): typed objects, attributes, links, references and
+//! region references, datasets (numeric ones as lazy arrays of the engine), cached
+//! specifications, conversion between the conventions.
+//!
+//! The Python side builds its objects from what this module returns; it never sees the
+//! conventions' markers: attributes come with references decoded, datasets as numbers, text,
+//! references or compound rows.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use neurochunk::nwb::demo::{write_demo, DemoOptions};
+use neurochunk::nwb::{
+    convert_file, AttributeValue, Convention, Dataset, DatasetValue, FieldKind, FieldValue,
+    FileLocation, HdmfError, NodeKind, NwbFile, ReadOptions, Reference, WriteOptions,
+};
+use neurochunk::store::StoreError;
+use neurochunk::{ArrayError, DataType};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use serde_json::{json, Value};
+
+use crate::errors::{invalid, panic_error, py_error};
+use crate::node::{numpy_descr, selection_of, RawArray, Run};
+use crate::store::{is_url, open_url_parts};
+
+fn hdmf_class(err: &HdmfError) -> &'static str {
+    match err {
+        HdmfError::Array { source, .. } => match source.as_ref() {
+            ArrayError::NotFound(_) => "NodeNotFoundError",
+            ArrayError::Selection { .. } | ArrayError::Unsupported { .. } => "InvalidInputError",
+            ArrayError::Store(StoreError::NotFound { .. }) => "NodeNotFoundError",
+            ArrayError::Store(_) => "StoreError",
+            _ => "CorruptDataError",
+        },
+        HdmfError::Store { source, .. } => match source.as_ref() {
+            StoreError::NotFound { .. } => "NodeNotFoundError",
+            StoreError::ReadOnly { .. } => "ReadOnlyError",
+            StoreError::InvalidKey { .. } | StoreError::InvalidUrl { .. } => "InvalidInputError",
+            _ => "StoreError",
+        },
+        HdmfError::NotFound { .. } => "NodeNotFoundError",
+        HdmfError::NotNwb { .. } | HdmfError::Input { .. } | HdmfError::Invalid { .. } => {
+            "InvalidInputError"
+        }
+        HdmfError::ExternalRefused { .. } | HdmfError::ExternalOutsideStore { .. } => {
+            "InvalidInputError"
+        }
+        HdmfError::Malformed { .. } | HdmfError::LinkCycle { .. } => "CorruptDataError",
+    }
+}
+
+fn hdmf_err(err: HdmfError) -> PyErr {
+    py_error(hdmf_class(&err), err.to_string())
+}
+
+/// Run `f` without the GIL, a panic becoming a `neurochunk.Error`.
+fn detached<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, HdmfError> + Send,
+) -> PyResult<T> {
+    match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(hdmf_err(e)),
+        Err(panic) => Err(panic_error(panic)),
+    }
+}
+
+fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Group => "group",
+        NodeKind::Dataset => "dataset",
+    }
+}
+
+fn convention_name(c: Convention) -> &'static str {
+    match c {
+        Convention::Legacy => "legacy",
+        Convention::V3 => "v3",
+    }
+}
+
+fn parse_convention(name: &str) -> PyResult<Convention> {
+    match name.to_ascii_lowercase().as_str() {
+        "v3" | "3" | "zarr3" => Ok(Convention::V3),
+        "legacy" | "v2" | "2" | "zarr2" => Ok(Convention::Legacy),
+        other => Err(invalid(format!(
+            "unknown convention {other:?} (\"v3\" or \"legacy\")"
+        ))),
+    }
+}
+
+fn reference_json(r: &Reference) -> Value {
+    r.to_json(true)
+}
+
+/// A dataset's elements as `(shape, kind, payload)` for the Python side: `kind` is
+/// `"numeric"` (payload: `(descr JSON, bytes)`), `"text"` (a list of str), `"references"` or
+/// `"compound"` (JSON text: reference dicts / `{"fields", "rows"}`).
+fn dataset_payload(py: Python<'_>, d: Dataset) -> PyResult<(Vec<usize>, bool, String, Py<PyAny>)> {
+    let Dataset {
+        shape,
+        scalar,
+        value,
+    } = d;
+    let (kind, payload): (&str, Py<PyAny>) = match value {
+        DatasetValue::Numeric { data_type, bytes } => {
+            let descr = numpy_descr(&data_type).to_string();
+            (
+                "numeric",
+                (descr, PyBytes::new(py, &bytes))
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
+            )
+        }
+        DatasetValue::Text { values, .. } => {
+            ("text", values.into_pyobject(py)?.into_any().unbind())
+        }
+        DatasetValue::References(refs) => {
+            let list: Vec<Value> = refs
+                .iter()
+                .map(|r| r.as_ref().map_or(Value::Null, reference_json))
+                .collect();
+            (
+                "references",
+                Value::Array(list)
+                    .to_string()
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
+            )
+        }
+        DatasetValue::Compound { fields, rows } => {
+            let fields: Vec<Value> = fields
+                .iter()
+                .map(|f| match &f.kind {
+                    FieldKind::Numeric(dt) => json!([f.name, "numeric", numpy_descr(dt)]),
+                    FieldKind::Text => json!([f.name, "text", null]),
+                    FieldKind::Reference => json!([f.name, "reference", null]),
+                })
+                .collect();
+            let rows: Vec<Value> = rows
+                .iter()
+                .map(|row| {
+                    Value::Array(
+                        row.iter()
+                            .map(|cell| match cell {
+                                FieldValue::Number(v) => v.clone(),
+                                FieldValue::Text(t) => Value::String(t.clone()),
+                                FieldValue::Reference(r) => {
+                                    r.as_ref().map_or(Value::Null, reference_json)
+                                }
+                            })
+                            .collect(),
+                    )
+                })
+                .collect();
+            (
+                "compound",
+                json!({"fields": fields, "rows": rows})
+                    .to_string()
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
+            )
+        }
+    };
+    Ok((shape, scalar, kind.to_string(), payload))
+}
+
+/// An open NWB file (the Python `neurochunk.nwb.File` wraps it); files reached through
+/// external links and references are handles of their own.
+#[pyclass(frozen, module = "neurochunk._neurochunk")]
+pub(crate) struct RawNwbFile {
+    file: Arc<NwbFile>,
+    display: String,
+}
+
+/// A handle on another file reached through a link or reference (`None`: the same file).
+fn wrap(file: Option<Arc<NwbFile>>) -> Option<RawNwbFile> {
+    file.map(|f| RawNwbFile {
+        display: f.name().to_string(),
+        file: f,
+    })
+}
+
+#[pymethods]
+impl RawNwbFile {
+    /// The file's description as JSON: name, convention, NWB version, whether consolidated
+    /// metadata was used, the root's attributes.
+    fn info(&self) -> String {
+        json!({
+            "display": self.display,
+            "convention": convention_name(self.file.convention()),
+            "nwb_version": self.file.nwb_version(),
+            "consolidated": self.file.used_consolidated_metadata(),
+        })
+        .to_string()
+    }
+
+    /// Every typed object: `(path, kind, type, namespace, object_id)`, sorted by path.
+    #[allow(clippy::type_complexity)]
+    fn objects(&self) -> Vec<(String, String, String, Option<String>, Option<String>)> {
+        self.file
+            .typed_objects()
+            .into_iter()
+            .map(|o| {
+                (
+                    o.path,
+                    kind_name(o.kind).to_string(),
+                    o.neurodata_type,
+                    o.namespace,
+                    o.object_id,
+                )
+            })
+            .collect()
+    }
+
+    /// Follow `path` through links: `(file handle, path in that file, kind)`; the handle is
+    /// `None` when the target is in this file.
+    fn resolve(
+        &self,
+        py: Python<'_>,
+        path: &str,
+    ) -> PyResult<(Option<RawNwbFile>, String, String)> {
+        let file = self.file.clone();
+        let p = path.to_string();
+        let target = detached(py, move || file.resolve(&p))?;
+        let kind = kind_name(target.kind).to_string();
+        let path = target.path.clone();
+        Ok((wrap(target.file), path, kind))
+    }
+
+    /// Where a reference (its dict form, JSON) leads: `(file handle, path, kind)` as
+    /// [`RawNwbFile::resolve`].
+    fn dereference(
+        &self,
+        py: Python<'_>,
+        reference: &str,
+    ) -> PyResult<(Option<RawNwbFile>, String, String)> {
+        let value: Value = serde_json::from_str(reference)
+            .map_err(|e| invalid(format!("not a reference: {e}")))?;
+        let r = Reference::from_json(&value).map_err(invalid)?;
+        let file = self.file.clone();
+        let target = detached(py, move || file.dereference(&r))?;
+        let kind = kind_name(target.kind).to_string();
+        let path = target.path.clone();
+        Ok((wrap(target.file), path, kind))
+    }
+
+    /// The data a reference selects (the target dataset, or its region), as
+    /// [`dataset_payload`].
+    fn read_reference(
+        &self,
+        py: Python<'_>,
+        reference: &str,
+    ) -> PyResult<(Vec<usize>, bool, String, Py<PyAny>)> {
+        let value: Value = serde_json::from_str(reference)
+            .map_err(|e| invalid(format!("not a reference: {e}")))?;
+        let r = Reference::from_json(&value).map_err(invalid)?;
+        let file = self.file.clone();
+        let d = detached(py, move || file.read_reference(&r))?;
+        dataset_payload(py, d)
+    }
+
+    /// The members of the group at `path` (in this file, links not followed): `(name, kind)`
+    /// with kind `"group"`, `"dataset"` or `"link"`, sorted by name.
+    fn children(&self, py: Python<'_>, path: &str) -> PyResult<Vec<(String, String)>> {
+        let file = self.file.clone();
+        let at = path.to_string();
+        detached(py, move || {
+            let prefix = if at == "/" {
+                "/".to_string()
+            } else {
+                format!("{}/", at.trim_end_matches('/'))
+            };
+            let mut out: Vec<(String, String)> = file
+                .nodes()
+                .filter_map(|(p, kind)| {
+                    let rest = p.strip_prefix(&prefix)?;
+                    (!rest.is_empty() && !rest.contains('/'))
+                        .then(|| (rest.to_string(), kind_name(kind).to_string()))
+                })
+                .collect();
+            for link in file.links_of(&at)? {
+                if !out.iter().any(|(n, _)| *n == link.name) {
+                    out.push((link.name, "link".into()));
+                }
+            }
+            out.sort();
+            Ok(out)
+        })
+    }
+
+    /// The attributes of the node at `path` in this file (reserved ones hidden) as JSON:
+    /// `{name: {"value": v} | {"reference": dict}}`.
+    fn attributes(&self, py: Python<'_>, path: &str) -> PyResult<String> {
+        let file = self.file.clone();
+        let p = path.to_string();
+        let attrs = detached(py, move || file.attributes(&p))?;
+        let mut out = serde_json::Map::new();
+        for (k, v) in attrs {
+            out.insert(
+                k,
+                match v {
+                    AttributeValue::Value(v) => json!({ "value": v }),
+                    AttributeValue::Reference(r) => json!({ "reference": reference_json(&r) }),
+                },
+            );
+        }
+        Ok(Value::Object(out).to_string())
+    }
+
+    /// The links stored anywhere in the file: `(path, target, source)`.
+    fn links(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
+        let file = self.file.clone();
+        let links = detached(py, move || file.links())?;
+        Ok(links
+            .into_iter()
+            .map(|l| (l.path, l.target, l.source))
+            .collect())
+    }
+
+    /// The dataset at `path` in this file: `(shape, scalar, kind, descr)` where `kind` is
+    /// that of [`dataset_payload`] and `descr` the NumPy description of numeric data.
+    fn dataset_info(
+        &self,
+        py: Python<'_>,
+        path: &str,
+    ) -> PyResult<(Vec<u64>, bool, String, Option<String>)> {
+        let file = self.file.clone();
+        let p = path.to_string();
+        detached(py, move || {
+            let array = file.open_array(&p)?;
+            let shape = array.metadata().shape.clone();
+            let scalar = file.is_scalar(&p)?;
+            // The kind from an empty read (one element for 0-d and scalar datasets).
+            let d = if shape.iter().any(|&n| n > 0) && !scalar {
+                let mut axes = vec![neurochunk::AxisSelection::slice(0, 0, 1)];
+                axes.extend((1..shape.len()).map(|_| neurochunk::AxisSelection::ALL));
+                file.read_dataset(&p, Some(&neurochunk::Selection(axes)))?
+            } else {
+                file.read_dataset(&p, None)?
+            };
+            let (kind, descr) = match &d.value {
+                DatasetValue::Numeric { data_type, .. } => {
+                    ("numeric", Some(numpy_descr(data_type).to_string()))
+                }
+                DatasetValue::Text { .. } => ("text", None),
+                DatasetValue::References(_) => ("references", None),
+                DatasetValue::Compound { .. } => ("compound", None),
+            };
+            Ok((shape, scalar, kind.to_string(), descr))
+        })
+    }
+
+    /// The engine's array behind the numeric dataset at `path` in this file (lazy reads).
+    fn dataset_array(&self, py: Python<'_>, path: &str) -> PyResult<RawArray> {
+        let file = self.file.clone();
+        let p = path.to_string();
+        let array = detached(py, move || file.open_array(&p))?;
+        if matches!(array.metadata().data_type, DataType::Custom(_)) {
+            return Err(invalid(format!("'{path}' has no NumPy data type")));
+        }
+        let display = format!("{}{}", self.display.trim_end_matches('/'), path);
+        Ok(RawArray::new(array, &display, true, "{}"))
+    }
+
+    /// Read the dataset at `path` in this file, the region `runs` (None: all), as
+    /// [`dataset_payload`].
+    #[pyo3(signature = (path, runs=None))]
+    fn read(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        runs: Option<Vec<Run>>,
+    ) -> PyResult<(Vec<usize>, bool, String, Py<PyAny>)> {
+        let file = self.file.clone();
+        let p = path.to_string();
+        let selection = runs.map(|r| selection_of(&r));
+        let d = detached(py, move || file.read_dataset(&p, selection.as_ref()))?;
+        dataset_payload(py, d)
+    }
+
+    /// The cached specifications: `(namespace, version, documents)`.
+    fn specifications(&self, py: Python<'_>) -> PyResult<Vec<(String, String, Vec<String>)>> {
+        let file = self.file.clone();
+        let specs = detached(py, move || file.specifications())?;
+        Ok(specs
+            .into_iter()
+            .map(|n| (n.name, n.version, n.sources))
+            .collect())
+    }
+
+    /// One cached specification document as JSON.
+    fn specification(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        version: &str,
+        source: &str,
+    ) -> PyResult<String> {
+        let file = self.file.clone();
+        let (n, v, s) = (
+            namespace.to_string(),
+            version.to_string(),
+            source.to_string(),
+        );
+        let doc = detached(py, move || file.specification(&n, &v, &s))?;
+        Ok(doc.to_string())
+    }
+}
+
+/// Open the NWB file at `location` (a directory or a URL; `options`: storage options JSON).
+#[pyfunction]
+#[pyo3(signature = (location, options="{}"))]
+pub(crate) fn nwb_open(py: Python<'_>, location: &str, options: &str) -> PyResult<RawNwbFile> {
+    let options: Value = serde_json::from_str(options)
+        .map_err(|e| invalid(format!("storage_options are not valid JSON: {e}")))?;
+    if !is_url(location) && !std::path::Path::new(location).exists() {
+        return Err(py_error(
+            "NodeNotFoundError",
+            format!("{location}: no such file or directory"),
+        ));
+    }
+    let loc = location.to_string();
+    let file = detached(py, move || {
+        if !is_url(&loc) {
+            return NwbFile::open(&loc);
+        }
+        let (store, key) = open_url_parts(&loc, &options).map_err(|e| HdmfError::Store {
+            file: loc.clone(),
+            source: Box::new(e),
+        })?;
+        NwbFile::open_location(
+            FileLocation::named(store, &key, loc.as_str()),
+            ReadOptions::default(),
+        )
+    })?;
+    Ok(RawNwbFile {
+        file: Arc::new(file),
+        display: location.to_string(),
+    })
+}
+
+/// Convert the NWB file at `src` into a new file at `dst` in `convention`; returns the
+/// summary as JSON.
+#[pyfunction]
+pub(crate) fn nwb_convert(
+    py: Python<'_>,
+    src: &str,
+    dst: PathBuf,
+    convention: &str,
+) -> PyResult<String> {
+    let convention = parse_convention(convention)?;
+    let src = src.to_string();
+    let (_, s) = detached(py, move || {
+        let file = NwbFile::open(&src)?;
+        convert_file(&file, &dst, convention, WriteOptions::default(), &|_| {})
+    })?;
+    Ok(json!({
+        "groups": s.groups,
+        "datasets": s.datasets,
+        "streamed": s.streamed,
+        "links": s.links,
+        "namespaces": s.namespaces,
+    })
+    .to_string())
+}
+
+/// Write the demo file (an extracellular electrophysiology session) at `path`; returns what
+/// it holds as JSON.
+#[pyfunction]
+#[pyo3(signature = (path, convention="v3", scale=0))]
+pub(crate) fn nwb_demo(
+    py: Python<'_>,
+    path: PathBuf,
+    convention: &str,
+    scale: usize,
+) -> PyResult<String> {
+    let options = DemoOptions {
+        convention: parse_convention(convention)?,
+        scale,
+        namespaces: Vec::new(),
+        write: WriteOptions::default(),
+    };
+    let s = detached(py, move || write_demo(&path, &options))?;
+    Ok(json!({
+        "electrodes": s.electrodes,
+        "samples": s.samples,
+        "units": s.units,
+        "trials": s.trials,
+        "extra_series": s.extra_series,
+    })
+    .to_string())
+}

@@ -1,0 +1,149 @@
+"""nc.open, nc.table and nc.nwb on URLs, against a real S3 server (moto_server, started on
+127.0.0.1 by the remote suite's helpers in tests/interop/remote; where moto is installed,
+.peers/py312), cross-checked with zarr-python 3 through s3fs and with boto3."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop" / "remote"))
+
+from remote_servers import S3Endpoint, start_moto  # noqa: E402
+
+import neurochunk as nc  # noqa: E402
+
+KEYS = ("moto-test-access-key", "moto-test-secret-key")
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("moto")
+    saved = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+    proc = start_moto(workdir)
+    try:
+        ep = S3Endpoint("moto", proc.url, *KEYS)
+        for k in saved:
+            del os.environ[k]
+        # Credentials come from the environment, as for every AWS client.
+        os.environ.update({"AWS_ACCESS_KEY_ID": KEYS[0], "AWS_SECRET_ACCESS_KEY": KEYS[1], "AWS_EC2_METADATA_DISABLED": "true"})
+        yield ep
+    finally:
+        proc.stop()
+        for k in [k for k in os.environ if k.startswith("AWS_")]:
+            del os.environ[k]
+        os.environ.update(saved)
+
+
+def opts(ep):
+    return {"endpoint": ep.endpoint, "region": ep.region}
+
+
+def test_arrays_on_s3_both_ways_with_zarr_python(s3, tmp_path):
+    import zarr
+
+    bucket = s3.create_bucket("arr")
+    url = f"s3://{bucket}/data/volume.zarr"
+    data = np.arange(40 * 30, dtype="int32").reshape(40, 30)
+    a = nc.create_array(url, shape=data.shape, dtype="int32", chunks=(10, 10), shards=(20, 30), storage_options=opts(s3))
+    a[...] = data
+    a[5:7, ::3] = -1
+    data[5:7, ::3] = -1
+    assert "data/volume.zarr/zarr.json" in s3.keys(bucket)
+    again = nc.open(url, storage_options=opts(s3))
+    assert isinstance(again, nc.Array) and again.read_only
+    np.testing.assert_array_equal(again[...], data)
+    np.testing.assert_array_equal(again.oindex[[0, 39], [1, 29]], data[np.ix_([0, 39], [1, 29])])
+    theirs = zarr.open_array(s3.fsspec_store(bucket, "data/volume.zarr", read_only=True), mode="r")
+    np.testing.assert_array_equal(theirs[...], data)
+    with pytest.raises(PermissionError):
+        again[0, 0] = 1
+    # Pickled (a dask task, a worker), the array reopens with the same storage options.
+    back = pickle.loads(pickle.dumps(again))
+    assert back.storage_options == opts(s3)
+    np.testing.assert_array_equal(back[3], data[3])
+
+    # A hierarchy zarr-python writes, read through the URL of its group.
+    g = zarr.open_group(s3.fsspec_store(bucket, "tree.zarr"), mode="w", zarr_format=2)
+    g.create_array("raw", shape=(6, 4), dtype="uint8", chunks=(3, 2))[...] = np.arange(24, dtype="uint8").reshape(6, 4)
+    g.require_group("sub").attrs["k"] = "v"
+    ours = nc.open_group(f"s3://{bucket}/tree.zarr", storage_options=opts(s3))
+    assert sorted(ours) == ["raw", "sub"] and ours["sub"].attrs["k"] == "v"
+    np.testing.assert_array_equal(ours["raw"][...], np.arange(24, dtype="uint8").reshape(6, 4))
+    # Converting from S3 to a local sharded copy.
+    nc.convert(f"s3://{bucket}/data/volume.zarr", tmp_path / "local.zarr", shards=(40, 30), storage_options=opts(s3))
+    np.testing.assert_array_equal(nc.open(tmp_path / "local.zarr")[...], data)
+
+
+def test_url_errors(s3):
+    with pytest.raises(ValueError, match="not supported"):
+        nc.open("s3://bucket/x.zarr", storage_options={"key": "k"})
+    with pytest.raises(ValueError, match="URLs"):
+        nc.open("local/path.zarr", storage_options={"endpoint": "http://127.0.0.1:1"})
+    with pytest.raises(ValueError):
+        nc.open("ftp://host/x.zarr")
+    bucket = s3.create_bucket("err")
+    with pytest.raises(FileNotFoundError):
+        nc.open(f"s3://{bucket}/nothing.zarr", storage_options=opts(s3))
+
+
+def test_tables_and_nwb_on_s3(s3, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bucket = s3.create_bucket("tab")
+    t = pa.table({"id": pa.array([1, 2, 3, 4], pa.uint64()), "part": pa.array([0, 1, 0, 1], pa.int64()), "v": [0.5, 1.5, 2.5, 3.5]})
+    assert nc.table.write(t, f"s3://{bucket}/t.parquet", storage_options=opts(s3)) == 4
+    assert pq.read_table(pa.BufferReader(s3.get_bytes(bucket, "t.parquet"))).equals(t)
+    got = pa.table(nc.table.read(f"s3://{bucket}/t.parquet", filter=[("v", ">", 1)], storage_options=opts(s3)))
+    assert got.column("id").to_pylist() == [2, 3, 4]
+    assert nc.table.write(t, f"s3://{bucket}/hive", partition_by="part", storage_options=opts(s3)) == 4
+    assert sorted({k.split("/")[1] for k in s3.keys(bucket, "hive/")}) == ["_common_metadata", "part=0", "part=1"]
+    back = pa.table(nc.table.read(f"s3://{bucket}/hive", storage_options=opts(s3)))
+    assert sorted(zip(back.column("id").to_pylist(), back.column("part").to_pylist())) == [(1, 0), (2, 1), (3, 0), (4, 1)]
+    assert nc.table.validate(f"s3://{bucket}/nothing.parquet", storage_options=opts(s3)).tables[0].unreadable
+
+    nc.nwb.demo(tmp_path / "demo.nwb.zarr")
+    s3.upload_dir(tmp_path / "demo.nwb.zarr", bucket, "demo.nwb.zarr")
+    remote = nc.nwb.open(f"s3://{bucket}/demo.nwb.zarr", storage_options=opts(s3))
+    local = nc.nwb.open(tmp_path / "demo.nwb.zarr")
+    assert [o.path for o in remote.objects()] == [o.path for o in local.objects()]
+    np.testing.assert_array_equal(
+        remote["/acquisition/ElectricalSeries/data"][:100], local["/acquisition/ElectricalSeries/data"][:100]
+    )
+
+
+def test_https_and_file_urls(tmp_path_factory):
+    from remote_servers import start_rclone_http
+
+    workdir = tmp_path_factory.mktemp("http")
+    root = workdir / "root"
+    proc = start_rclone_http(workdir, root)
+    try:
+        data = np.arange(12 * 10, dtype="float32").reshape(12, 10)
+        a = nc.create_array(root / "v.zarr", shape=data.shape, dtype="float32", chunks=(5, 4), zarr_format=2)
+        a[...] = data
+        g = nc.create_group(root / "g.zarr")
+        g.create_array("x", shape=(3,), dtype="i2")[...] = [4, 5, 6]
+        over_http = nc.open(f"{proc.url}/v.zarr")
+        np.testing.assert_array_equal(over_http[...], data)
+        np.testing.assert_array_equal(over_http[3:11:2, ::-3], data[3:11:2, ::-3])
+        group = nc.open_group(f"{proc.url}/g.zarr")
+        assert group["x"][...].tolist() == [4, 5, 6]
+        # HTTP stores are read-only, whatever the mode asks for.
+        with pytest.raises(nc.Error):
+            nc.open(f"{proc.url}/v.zarr", mode="r+")[0, 0] = 1.0
+    finally:
+        proc.stop()
+    # file:// URLs go through the object-store backend of the local file system.
+    by_url = nc.open((root / "v.zarr").as_uri())
+    np.testing.assert_array_equal(by_url[...], data)
+    w = nc.open((root / "v.zarr").as_uri(), mode="r+")
+    w[0] = -1
+    data[0] = -1
+    np.testing.assert_array_equal(nc.open(root / "v.zarr")[...], data)
