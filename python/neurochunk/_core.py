@@ -1260,13 +1260,10 @@ def create_array(
     overwrite: bool = False,
     chunk_key_separator: str | None = None,
     write_empty_chunks: bool | None = None,
-<<<<<<< HEAD
     filters: CompressorLike = None,
     serializer: CompressorLike = None,
-=======
     storage_options: Mapping[str, Any] | None = None,
     n5_axis_order: str | None = None,
->>>>>>> py
 ) -> Array:
     """Create an array at ``path`` (a local directory or a URL, see :func:`open`), modelled
     on zarr-python 3's ``zarr.create_array``.
