@@ -410,6 +410,10 @@ class Array:
         self._shape: tuple[int, ...] = tuple(meta["shape"])
         self._dtype = _numpy_dtype(meta["dtype"]) if meta["dtype"] is not None else None
         self._variable: str | None = meta["dtype"] if isinstance(meta["dtype"], str) and meta["dtype"] in _VARIABLE else None
+        # numcodecs vlen-array: every element a one-dimensional array of these numbers.
+        self._ragged: np.dtype[Any] | None = (
+            np.dtype(meta["ragged_dtype"]) if meta.get("ragged_dtype") is not None else None
+        )
         self._attrs = Attributes(meta["attributes"], self._save_attributes, meta["read_only"])
 
     def _save_attributes(self, text: str) -> None:
@@ -425,7 +429,8 @@ class Array:
     @property
     def dtype(self) -> np.dtype[Any]:
         """The NumPy dtype of the elements (``object`` for variable-length strings and bytes,
-        read as ``str`` and ``bytes`` objects)."""
+        read as ``str`` and ``bytes`` objects, and for ragged arrays, numcodecs'
+        ``vlen-array``, read as one-dimensional NumPy arrays)."""
         if self._dtype is None:
             raise InvalidInputError(
                 f"'{self._meta['display']}': data type {self._meta['data_type']} has no NumPy equivalent"
@@ -472,6 +477,8 @@ class Array:
             return None
         if self._variable == "str":
             return raw.decode("utf-8", errors="replace")
+        if self._ragged is not None:
+            return np.frombuffer(raw, dtype=self._ragged).copy()
         if self._variable == "bytes":
             return raw
         if len(raw) != self.dtype.itemsize:
@@ -606,7 +613,13 @@ class Array:
         if self._variable is not None:
             items = self._raw.read_variable(runs)
             out = np.empty(len(items), dtype=object)
-            out[:] = items
+            if self._ragged is not None:
+                # One NumPy array per element, as numcodecs' vlen-array decodes them (assigned
+                # one by one: equal lengths must not broadcast into a 2-d array).
+                for i, item in enumerate(items):
+                    out[i] = np.frombuffer(item, dtype=self._ragged).copy()
+            else:
+                out[:] = items
             return out.reshape(shape)
         out = self._empty(shape, self.dtype)
         self._raw.read_into(runs, out)
@@ -762,7 +775,7 @@ class Array:
         if self._variable is not None:
             if fields is not None:
                 raise InvalidInputError("variable-length arrays have no fields")
-            data = np.asarray(value, dtype=object)
+            data = self._ragged_elements(value) if self._ragged is not None else np.asarray(value, dtype=object)
         elif fields is None:
             try:
                 data = np.asarray(value, dtype=self.dtype)
@@ -785,8 +798,53 @@ class Array:
         except ValueError:
             raise InvalidInputError(f"could not broadcast input of shape {data.shape} into shape {shape}") from None
 
+    @staticmethod
+    def _ragged_elements(value: Any) -> npt.NDArray[Any]:
+        """``value`` as an object array of ragged elements: an object array as it is, one
+        numeric array as a single element (broadcast over the region), a list or tuple as one
+        element per item (``np.asarray`` would make equal-length items one 2-d array)."""
+        if isinstance(value, np.ndarray) and value.dtype == object:
+            return value
+        if isinstance(value, (list, tuple)):
+            out = np.empty(len(value), dtype=object)
+            for i, item in enumerate(value):
+                out[i] = np.asarray(item)
+            return out
+        single = np.empty((), dtype=object)
+        single[()] = np.asarray(value)
+        return single
+
+    def _ragged_numbers(self, numbers: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """One ragged element's numbers in the array's number type: integers of any width
+        when every value fits, otherwise only casts NumPy calls ``same_kind``."""
+        target = self._ragged
+        assert target is not None
+        if numbers.dtype.kind in "iub" and target.kind in "iu" and numbers.size:
+            info = np.iinfo(target)
+            low, high = int(numbers.min()), int(numbers.max())
+            if low < info.min or high > info.max:
+                raise InvalidInputError(
+                    f"{self.store_path}: values {low}..{high} do not fit the ragged array's {target}"
+                )
+            return numbers.astype(target)
+        try:
+            return numbers.astype(target, casting="same_kind")
+        except TypeError as err:
+            raise InvalidInputError(f"{self.store_path}: {err}") from None
+
     def _write_runs(self, runs: list[ix.Run], box: npt.NDArray[Any]) -> None:
-        if self._variable is not None:
+        if self._ragged is not None:
+            items = []
+            for item in box.reshape(-1):
+                numbers = np.asarray(item)
+                if numbers.ndim != 1:
+                    raise InvalidInputError(
+                        f"{self.store_path}: each element of a ragged (vlen-array) array is a "
+                        f"one-dimensional array, not one of shape {numbers.shape}"
+                    )
+                items.append(self._ragged_numbers(numbers).tobytes())
+            self._raw.write_variable(runs, items)
+        elif self._variable is not None:
             self._raw.write_variable(runs, list(box.reshape(-1)))
         else:
             self._raw.write(runs, np.ascontiguousarray(box))

@@ -617,6 +617,8 @@ impl RawArray {
             "chunks": chunks,
             "shards": shards,
             "dtype": numpy_descr(&meta.data_type),
+            // numcodecs `vlen-array`: the numbers of each (one-dimensional) element.
+            "ragged_dtype": meta.ragged_element_type().as_ref().map(numpy_descr),
             "data_type": meta.data_type_name(),
             "codecs": meta.codecs.to_v3_json(),
             "attributes": meta.attributes,
