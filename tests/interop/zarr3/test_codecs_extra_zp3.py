@@ -140,3 +140,30 @@ def test_categorize_in_zarr_v2_both_directions(tmp_path, nc):
     nc.put(data, ours, "zarr2", chunks=(4, 3), codec="categorize,zstd:1")
     assert load_json(ours / ".zarray")["filters"][0]["id"] == "categorize"
     assert_same_array(cli_form(zarr.open_array(str(ours), mode="r")[...]), cli_form(data))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0])
+def test_zarrs_pipeline_reads_neurochunk_where_it_reads_zarr_python3(case, tmp_path, nc):
+    """zarr-python 3 with zarrs-python's codec pipeline (strict: no fall-back to zarr-python's
+    own codecs). zarrs-python 0.2.3 decodes pcodec; for the other codecs of this set it refuses
+    the metadata of zarr-python's own arrays as well, which this checks too, so the day it
+    reads them, it must read ours equal."""
+    name, dtype, what, spec, exact = case
+    data = rand(dtype)
+    ours = tmp_path / "ours.zarr"
+    nc.put(data, ours, "zarr3", chunks=CHUNKS, codec=spec)
+    expected = write_peer(tmp_path / "peer.zarr", data, what)
+    with zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline", "codec_pipeline.strict": True}):
+        outcomes = []
+        for path in (ours, tmp_path / "peer.zarr"):
+            try:
+                outcomes.append(zarr.open_array(str(path), mode="r")[...])
+            except Exception as err:  # noqa: BLE001 - the peer's refusal, compared below
+                outcomes.append(type(err).__name__)
+    if name.startswith("pcodec"):
+        assert not isinstance(outcomes[0], str), outcomes[0]
+    if isinstance(outcomes[1], str):
+        assert outcomes[0] == outcomes[1] == "UnsupportedMetadataError"
+        return
+    assert_same_array(cli_form(outcomes[0]), cli_form(expected))
+    assert_same_array(cli_form(outcomes[1]), cli_form(expected))
