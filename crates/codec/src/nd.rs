@@ -605,6 +605,58 @@ pub fn insert(
     }
 }
 
+/// Build a whole `dst_shape` buffer (elements of `elem` bytes, C order) into `out`, replacing
+/// its contents: the elements `axes` select from `src` (shape `src_shape`), and `fill` (one
+/// element) everywhere else. Unlike [`copy`] into a filled buffer, each byte is written once
+/// and `out`'s spare capacity is reused, so a chunk that a write covers is built without
+/// first being set to the fill value. Returns `false` (leaving `out` empty) when the runs do
+/// not come in increasing destination order or `fill` is not one `elem`-byte element, for the
+/// caller to fill and [`copy`] instead.
+///
+/// # Panics
+/// See the [module documentation](self).
+pub fn gather(
+    src: &[u8],
+    src_shape: &[usize],
+    dst_shape: &[usize],
+    axes: &[AxisMap],
+    elem: usize,
+    fill: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
+    if fill.len() != elem {
+        out.clear();
+        return false;
+    }
+    let total = dst_shape.iter().product::<usize>() * elem;
+    out.clear();
+    out.reserve_exact(total);
+    let pad = |out: &mut Vec<u8>, to: usize| {
+        let from = out.len();
+        out.resize(to, 0);
+        if fill.iter().any(|&b| b != 0) {
+            crate::subset::fill_pattern(&mut out[from..to], fill);
+        }
+    };
+    let mut ordered = true;
+    for_each_run(src_shape, dst_shape, axes, elem, |s, d, len| {
+        if !ordered || d < out.len() || d + len > total {
+            ordered = false;
+            return;
+        }
+        if d > out.len() {
+            pad(out, d);
+        }
+        out.extend_from_slice(&src[s..s + len]);
+    });
+    if !ordered {
+        out.clear();
+        return false;
+    }
+    pad(out, total);
+    true
+}
+
 /// Copy the box `region_shape` at `src_start` of `src` (shape `src_shape`) to `dst_start` of
 /// `dst` (shape `dst_shape`); elements of `elem_size` bytes, C order.
 ///
@@ -741,6 +793,48 @@ mod tests {
         let src_start = start(rng, src_len, ss);
         let dst_start = start(rng, dst_len, ds);
         AxisMap::new(src_start, ss, dst_start, ds, count)
+    }
+
+    #[test]
+    fn gather_matches_a_fill_then_the_naive_copy() {
+        let mut rng = Rng::with_seed(0x2545_F491_4F6C_DD1D);
+        let mut out = Vec::new();
+        for case in 0..2000 {
+            let rank = case % 5;
+            let elem = [1, 2, 3, 4, 8][rng.usize(..5)];
+            let src_shape: Vec<usize> = (0..rank).map(|_| rng.usize(1..=7)).collect();
+            let dst_shape: Vec<usize> = (0..rank).map(|_| rng.usize(1..=7)).collect();
+            let axes: Vec<AxisMap> = (0..rank)
+                .map(|d| random_axis(&mut rng, src_shape[d], dst_shape[d]))
+                .collect();
+            let n_src: usize = src_shape.iter().product();
+            let n_dst: usize = dst_shape.iter().product();
+            let src: Vec<u8> = (0..n_src * elem).map(|_| rng.u8(..)).collect();
+            let fill: Vec<u8> = if case % 3 == 0 {
+                vec![0; elem]
+            } else {
+                (0..elem).map(|_| rng.u8(..)).collect()
+            };
+            let mut expected = fill.repeat(n_dst);
+            naive_copy(&src, &src_shape, &mut expected, &dst_shape, &axes, elem);
+            // A reused buffer with stale contents and spare capacity.
+            out.extend_from_slice(&[0xAB; 17]);
+            assert!(gather(
+                &src, &src_shape, &dst_shape, &axes, elem, &fill, &mut out
+            ));
+            assert_eq!(out, expected, "{src_shape:?} -> {dst_shape:?} {axes:?}");
+        }
+        // A fill value of the wrong size is refused, not padded.
+        assert!(!gather(
+            &[0; 4],
+            &[2],
+            &[2],
+            &[AxisMap::new(0, 1, 0, 1, 2)],
+            2,
+            &[0],
+            &mut out
+        ));
+        assert!(out.is_empty());
     }
 
     #[test]
