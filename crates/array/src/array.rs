@@ -412,7 +412,8 @@ impl Array {
     ///
     /// The chunks of each batch are encoded in parallel and stored with one
     /// [`Store::set_many`] call (a durable filesystem store syncs each directory once per
-    /// batch); whole shards are streamed to the store as they are built.
+    /// batch), while the next batch is encoded; whole shards are streamed to the store as
+    /// they are built.
     pub fn write(&self, selection: &Selection, data: &ArrayBytes) -> ArrayResult<()> {
         self.write_with(selection, data, &|values| {
             self.store.set_many(values)?;
@@ -458,22 +459,26 @@ impl Array {
         }
         let tasks = self.chunk_tasks(&resolved);
         let extent = resolved.extent();
-        // The same stages as a read: the chunks a batch only partly overwrites are fetched
-        // with one `get_many` call (the next batch's while this one is written), then each
-        // chunk is modified, encoded and stored on rayon.
+        // Batches as in a read, in two overlapping stages: the chunks a batch only partly
+        // overwrites are fetched with one `get_many` call and every chunk of the batch is
+        // built and encoded on rayon, while the previous batch's encoded chunks are stored
+        // (one `sink` call), so compression and file writes run at the same time and at most
+        // two batches are held.
         let repr = self.repr();
         let chunk_bytes = repr.num_elements() * repr.data_type.fixed_size().unwrap_or(16);
         crate::read::pipelined(
             crate::read::Batches::new(tasks.len(), |_| chunk_bytes),
-            |batch| self.fetch_partial_chunks(&tasks, batch),
-            |fetched| {
+            |batch| {
+                let fetched = self.fetch_partial_chunks(&tasks, batch)?;
                 let values = fetched
                     .into_par_iter()
                     .map(|(t, stored)| {
                         self.write_chunk_region(&tasks.get(t), data, &extent, stored)
                     })
                     .collect::<ArrayResult<Vec<_>>>()?;
-                let values: Vec<_> = values.into_iter().flatten().collect();
+                Ok(values.into_iter().flatten().collect::<Vec<_>>())
+            },
+            |values| {
                 if values.is_empty() {
                     return Ok(());
                 }
@@ -558,6 +563,26 @@ impl Array {
                 .map(|()| None);
             }
         }
+        let elem = repr.data_type.fixed_size().unwrap_or(1);
+        let axes = task.selection_to_block();
+        if let (None | Some(None), ArrayBytes::Fixed(src), Some(_)) =
+            (&stored, data, repr.data_type.fixed_size())
+        {
+            // Nothing stored to keep: build the chunk in one pass from the data and the fill
+            // value, in a reused buffer, instead of filling it first and copying over that.
+            let mut buffer = neurochunk_store::take_buffer(repr.num_elements() * elem);
+            if nd::gather(
+                src,
+                extent,
+                &repr.shape,
+                &axes,
+                elem,
+                &repr.fill_value,
+                &mut buffer,
+            ) {
+                return self.encode_for_store(&task.index, ArrayBytes::Fixed(buffer));
+            }
+        }
         let mut chunk = match stored {
             None | Some(None) => subset::fill_for_repr(&repr),
             Some(Some(bytes)) => {
@@ -568,15 +593,7 @@ impl Array {
         if matches!(chunk, ArrayBytes::Fixed(_)) != matches!(data, ArrayBytes::Fixed(_)) {
             return Err(self.mixed_kinds());
         }
-        let elem = repr.data_type.fixed_size().unwrap_or(1);
-        nd::insert(
-            &mut chunk,
-            &repr.shape,
-            data,
-            extent,
-            &task.selection_to_block(),
-            elem,
-        );
+        nd::insert(&mut chunk, &repr.shape, data, extent, &axes, elem);
         self.encode_for_store(&task.index, chunk)
     }
 

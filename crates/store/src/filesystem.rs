@@ -394,6 +394,14 @@ fn read_pooled(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(buffer)
 }
 
+/// Hand a value's buffer, once written, to the pool (`crate::recycle_buffer`) when nothing
+/// else holds it, so that the next chunk is built in memory already mapped.
+fn recycle_value(value: Bytes) {
+    if let Ok(buffer) = value.try_into_mut() {
+        crate::recycle_buffer(buffer.into());
+    }
+}
+
 fn is_temp_name(name: &str) -> bool {
     name.starts_with(TEMP_PREFIX)
 }
@@ -480,7 +488,11 @@ impl Store for FsStore {
         let written: Vec<(PathBuf, String)> = values
             .into_par_iter()
             .with_max_len(1)
-            .map(|(key, value)| Ok((self.set_deferred(&key, &value)?, key)))
+            .map(|(key, value)| {
+                let dir = self.set_deferred(&key, &value)?;
+                recycle_value(value);
+                Ok((dir, key))
+            })
             .collect::<StoreResult<_>>()?;
         if !self.fsync() {
             return Ok(());
