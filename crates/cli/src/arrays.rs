@@ -526,13 +526,18 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     };
     let options = args.layout.options(Some(format))?;
     local_only_fsync(&args.write, &args.path)?;
-    // A URL names the array's own prefix; a path may name a node inside a hierarchy.
-    let (root, node) = match args.path.local() {
+    // A path or URL may name a node inside a hierarchy, whose missing parent groups are
+    // created.
+    let (root, remote, node) = match args.path.local() {
         Some(path) => {
             let (root, node) = locate_node(path);
-            (Some(root), node)
+            (Some(root), None, node)
         }
-        None => (None, String::new()),
+        None => {
+            let remote = args.path.locate_remote_node()?;
+            let node = remote.node.clone();
+            (None, Some(remote), node)
+        }
     };
     let rank = shape.len();
     if format == ZarrFormat::N5
@@ -610,10 +615,10 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     let meta = builder
         .metadata(&node)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
-    let (Some(path), Some(root)) = (args.path.local(), root) else {
+    if let Some(remote) = remote {
         // Objects are written in place, each one atomically (see docs/remote.md).
-        let store = args.path.open_remote_replace()?;
-        Array::create(store, "", meta)
+        remote.replace()?;
+        Array::create(remote.store.clone(), &remote.node, meta)
             .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
             .with_options(neurochunk_array::ArrayOptions {
                 write_empty_chunks: args.write_empty_chunks,
@@ -621,6 +626,12 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             .write_all(&data)
             .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
         return Ok(());
+    }
+    let (Some(path), Some(root)) = (args.path.local(), root) else {
+        return Err(Failure(format!(
+            "{}: neither a path nor a URL",
+            args.path.display()
+        )));
     };
     // The array is built in a hidden sibling of its directory (inside the container for a
     // node below the root) and swapped in at the end, so that the path holds the old array or

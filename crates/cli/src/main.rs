@@ -73,6 +73,7 @@ enum Command {
 }
 
 /// A failed command: its one-line message.
+#[derive(Debug)]
 pub(crate) struct Failure(pub String);
 
 impl<E: std::fmt::Display> From<E> for Failure {

@@ -67,6 +67,47 @@ def test_put_replaces_an_existing_array(rnc, s3, bucket):
     assert s3.keys(bucket) == ["a.zarr/c/0/0", "a.zarr/zarr.json"]
 
 
+def test_put_into_a_group_creates_the_missing_parent_groups(rnc, s3, bucket, tmp_path):
+    """As for a local path: a URL below an existing group is a node of its hierarchy; the
+    groups between them are created, the group's other members are kept."""
+    import zarr
+
+    staged(s3, bucket, "h.zarr", tmp_path, lambda p: peer_hierarchy(p, 3))
+    before = [k for k in s3.keys(bucket, "h.zarr/") if not k.startswith("h.zarr/sub/deeper/")]
+    rnc.put(FLOAT, f"s3://{bucket}/h.zarr/sub/deeper/new", "zarr3", chunks=(2, 3, 4))
+    keys = s3.keys(bucket)
+    assert set(before) <= set(keys), sorted(set(before) - set(keys))
+    assert "h.zarr/sub/deeper/zarr.json" in keys
+    assert json.loads(s3.get_bytes(bucket, "h.zarr/sub/deeper/zarr.json"))["node_type"] == "group"
+    g = zarr.open_group(s3.fsspec_store(bucket, "h.zarr", read_only=True), mode="r", use_consolidated=False)
+    np.testing.assert_array_equal(g["sub/deeper/new"][...], FLOAT)
+    np.testing.assert_array_equal(g["raw"][...], INT)
+    assert g["sub"].attrs["name"] == "bär"
+    check_tree(rnc.tree(f"s3://{bucket}/h.zarr"), {p: {} for p in HIERARCHY_PATHS | {"/sub/deeper", "/sub/deeper/new"}})
+
+
+def test_put_replaces_one_node_of_a_hierarchy_and_keeps_its_siblings(rnc, s3, bucket, tmp_path):
+    staged(s3, bucket, "h.zarr", tmp_path, lambda p: peer_hierarchy(p, 2))
+    others = [k for k in s3.keys(bucket, "h.zarr/") if not k.startswith("h.zarr/raw/")]
+    rnc.put(INT[:3, :4], f"s3://{bucket}/h.zarr/raw", "zarr2", chunks=(3, 4))
+    keys = s3.keys(bucket)
+    assert [k for k in keys if k.startswith("h.zarr/raw/")] == ["h.zarr/raw/.zarray", "h.zarr/raw/0.0"]
+    assert set(others) <= set(keys)
+    assert_same_array(rnc.get(f"s3://{bucket}/h.zarr/raw"), cli_form(INT[:3, :4]))
+    assert_same_array(rnc.get(f"s3://{bucket}/h.zarr/sub/x"), cli_form(np.linspace(0, 1, 6)))
+
+
+def test_put_n5_dataset_deep_in_a_new_container(rnc, s3, bucket):
+    """`put IN s3://b/c.n5/a/b/ds` on an empty bucket: dataset a/b/ds of a new container c.n5
+    (root attributes with the N5 version, groups a and a/b), read by tensorstore."""
+    rnc.put(INT, f"s3://{bucket}/c.n5/a/b/ds", "n5", chunks=(4, 5))
+    keys = s3.keys(bucket)
+    assert {"c.n5/attributes.json", "c.n5/a/attributes.json", "c.n5/a/b/attributes.json", "c.n5/a/b/ds/attributes.json"} <= set(keys)
+    assert "n5" in json.loads(s3.get_bytes(bucket, "c.n5/attributes.json"))
+    assert_same_array(tensorstore_read(s3, bucket, "c.n5/a/b/ds", "n5"), INT)
+    check_tree(rnc.tree(f"s3://{bucket}/c.n5"), {p: {} for p in ("/", "/a", "/a/b", "/a/b/ds")})
+
+
 def test_anonymous_read_of_a_public_bucket(neurochunk_binary, servers, tmp_path):
     """`--anon` with no credentials at all: a bucket whose policy lets anyone read is read; a
     private one is a clean error naming the URL. moto only: it evaluates bucket policies for
