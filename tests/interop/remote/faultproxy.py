@@ -317,11 +317,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         with owner._lock:
             owner.in_flight += 1
             owner.max_in_flight = max(owner.max_in_flight, owner.in_flight)
+        self._counted = True
         try:
             self._handle()
         finally:
-            with owner._lock:
-                owner.in_flight -= 1
+            self._answered()
+
+    def _answered(self) -> None:
+        """The request stops counting as in flight once its answer is ready, before the answer
+        is sent: a client that waits for an answer before sending its next request must never
+        be seen with both in flight (this thread might otherwise only get to the decrement after
+        the client's next request arrived)."""
+        if self._counted:
+            self._counted = False
+            with self.owner._lock:
+                self.owner.in_flight -= 1
 
     def _handle(self) -> None:
         owner = self.owner
@@ -338,15 +348,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         final = next((r for r in rules if r.action != "delay"), None)
         if final is not None and final.action == "fail":
             req.injected = "fail"
+            self._answered()
             self._send_error(req, final)
             return
         try:
             status, reason, headers, payload = self._forward(body)
         except OSError as exc:
             req.status = 502
+            self._answered()
             self._send_simple(502, f"upstream {owner.upstream} failed: {exc}".encode(), "text/plain")
             return
         req.status = status
+        self._answered()
         if final is not None and final.action == "truncate" and payload and self.command != "HEAD":
             req.injected = "truncate"
             keep = final.keep if isinstance(final.keep, int) else int(len(payload) * final.keep)
