@@ -189,17 +189,17 @@ pub(crate) struct GetArgs {
     /// Region to read, per axis an index or `start:stop[:step]`, e.g. `0:10,5,::2`.
     #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
     region: Option<String>,
-    /// The .npy file to write.
+    /// The .npy file to write (a path or a URL; a ragged array goes to an .npz).
     #[arg(short, long, value_name = "OUT.npy")]
-    output: PathBuf,
+    output: Location,
     #[command(flatten)]
     axis_order: AxisOrderOpt,
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct PutArgs {
-    /// The .npy file to read.
-    input: PathBuf,
+    /// The .npy file to read (a path or a URL; an .npz holds a ragged array).
+    input: Location,
     /// The array directory or URL to create (replaced if it exists).
     path: Location,
     /// The format to write.
@@ -276,9 +276,7 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
         .read(&selection)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let (data_type, bytes) = to_npy_layout(&array.metadata().data_type, data);
-    npy::write_npy(&args.output, &data_type, &shape, &bytes)
-        .map_err(|e| Failure(format!("{}: {e}", args.output.display())))?;
-    Ok(())
+    write_npy_to(&args.output, &data_type, &shape, &bytes)
 }
 
 /// A ragged array (numcodecs `vlen-array`) goes to an `.npz` holding `values` (every
@@ -286,7 +284,7 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
 /// `values[offsets[i]:offsets[i+1]]`, C order) and `shape` (int64, the selection's shape).
 fn get_ragged(args: &GetArgs, array: &Array, selection: &neurochunk_array::Selection) -> CmdResult {
     let out = &args.output;
-    if out.extension().and_then(|e| e.to_str()) != Some("npz") {
+    if !out.file_name().ends_with(".npz") {
         return Err(Failure(format!(
             "{}: the array is ragged (numcodecs vlen-array): give an .npz output, which gets \
              `values`, `offsets` and `shape` (-o OUT.npz)",
@@ -329,14 +327,38 @@ fn get_ragged(args: &GetArgs, array: &Array, selection: &neurochunk_array::Selec
             .map_err(fail)?,
         ),
     ];
-    npz::write_npz(out, &members).map_err(fail)
+    out.write_file(npz::npz_bytes(&members).map_err(fail)?)
+}
+
+/// Write a `.npy` file to a path (written aside and renamed into place) or a URL (one
+/// object).
+pub(crate) fn write_npy_to(
+    output: &Location,
+    data_type: &DataType,
+    shape: &[usize],
+    data: &[u8],
+) -> CmdResult {
+    let fail = |e: neurochunk_dtype::DtypeError| Failure(format!("{}: {e}", output.display()));
+    match output.local() {
+        Some(path) => npy::write_npy(path, data_type, shape, data).map_err(fail),
+        None => output.write_file(npy::npy_file_bytes(data_type, shape, data).map_err(fail)?),
+    }
+}
+
+/// Read a `.npy` file from a path or a URL.
+fn read_npy_from(input: &Location) -> Result<(npy::NpyHeader, Vec<u8>), Failure> {
+    let fail = |e: neurochunk_dtype::DtypeError| Failure(format!("{}: {e}", input.display()));
+    match input.local() {
+        Some(path) => npy::read_npy(path).map_err(fail),
+        None => npy::read_npy_bytes(&input.read_file()?).map_err(fail),
+    }
 }
 
 /// An `.npz` as `get` writes it for a ragged array, read back for `put`: the shape, the
 /// numbers' type and the elements as variable-length bytes holding the numbers.
-fn read_ragged_npz(path: &Path) -> Result<(Vec<usize>, DataType, ArrayBytes), Failure> {
-    let fail = |e: String| Failure(format!("{}: {e}", path.display()));
-    let members = npz::read_npz(path).map_err(fail)?;
+fn read_ragged_npz(input: &Location) -> Result<(Vec<usize>, DataType, ArrayBytes), Failure> {
+    let fail = |e: String| Failure(format!("{}: {e}", input.display()));
+    let members = npz::read_npz(&input.read_file()?).map_err(fail)?;
     let find = |name: &str| {
         members.iter().find(|m| m.0 == name).ok_or_else(|| {
             fail(format!(
@@ -495,13 +517,12 @@ fn parse_json_arg(text: &str, flag: &str) -> Result<Value, Failure> {
 pub(crate) fn put(args: PutArgs) -> CmdResult {
     let format = ZarrFormat::from(args.format);
     // An .npz (values, offsets, shape) is a ragged array, stored with numcodecs vlen-array.
-    let ragged_input = args.input.extension().and_then(|e| e.to_str()) == Some("npz");
+    let ragged_input = args.input.file_name().ends_with(".npz");
     let (shape, ragged_element, data_type, data) = if ragged_input {
         let (shape, element, data) = read_ragged_npz(&args.input)?;
         (shape, Some(element), DataType::Bytes, data)
     } else {
-        let (header, bytes) = npy::read_npy(&args.input)
-            .map_err(|e| Failure(format!("{}: {e}", args.input.display())))?;
+        let (header, bytes) = read_npy_from(&args.input)?;
         let (data_type, data) = match (args.vlen, to_variable(&header.data_type, &bytes)) {
             (true, Some(converted)) => converted,
             (true, None) => return Err(Failure("--vlen needs a '<U' or '|S' input array".into())),

@@ -5,13 +5,12 @@
 //! one link or reference that does not resolve). Errors are one line on stderr naming the
 //! file and the object.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand, ValueEnum};
 use neurochunk_array::parse_selection;
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
-use neurochunk_dtype::npy;
 use neurochunk_hdmf::demo::{write_demo, write_demo_into, DemoOptions};
 use neurochunk_hdmf::{
     check, convert_file, convert_into, load_namespace_file, structure_problems, to_npy,
@@ -157,8 +156,9 @@ pub(crate) enum NwbCommand {
         /// Region to read, per axis an index or `start:stop[:step]`.
         #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
         region: Option<String>,
+        /// The .npy file to write (a path or a URL).
         #[arg(short, long, value_name = "OUT.npy")]
-        output: PathBuf,
+        output: Location,
         #[command(flatten)]
         external: ExternalArgs,
     },
@@ -179,8 +179,9 @@ pub(crate) enum NwbCommand {
         /// The compound field holding the reference.
         #[arg(long, requires = "index")]
         field: Option<String>,
+        /// The .npy file to write (a path or a URL).
         #[arg(short, long, value_name = "OUT.npy")]
-        output: Option<PathBuf>,
+        output: Option<Location>,
         #[command(flatten)]
         external: ExternalArgs,
     },
@@ -548,11 +549,10 @@ fn find_reference(
     reference.ok_or_else(|| Failure(format!("{}: element {index} holds no reference", where_())))
 }
 
-fn write_dataset(output: &Path, dataset: &Dataset, file: &Location, object: &str) -> CmdResult {
+fn write_dataset(output: &Location, dataset: &Dataset, file: &Location, object: &str) -> CmdResult {
     let (data_type, bytes) =
         to_npy(&dataset.value).map_err(|m| Failure(format!("{file}: '{object}': {m}")))?;
-    npy::write_npy(output, &data_type, &dataset.shape, &bytes)?;
-    Ok(())
+    crate::arrays::write_npy_to(output, &data_type, &dataset.shape, &bytes)
 }
 
 /// The `--compressors` option as typed codecs.

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
 use clap::Args;
+use neurochunk_store::remote::Scheme;
 use neurochunk_store::{
     Durability, FsStore, PrefixStore, RemoteOptions, Store, StoreError, StoreLocation,
 };
@@ -103,6 +104,52 @@ impl Location {
         self.0.display()
     }
 
+    /// The location of `key` of the location's store (a key [`Location::open_parts`]
+    /// returned), as a person reads it: the store's URL and the key, or the path for a
+    /// local location (whose store is rooted there).
+    pub(crate) fn display_key(&self, key: &str) -> String {
+        match &self.0 {
+            StoreLocation::Local(path) => path.join(key).display().to_string(),
+            StoreLocation::Url { base, .. } => format!("{base}/{key}"),
+        }
+    }
+
+    /// The whole file at the location (a local file, or the object at the URL).
+    pub(crate) fn read_file(&self) -> Result<Vec<u8>, Failure> {
+        if let Some(path) = self.local() {
+            return std::fs::read(path).map_err(|e| Failure(format!("{}: {e}", path.display())));
+        }
+        let (store, key) = self.open_parts()?;
+        match store.get(&key) {
+            Ok(Some(bytes)) => Ok(bytes.to_vec()),
+            Ok(None) => Err(Failure(format!("{}: no such object", self.display()))),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// Store `bytes` as the file at the location: a local file written beside its path and
+    /// renamed into place, or one object (atomic) at the URL.
+    pub(crate) fn write_file(&self, bytes: Vec<u8>) -> Result<(), Failure> {
+        if let Some(path) = self.local() {
+            let fail = |e: std::io::Error| Failure(format!("{}: {e}", path.display()));
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "out".into());
+            let partial = path.with_file_name(format!(".{name}.partial"));
+            return std::fs::write(&partial, bytes)
+                .and_then(|()| std::fs::rename(&partial, path))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&partial);
+                    fail(e)
+                });
+        }
+        let (store, key) = self.open_parts()?;
+        store
+            .set(&key, neurochunk_store::Bytes::from(bytes))
+            .map_err(|e| self.fail(e))
+    }
+
     /// The last segment of the path or key (a file name).
     pub(crate) fn file_name(&self) -> String {
         match &self.0 {
@@ -165,6 +212,16 @@ impl Location {
     /// hierarchy, and a URL below prefixes that hold nothing yet is a node of a new hierarchy
     /// rooted at the shallowest of them, whose parent groups are then created.
     pub(crate) fn locate_remote_node(&self) -> Result<RemoteNode, Failure> {
+        if let StoreLocation::Url {
+            scheme: Scheme::Http,
+            ..
+        } = &self.0
+        {
+            // Refused before any request (plain HTTP servers can neither list nor write).
+            return Err(self.fail(StoreError::ReadOnly {
+                key: self.display(),
+            }));
+        }
         let (store, key) = self.open_parts()?;
         let (root, node) = locate_node_in(store.as_ref(), &key).map_err(|e| self.fail(e))?;
         Ok(RemoteNode {

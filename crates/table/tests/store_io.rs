@@ -364,3 +364,73 @@ fn derive_info_and_validate_work_on_store_tables() {
         neurochunk_table::Severity::Error
     ));
 }
+
+#[test]
+fn swc_import_and_export_and_derive_through_a_store() {
+    use neurochunk_table::derive::derive_to;
+    use neurochunk_table::swc::{
+        export_swc_to_store, import_swc_files, parse_swc_bytes, SwcImportOptions,
+    };
+    use neurochunk_table::TableTarget;
+    use std::path::PathBuf;
+
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = "# neuron a\n1 1 0 0 0 1 -1\n2 3 1 0 0 0.5 1\n3 3 2 0 0 0.5 2\n";
+    let b = "1 1 9 9 9 1 -1\n2 4 8 8 8 1 1\n";
+    let files: Vec<(PathBuf, _)> = [("mem://in/10.swc", a), ("mem://in/20.swc", b)]
+        .iter()
+        .map(|(name, text)| {
+            let path = PathBuf::from(name);
+            let parsed = parse_swc_bytes(text.as_bytes().to_vec(), &path).unwrap();
+            (path, parsed)
+        })
+        .collect();
+    let target = TableTarget::Store {
+        store: store.clone(),
+        key: "t/n.skeletons.parquet".into(),
+        name: "mem://t/n.skeletons.parquet".into(),
+    };
+    let opts = SwcImportOptions {
+        context: "urn:uuid:00000000-0000-4000-8000-000000000005".into(),
+        ..Default::default()
+    };
+    let summary = import_swc_files(&files, &target, &opts, &WriteOptions::default()).unwrap();
+    assert_eq!(summary.rows, 5);
+    // Fragment ids from the stems of the URLs' file names.
+    assert_eq!(
+        summary.fragments.iter().map(|f| f.1).collect::<Vec<_>>(),
+        [10, 20]
+    );
+    assert_eq!(store.list_prefix("t/").unwrap(), ["t/n.skeletons.parquet"]);
+
+    let src = TableSource::open_store(store.clone(), "t/n.skeletons.parquet").unwrap();
+    // Derived fields into a store target, named by the target's name in errors.
+    let derived_target = TableTarget::Store {
+        store: store.clone(),
+        key: "t/d.skeletons.arrow".into(),
+        name: "mem://t/d.skeletons.arrow".into(),
+    };
+    let derived = derive_to(&src, &[], &derived_target, &DeriveOptions::default()).unwrap();
+    assert_eq!(derived.rows, 5);
+    let d = TableSource::open_store(store.clone(), "t/d.skeletons.arrow").unwrap();
+    assert!(d.schema().field_with_name("n_children").is_ok());
+
+    // A directory of {fragment}.swc objects, and a single object for one fragment.
+    let keys = export_swc_to_store(&src, store.as_ref(), "out", "mem://out", None).unwrap();
+    assert_eq!(keys, ["out/10.swc", "out/20.swc"]);
+    let text = |k: &str| String::from_utf8(store.get(k).unwrap().unwrap().to_vec()).unwrap();
+    assert_eq!(
+        text("out/10.swc"),
+        "# neuron a\n1 1 0 0 0 1 -1\n2 3 1 0 0 0.5 1\n3 3 2 0 0 0.5 2\n"
+    );
+    assert_eq!(text("out/20.swc"), b);
+    let e = export_swc_to_store(&src, store.as_ref(), "one.swc", "mem://one.swc", None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("holds 2 fragments"), "{e}");
+    assert!(!store.exists("one.swc").unwrap());
+    let keys =
+        export_swc_to_store(&src, store.as_ref(), "one.swc", "mem://one.swc", Some(20)).unwrap();
+    assert_eq!(keys, ["one.swc"]);
+    assert_eq!(text("one.swc"), b);
+}

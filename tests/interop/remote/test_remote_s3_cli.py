@@ -315,3 +315,72 @@ def test_nwb_inspect_of_a_file_in_the_bucket(rnc, s3, bucket, ecephys_nwb):
     s3.upload_dir(local, bucket, "nwb/ecephys.nwb.zarr")
     proc = rnc.run("nwb", "inspect", "--json", f"s3://{bucket}/nwb/ecephys.nwb.zarr")
     assert_inspect_equal(json.loads(proc.stdout), expected)
+
+
+# --------------------------------------------------------------------------------------------
+# Every command that takes a path: table derive / from-swc / to-swc, demo
+# --------------------------------------------------------------------------------------------
+
+SWC_A = "# neuron seven\n1 1 0 0 0 1 -1\n2 3 1 0 0 1 1\n3 3 2 0 0 1 2\n"
+SWC_B = "1 1 5 5 5 2 -1\n2 3 6 5 5 2 1\n"
+
+
+def test_swc_in_and_out_of_the_bucket_and_derive(rnc, s3, bucket):
+    import pyarrow.parquet as pq
+
+    client = s3.client()
+    client.put_object(Bucket=bucket, Key="swc/7.swc", Body=SWC_A.encode())
+    client.put_object(Bucket=bucket, Key="swc/9.swc", Body=SWC_B.encode())
+    client.put_object(Bucket=bucket, Key="swc/readme.txt", Body=b"not swc")
+    table = f"s3://{bucket}/t/n.skeletons.parquet"
+    out = rnc.run("table", "from-swc", f"s3://{bucket}/swc", table, "--context", "urn:t").stdout
+    assert "5 samples in 2 fragment(s)" in out, out
+    t = pq.read_table(f"{bucket}/t/n.skeletons.parquet", filesystem=s3.arrow_fs())
+    assert sorted(set(t.column("fragment_id").to_pylist())) == [7, 9]
+    derived = f"s3://{bucket}/t/d.skeletons.parquet"
+    rnc.run("table", "derive", table, derived)
+    d = pq.read_table(f"{bucket}/t/d.skeletons.parquet", filesystem=s3.arrow_fs())
+    assert d.column("n_children").to_pylist() == [1, 1, 0, 1, 0]
+    listed = rnc.run("table", "to-swc", derived, f"s3://{bucket}/back").stdout.split()
+    assert listed == [f"s3://{bucket}/back/7.swc", f"s3://{bucket}/back/9.swc"]
+    assert s3.get_bytes(bucket, "back/7.swc").decode() == SWC_A
+    assert s3.get_bytes(bucket, "back/9.swc").decode() == SWC_B
+    rnc.fails("table", "to-swc", derived, f"s3://{bucket}/one.swc", names=["2 fragments"])
+    assert "one.swc" not in s3.keys(bucket)
+
+
+def test_demo_into_the_bucket(rnc, s3, bucket):
+    import zarr
+
+    out = rnc.run("demo", f"s3://{bucket}/demo", "--size", "16").stdout
+    assert "Everything written was read back and matched" in out, out
+    keys = set(s3.keys(bucket))
+    for key in ("demo/volume.zarr3.sharded/zarr.json", "demo/session.zarr2/.zmetadata",
+                "demo/tables/demo.connections.parquet", "demo/ecephys.zarr3.nwb.zarr/zarr.json"):
+        assert key in keys, key
+    g = zarr.open_group(s3.fsspec_store(bucket, "demo/session.zarr2", read_only=True), mode="r")
+    assert g.attrs["subject"] == "mouse-042"
+    assert g["imaging/raw"].shape == (16, 16, 16)
+    v = zarr.open_array(s3.fsspec_store(bucket, "demo/volume.zarr3.sharded", read_only=True), mode="r")
+    assert_same_array(rnc.get(f"s3://{bucket}/demo/volume.zarr3.sharded"), v[...])
+
+
+def test_npy_files_in_the_bucket(rnc, s3, bucket, tmp_path, ecephys_nwb):
+    """`put s3://…/in.npy`, `get -o s3://…/out.npy`, `nwb get -o s3://…`: .npy files are objects
+    too; NumPy reads what we wrote."""
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, INT)
+    s3.client().put_object(Bucket=bucket, Key="in/int.npy", Body=buf.getvalue())
+    rnc.run("put", f"s3://{bucket}/in/int.npy", f"s3://{bucket}/a.zarr", "--format", "zarr3", "--chunks", "4,5")
+    rnc.run("get", f"s3://{bucket}/a.zarr", "--region", REGION, "-o", f"s3://{bucket}/out/r.npy")
+    back = np.load(io.BytesIO(s3.get_bytes(bucket, "out/r.npy")))
+    assert_same_array(back, cli_form(select(INT, REGION)))
+    local, _ = ecephys_nwb
+    s3.upload_dir(local, bucket, "e.nwb.zarr")
+    series = "/acquisition/ElectricalSeries/data"
+    rnc.run("nwb", "get", f"s3://{bucket}/e.nwb.zarr", series, "-o", f"s3://{bucket}/out/series.npy")
+    mine = np.load(io.BytesIO(s3.get_bytes(bucket, "out/series.npy")))
+    import zarr
+    np.testing.assert_array_equal(mine, zarr.open_array(str(local / series.lstrip("/")), mode="r")[...])

@@ -24,7 +24,7 @@ mod write;
 
 pub use guard::decoder_panic_is_caught;
 pub use neurochunk_store::Durability;
-pub use write::{output_format, TableWriter, WriteOptions};
+pub use write::{output_format, TableTarget, TableWriter, WriteOptions};
 
 use crate::error::{Result, TableError};
 use crate::rules::RuleId;
