@@ -294,7 +294,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         self._proxy()
 
-    do_HEAD = do_PUT = do_POST = do_DELETE = do_OPTIONS = do_PATCH = do_GET
+    do_HEAD = do_PUT = do_POST = do_DELETE = do_OPTIONS = do_PATCH = do_PROPFIND = do_GET
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

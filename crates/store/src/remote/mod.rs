@@ -9,6 +9,7 @@
 //! are uploaded in parts, and failed requests are retried with backoff and jitter. See
 //! `docs/remote.md`.
 
+mod http_index;
 mod location;
 mod profile;
 #[cfg(test)]
@@ -70,9 +71,12 @@ pub struct RemoteStore {
     part_size: usize,
     coalesce_gap: u64,
     ignores_ranges: AtomicBool,
-    /// HTTP stores: the store listings go to (without retries), whose failure means the
-    /// server cannot list (plain HTTP servers refuse WebDAV `PROPFIND`).
+    /// HTTP stores: the store listings go to first (without retries): WebDAV `PROPFIND`.
     http_lister: Option<Arc<dyn ObjectStore>>,
+    /// HTTP stores: HTML directory indexes, read when the server refuses `PROPFIND` (as plain
+    /// web servers do; remembered in `propfind_refused`).
+    http_index: Option<http_index::HttpIndex>,
+    propfind_refused: AtomicBool,
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -132,6 +136,8 @@ impl RemoteStore {
             coalesce_gap: options.coalesce_gap,
             ignores_ranges: AtomicBool::new(false),
             http_lister: None,
+            http_index: None,
+            propfind_refused: AtomicBool::new(false),
         })
     }
 
@@ -142,10 +148,17 @@ impl RemoteStore {
     }
 
     /// List through `lister` (an HTTP store without retries, so that a server that cannot
-    /// list says so at once): plain HTTP servers refuse WebDAV `PROPFIND`, and only what is
-    /// named (arrays, files, groups with consolidated metadata) can be read from them.
-    pub(crate) fn with_http_lister(mut self, lister: Arc<dyn ObjectStore>) -> Self {
+    /// list says so at once), and when the server refuses WebDAV `PROPFIND` (plain web
+    /// servers do), through its HTML directory indexes (`index`). A server that offers
+    /// neither can only serve what is named (arrays, files, groups with consolidated
+    /// metadata).
+    pub(crate) fn with_http_lister(
+        mut self,
+        lister: Arc<dyn ObjectStore>,
+        index: Option<http_index::HttpIndex>,
+    ) -> Self {
         self.http_lister = Some(lister);
+        self.http_index = index;
         self
     }
 
@@ -215,15 +228,70 @@ impl RemoteStore {
     }
 
     /// The error of a listing an HTTP server refused.
-    fn unlistable(&self, prefix: &str, e: object_store::Error) -> StoreError {
+    fn unlistable(&self, prefix: &str, e: &str) -> StoreError {
         StoreError::Remote {
             url: self.url_of(prefix),
             source: format!(
-                "this HTTP server cannot list its files (read arrays and files by name, or groups \
-                 with consolidated metadata): {e}"
+                "this HTTP server cannot list its files: it refuses WebDAV PROPFIND and gives no \
+                 HTML directory index (read arrays and files by name, or groups with consolidated \
+                 metadata): {e}"
             )
             .into(),
         }
+    }
+
+    /// A directory of an HTTP server through `PROPFIND` (until the server refused it once),
+    /// then through its HTML index: the names of its values and sub-directories, or `None`
+    /// when the server has no such directory.
+    async fn http_list_dir(
+        &self,
+        lister: &Arc<dyn ObjectStore>,
+        dir: &str,
+    ) -> Result<Option<(Vec<String>, Vec<String>)>, String> {
+        let mut refused = String::new();
+        if !self.propfind_refused.load(Ordering::Relaxed) {
+            let path = Self::prefix_path(dir).map_err(|e| e.to_string())?;
+            match lister.list_with_delimiter(path.as_ref()).await {
+                Ok(result) => {
+                    let name = |p: &Path| p.filename().unwrap_or_default().to_string();
+                    return Ok(Some((
+                        result.objects.iter().map(|m| name(&m.location)).collect(),
+                        result.common_prefixes.iter().map(name).collect(),
+                    )));
+                }
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => {
+                    self.propfind_refused.store(true, Ordering::Relaxed);
+                    refused = format!("PROPFIND: {e}; ");
+                }
+            }
+        }
+        match &self.http_index {
+            Some(index) => match index.list(dir).await {
+                Ok(found) => Ok(found.map(|i| (i.keys, i.prefixes))),
+                Err(e) => Err(format!("{refused}{e}")),
+            },
+            None => Err(refused),
+        }
+    }
+
+    /// Every value under the directory `dir` of an HTTP server, recursively, one directory
+    /// listing at a time.
+    async fn http_list_all(
+        &self,
+        lister: &Arc<dyn ObjectStore>,
+        dir: &str,
+    ) -> Result<Vec<String>, String> {
+        let mut keys = Vec::new();
+        let mut pending = vec![dir.trim_end_matches('/').to_string()];
+        while let Some(dir) = pending.pop() {
+            let Some((names, prefixes)) = self.http_list_dir(lister, &dir).await? else {
+                continue;
+            };
+            keys.extend(names.iter().map(|n| crate::join_key(&dir, n)));
+            pending.extend(prefixes.iter().map(|p| crate::join_key(&dir, p)));
+        }
+        Ok(keys)
     }
 
     fn fail(&self, key: &str, e: Failed) -> StoreError {
@@ -521,12 +589,11 @@ impl RemoteStore {
     /// Every object under the directory `prefix` (`None`: the root), recursively.
     async fn list_all(&self, shown: &str, prefix: Option<&Path>) -> StoreResult<Vec<String>> {
         if let Some(lister) = &self.http_lister {
-            let listed: object_store::Result<Vec<String>> = lister
-                .list(prefix)
-                .map_ok(|meta| meta.location.to_string())
-                .try_collect()
-                .await;
-            return listed.map_err(|e| self.unlistable(shown, e));
+            let dir = prefix.map(|p| p.to_string()).unwrap_or_default();
+            return self
+                .http_list_all(lister, &dir)
+                .await
+                .map_err(|e| self.unlistable(shown, &e));
         }
         self.inner
             .list(prefix)
@@ -613,13 +680,19 @@ impl Store for RemoteStore {
 
     fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
         let path = Self::prefix_path(prefix)?;
-        let listed = match &self.http_lister {
-            Some(lister) => match self.block_on(lister.list_with_delimiter(path.as_ref())) {
-                Ok(result) => Ok(result),
-                Err(e) => return Err(self.unlistable(prefix, e)),
-            },
-            None => self.block_on(self.inner.list_with_delimiter(path.as_ref())),
-        };
+        if let Some(lister) = &self.http_lister {
+            let dir = path.as_ref().map(|p| p.to_string()).unwrap_or_default();
+            let (keys, prefixes) = self
+                .block_on(self.http_list_dir(lister, &dir))
+                .map_err(|e| self.unlistable(prefix, &e))?
+                .unwrap_or_default();
+            let mut listing = DirListing { keys, prefixes };
+            listing.keys.sort();
+            listing.prefixes.sort();
+            listing.prefixes.dedup();
+            return Ok(listing);
+        }
+        let listed = self.block_on(self.inner.list_with_delimiter(path.as_ref()));
         let result = match listed {
             Ok(result) => result,
             Err(object_store::Error::NotFound { .. }) => return Ok(DirListing::default()),

@@ -328,6 +328,36 @@ enum Mode {
     Truncate,
     /// Answers 403 to everything.
     Forbid,
+    /// A plain web server with directory indexes: `PROPFIND` is 405, a GET of a directory
+    /// (`…/`) is an HTML page linking its entries (`name`, `name/`), as nginx's autoindex.
+    Index,
+}
+
+/// The HTML index of the directory `dir` (URL path with its trailing `/`) of `objects`, or
+/// `None` when nothing is below it.
+fn html_index(dir: &str, objects: &HashMap<String, Vec<u8>>) -> Option<String> {
+    let dir = dir.trim_start_matches('/');
+    let mut entries: Vec<String> = objects
+        .keys()
+        .filter_map(|k| k.strip_prefix(dir))
+        .map(|rest| match rest.split_once('/') {
+            Some((sub, _)) => format!("{sub}/"),
+            None => rest.to_string(),
+        })
+        .collect();
+    if entries.is_empty() {
+        return None;
+    }
+    entries.sort();
+    entries.dedup();
+    let mut html = format!(
+        "<html><head><title>Index of /{dir}</title></head><body><pre><a href=\"../\">../</a>\n"
+    );
+    for e in entries {
+        html.push_str(&format!("<a href=\"{e}\">{e}</a>\n"));
+    }
+    html.push_str("<a href=\"?C=M;O=A\">by date</a></pre></body></html>");
+    Some(html)
 }
 
 /// One request as the server saw it: method, path, `Range` header.
@@ -397,13 +427,26 @@ fn answer(
             .unwrap()
             .push((method.clone(), path.clone(), range));
         let object = objects.get(path.trim_start_matches('/'));
-        let (status, payload): (&str, &[u8]) = match (mode, object) {
-            (Mode::Forbid, _) => ("403 Forbidden", b"<Error>AccessDenied</Error>"),
-            (_, None) => ("404 Not Found", b""),
-            (_, Some(value)) => ("200 OK", value),
+        let index = (mode == Mode::Index && path.ends_with('/'))
+            .then(|| html_index(&path, objects))
+            .flatten();
+        let (status, payload, content_type): (&str, &[u8], &str) = match (mode, object) {
+            (Mode::Forbid, _) => ("403 Forbidden", b"<Error>AccessDenied</Error>", "text/xml"),
+            (Mode::Index, _) if method == "PROPFIND" => {
+                ("405 Method Not Allowed", b"", "text/plain")
+            }
+            (Mode::Index, _) if index.is_some() => (
+                "200 OK",
+                index.as_deref().unwrap_or_default().as_bytes(),
+                "text/html; charset=utf-8",
+            ),
+            // Plain web servers refuse WebDAV.
+            (_, None) if method == "PROPFIND" => ("405 Method Not Allowed", b"", "text/plain"),
+            (_, None) => ("404 Not Found", b"", "text/plain"),
+            (_, Some(value)) => ("200 OK", value, "application/octet-stream"),
         };
         let head = format!(
-            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\n\r\n",
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: {content_type}\r\n\r\n",
             payload.len()
         );
         if stream.write_all(head.as_bytes()).is_err() {
@@ -552,4 +595,68 @@ fn http_stores_are_read_only() {
         .unwrap()
         .iter()
         .all(|(m, _, _)| m == "GET"));
+}
+
+#[test]
+fn plain_http_servers_are_listed_through_their_html_indexes() {
+    let objects: HashMap<String, Vec<u8>> = [
+        "data/h.zarr/zarr.json",
+        "data/h.zarr/raw/zarr.json",
+        "data/h.zarr/raw/c/0/0",
+        "data/h.zarr/raw/c/0/1",
+        "data/h.zarr/sub/zarr.json",
+        "data/h.zarr/sub/x/.zarray",
+        "data/h.zarr2/zarr.json",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), b"{}".to_vec()))
+    .collect();
+    let server = serve(Mode::Index, objects);
+    let (store, _) = http_store(&server);
+    let listing = store.list_dir("data/h.zarr").unwrap();
+    assert_eq!(listing.keys, ["zarr.json"]);
+    assert_eq!(listing.prefixes, ["raw", "sub"]);
+    assert_eq!(
+        store.list_dir("data/h.zarr/sub/x").unwrap().keys,
+        [".zarray"]
+    );
+    // A directory the server does not have (once it has shown an index) is empty, as on an
+    // object store.
+    assert_eq!(store.list_dir("data/none").unwrap(), DirListing::default());
+    // Recursive listings walk the indexes; text prefixes are matched on text.
+    assert_eq!(
+        store.list_prefix("data/h.zarr/raw/").unwrap(),
+        [
+            "data/h.zarr/raw/c/0/0",
+            "data/h.zarr/raw/c/0/1",
+            "data/h.zarr/raw/zarr.json"
+        ]
+    );
+    assert_eq!(
+        store.list_prefix("data/h.zarr").unwrap().len(),
+        7,
+        "the sibling h.zarr2 matches the text prefix too"
+    );
+    // PROPFIND was tried once; every later listing went straight to the index.
+    let seen = server.seen.lock().unwrap().clone();
+    let propfinds = seen.iter().filter(|(m, _, _)| m == "PROPFIND").count();
+    assert_eq!(propfinds, 1, "{seen:?}");
+    assert!(seen
+        .iter()
+        .filter(|(m, _, _)| m == "GET")
+        .all(|(_, path, _)| path.ends_with('/')));
+}
+
+#[test]
+fn servers_without_indexes_say_they_cannot_list() {
+    // 405 to PROPFIND and 404 to every directory page: not an empty directory.
+    let objects = HashMap::from([("data/a/zarr.json".to_string(), b"{}".to_vec())]);
+    let server = serve(Mode::IgnoreRanges, objects);
+    let (store, _) = http_store(&server);
+    let e = store.list_dir("data").unwrap_err().to_string();
+    assert!(
+        e.contains("cannot list") && e.contains(&format!("{}/data", server.base)),
+        "{e}"
+    );
+    assert!(store.list_prefix("data/").is_err());
 }
