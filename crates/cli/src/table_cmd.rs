@@ -5,17 +5,19 @@
 //! or data that does not allow the operation, 2 unreadable input or bad usage.
 //! Errors are printed on stderr as one line naming the file.
 
+use arrow::datatypes::Schema;
 use neurochunk_store::join_key;
 use neurochunk_table::derive::{derive, derive_to, DeriveOptions};
 use neurochunk_table::info::source_info;
-use neurochunk_table::io::{output_format, Durability, TableSource, TableWriter, WriteOptions};
+use neurochunk_table::io::{output_format, Durability, TableSource, WriteOptions};
 use neurochunk_table::swc::{
     export_swc_from, export_swc_to_store, import_swc_files, parse_swc_bytes, read_swc_files,
     SwcFile, SwcImportOptions,
 };
 use neurochunk_table::validate::{validate_results, ValidateOptions};
-use neurochunk_table::{Format, Registry, TableError, TableTarget};
+use neurochunk_table::{Format, Registry, RowFilter, TableError, TableTarget};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::store_args::{Location, URL_FORMS};
 use std::process::ExitCode;
@@ -121,6 +123,15 @@ pub enum TableCommand {
         input: Location,
         /// Output path or URL; the extension picks the format.
         output: Location,
+        /// Only these columns, in this order (comma-separated). Parquet inputs are read
+        /// column by column: other columns' bytes are not fetched.
+        #[arg(long, value_name = "COL,...", value_delimiter = ',')]
+        columns: Vec<String>,
+        /// Only the rows of this fragment (the `fragment_id` column; repeatable). Parquet row
+        /// groups whose statistics rule the fragments out, and Hive partitions of other
+        /// fragments, are not read.
+        #[arg(long = "fragment", value_name = "ID")]
+        fragments: Vec<u64>,
         #[command(flatten)]
         out: OutputArgs,
     },
@@ -264,7 +275,13 @@ pub fn run(cmd: TableCommand) -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
-        TableCommand::Convert { input, output, out } => match convert(&input, &output, &out) {
+        TableCommand::Convert {
+            input,
+            output,
+            columns,
+            fragments,
+            out,
+        } => match convert(&input, &output, &columns, &fragments, &out) {
             Ok(rows) => {
                 outln!("{output}: {rows} rows written");
                 ExitCode::SUCCESS
@@ -468,8 +485,32 @@ fn to_swc(
 }
 
 /// Streams `input` into `output` (format from the extension or --partition-by).
-fn convert(input: &Location, output: &Location, out: &OutputArgs) -> Result<u64, TableError> {
+fn convert(
+    input: &Location,
+    output: &Location,
+    columns: &[String],
+    fragments: &[u64],
+    out: &OutputArgs,
+) -> Result<u64, TableError> {
     let src = open_table(input)?;
+    let schema = src.schema();
+    let columns: Vec<String> = if columns.is_empty() {
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    } else {
+        columns.iter().map(|c| c.trim().to_string()).collect()
+    };
+    let mut fields = Vec::with_capacity(columns.len());
+    for c in &columns {
+        let field = schema.field_with_name(c).map_err(|_| {
+            TableError::Usage(format!("{input}: no column {c:?} in the table (--columns)"))
+        })?;
+        fields.push(field.clone());
+    }
+    let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let filter = (!fragments.is_empty()).then(|| RowFilter {
+        column: "fragment_id".into(),
+        values: fragments.to_vec(),
+    });
     let mut opts = out.options();
     let output_name = PathBuf::from(output.file_name());
     output_format(output.local().unwrap_or(&output_name), &opts)?;
@@ -491,14 +532,13 @@ fn convert(input: &Location, output: &Location, out: &OutputArgs) -> Result<u64,
             "{output}: output is a directory; pass --partition-by to write a Hive table"
         )));
     }
-    let mut w = match output.local() {
-        Some(path) => TableWriter::create(path, src.schema(), &opts)?,
-        None => {
-            let (store, key) = output.open_parts().map_err(|e| TableError::Usage(e.0))?;
-            TableWriter::create_in_named(store, &key, &output.display(), src.schema(), &opts)?
-        }
-    };
-    for b in src.batches(neurochunk_table::io::DEFAULT_BATCH_SIZE)? {
+    let mut w = table_target(output)?.create(out_schema, &opts)?;
+    let batches = src.batches_filtered(
+        &columns,
+        filter.as_ref(),
+        neurochunk_table::io::DEFAULT_BATCH_SIZE,
+    )?;
+    for b in batches {
         w.write(&b?)?;
     }
     w.finish()

@@ -67,7 +67,7 @@ pub mod validate;
 
 pub use demo::{demo, demo_in_store, demo_with};
 pub use error::{Result, TableError};
-pub use io::{Durability, Format, TableSource, TableTarget, TableWriter, WriteOptions};
+pub use io::{Durability, Format, RowFilter, TableSource, TableTarget, TableWriter, WriteOptions};
 pub use rules::RuleId;
 pub use schema::{Registry, SPEC_VERSION};
 pub use validate::{

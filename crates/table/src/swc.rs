@@ -11,7 +11,7 @@
 //! Export writes the fields SWC has back out, a null radius as `-1`.
 
 use crate::error::{Result, TableError};
-use crate::io::{TableSource, TableTarget, WriteOptions, DEFAULT_BATCH_SIZE};
+use crate::io::{RowFilter, TableSource, TableTarget, WriteOptions, DEFAULT_BATCH_SIZE};
 use crate::schema::{SPEC_VERSION, SWC_EXT, SWC_EXT_VERSION};
 use crate::tree::{build_tree, IdIndex, TreeInput};
 use arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, UInt64Array};
@@ -698,7 +698,12 @@ pub fn render_swc_fragments(
         cols.push(type_col.clone());
     }
     let mut by_frag: BTreeMap<u64, Vec<SwcSample>> = BTreeMap::new();
-    for b in src.batches_projected(&cols, DEFAULT_BATCH_SIZE)? {
+    // One fragment: row groups and Hive partitions of other fragments are not read.
+    let filter = fragment.map(|f| RowFilter {
+        column: "fragment_id".into(),
+        values: vec![f],
+    });
+    for b in src.batches_filtered(&cols, filter.as_ref(), DEFAULT_BATCH_SIZE)? {
         let b = b?;
         let ids = crate::derive::u64_column(input, &b, "sample_id")?;
         let frags = crate::derive::u64_column(input, &b, "fragment_id")?;

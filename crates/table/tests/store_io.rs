@@ -434,3 +434,136 @@ fn swc_import_and_export_and_derive_through_a_store() {
     assert_eq!(keys, ["one.swc"]);
     assert_eq!(text("one.swc"), b);
 }
+
+#[test]
+fn row_filters_skip_row_groups_and_partitions_they_rule_out() {
+    use neurochunk_table::RowFilter;
+
+    let counting = Arc::new(CountingStore::new(Arc::new(MemoryStore::new())));
+    let store: Arc<dyn Store> = counting.clone();
+    // fragment_id rises with the row: each of the eight row groups holds its own fragments.
+    let rows = 160_000u64;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("fragment_id", DataType::UInt64, false),
+        Field::new("x", DataType::UInt64, false),
+        Field::new("y", DataType::UInt64, false),
+    ]));
+    let frag = |r: u64| r / 5_000; // 32 fragments, 4 per row group
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(UInt64Array::from_iter_values((0..rows).map(frag))) as ArrayRef,
+            Arc::new(UInt64Array::from_iter_values(
+                (0..rows).map(neurochunk_table::synth::mix),
+            )),
+            Arc::new(UInt64Array::from_iter_values(
+                (0..rows).map(|r| neurochunk_table::synth::mix(r + rows)),
+            )),
+        ],
+    )
+    .unwrap();
+    let opts = WriteOptions {
+        row_group_rows: 20_000,
+        ..WriteOptions::default()
+    };
+    write(&store, "f.parquet", &batch, &opts);
+    let src = TableSource::open_store(store.clone(), "f.parquet").unwrap();
+
+    let read_x = |filter: Option<&RowFilter>| -> (Vec<u64>, u64, u64) {
+        counting.reset();
+        let mut xs = Vec::new();
+        for b in src
+            .batches_filtered(&["x".to_string()], filter, 4096)
+            .unwrap()
+        {
+            let b = b.unwrap();
+            assert_eq!(b.num_columns(), 1, "only the projected column comes out");
+            xs.extend_from_slice(b.column(0).as_primitive::<UInt64Type>().values());
+        }
+        let c = counting.counts();
+        (xs, c.bytes_read, c.ranges_read + c.whole_reads)
+    };
+    let (all, all_bytes, _) = read_x(None);
+    assert_eq!(all.len() as u64, rows);
+    // Fragments 9 and 10: rows 45 000..55 000, in row groups 2 (40 000..60 000) only.
+    let filter = RowFilter {
+        column: "fragment_id".into(),
+        values: vec![10, 9, 999],
+    };
+    let (some, some_bytes, _) = read_x(Some(&filter));
+    let expected: Vec<u64> = (45_000..55_000).map(neurochunk_table::synth::mix).collect();
+    assert_eq!(some, expected);
+    // One row group of eight, of the x column plus the filter column (which compresses
+    // well): far less than the unfiltered read of x.
+    assert!(
+        some_bytes * 4 < all_bytes,
+        "filtered read fetched {some_bytes} bytes, unfiltered {all_bytes}"
+    );
+    // A value no row group can hold reads no data at all.
+    let (none, none_bytes, _) = read_x(Some(&RowFilter {
+        column: "fragment_id".into(),
+        values: vec![1_000],
+    }));
+    assert!(none.is_empty());
+    assert!(none_bytes < 1_000, "{none_bytes} bytes for no row group");
+    // Errors name the table and the column.
+    let e = src
+        .batches_filtered(
+            &["x".to_string()],
+            Some(&RowFilter {
+                column: "nope".into(),
+                values: vec![1],
+            }),
+            10,
+        )
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("f.parquet") && e.contains("\"nope\""), "{e}");
+
+    // Hive partitions of other values are never opened.
+    let hive_batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("fragment_id", DataType::UInt64, false),
+            Field::new("x", DataType::UInt64, false),
+        ])),
+        vec![
+            Arc::new(UInt64Array::from_iter_values((0..4000u64).map(|r| r % 4))) as ArrayRef,
+            Arc::new(UInt64Array::from_iter_values(0..4000u64)),
+        ],
+    )
+    .unwrap();
+    let hive_opts = WriteOptions {
+        partition_by: Some("fragment_id".into()),
+        ..WriteOptions::default()
+    };
+    write(&store, "h", &hive_batch, &hive_opts);
+    let hive = TableSource::open_store(store.clone(), "h").unwrap();
+    counting.reset();
+    let xs: Vec<u64> = hive
+        .batches_filtered(
+            &["x".to_string(), "fragment_id".to_string()],
+            Some(&RowFilter {
+                column: "fragment_id".into(),
+                values: vec![2],
+            }),
+            1000,
+        )
+        .unwrap()
+        .flat_map(|b| {
+            let b = b.unwrap();
+            let f = b.column(1).as_primitive::<UInt64Type>();
+            assert!(f.values().iter().all(|&v| v == 2));
+            b.column(0).as_primitive::<UInt64Type>().values().to_vec()
+        })
+        .collect();
+    assert_eq!(xs, (0..4000u64).filter(|r| r % 4 == 2).collect::<Vec<_>>());
+    let one_file = store.size("h/fragment_id=2/part-0.parquet").unwrap();
+    assert!(one_file.is_some(), "{:?}", store.list_prefix("h/").unwrap());
+    assert!(
+        counting.counts().bytes_read <= one_file.unwrap(),
+        "{} bytes read for a partition of {:?} bytes",
+        counting.counts().bytes_read,
+        one_file
+    );
+}

@@ -7,6 +7,7 @@
     proxy.delay(0.5, method="GET")                    # hold matching requests for 0.5 s
     proxy.truncate(keep=0.5, path_contains="/c/")     # send half the body, then close
     proxy.count(method="GET", ranged=True)            # requests seen (injected ones included)
+    proxy.bytes_sent(method="GET")                    # body bytes those requests got back
     proxy.listings()                                  # S3 ListObjects requests: prefix, delimiter
     proxy.max_in_flight                               # the most requests it handled at once
     proxy.stop()
@@ -75,6 +76,7 @@ class Request:
     range: Optional[str]  # the Range header, if any
     status: Optional[int] = None  # what the client got (None: connection dropped first)
     injected: Optional[str] = None  # "fail", "truncate", "delay" (a delay still passes through)
+    sent: int = 0  # bytes of body sent back to the client
 
     @property
     def ranged(self) -> bool:
@@ -231,6 +233,10 @@ class FaultProxy:
     def count(self, **filters) -> int:
         return len(self.seen(**filters))
 
+    def bytes_sent(self, **filters) -> int:
+        """Body bytes sent back for the requests `seen(**filters)` selects."""
+        return sum(r.sent for r in self.seen(**filters))
+
     def counts(self) -> dict[str, int]:
         """Requests per method, ranged GETs apart: {"GET": n, "GET+range": m, "PUT": k, ...}."""
         out: dict[str, int] = {}
@@ -365,6 +371,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             keep = final.keep if isinstance(final.keep, int) else int(len(payload) * final.keep)
             keep = max(0, min(keep, len(payload) - 1))
             self._send_head(status, reason, headers, len(payload))
+            req.sent = keep
             self.wfile.write(payload[:keep])
             self.wfile.flush()
             self.close_connection = True
@@ -375,6 +382,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         self._send_head(status, reason, headers, len(payload))
         if self.command != "HEAD":
+            req.sent = len(payload)
             self.wfile.write(payload)
 
     def _forward(self, body: bytes):

@@ -77,6 +77,57 @@ pub struct RemoteStore {
     /// web servers do; remembered in `propfind_refused`).
     http_index: Option<http_index::HttpIndex>,
     propfind_refused: AtomicBool,
+    /// Servers that ignore ranges: the whole values read last, kept for the next ranged reads
+    /// of the same keys (a Parquet file is read footer first, then column by column).
+    wholes: Mutex<WholeCache>,
+}
+
+/// Bytes of whole values a store keeps for a server that ignores ranges.
+const WHOLE_CACHE_BYTES: usize = 64 << 20;
+
+/// Whole values, most recently used last, at most [`WHOLE_CACHE_BYTES`] in all.
+#[derive(Default)]
+struct WholeCache {
+    values: std::collections::VecDeque<(String, Bytes)>,
+    bytes: usize,
+}
+
+impl WholeCache {
+    fn get(&mut self, key: &str) -> Option<Bytes> {
+        let i = self.values.iter().position(|(k, _)| k == key)?;
+        let entry = self.values.remove(i)?;
+        let value = entry.1.clone();
+        self.values.push_back(entry);
+        Some(value)
+    }
+
+    fn put(&mut self, key: &str, value: &Bytes) {
+        self.forget(key);
+        if value.len() > WHOLE_CACHE_BYTES {
+            return;
+        }
+        self.bytes += value.len();
+        self.values.push_back((key.to_string(), value.clone()));
+        while self.bytes > WHOLE_CACHE_BYTES {
+            match self.values.pop_front() {
+                Some((_, v)) => self.bytes -= v.len(),
+                None => break,
+            }
+        }
+    }
+
+    fn forget(&mut self, key: &str) {
+        if let Some(i) = self.values.iter().position(|(k, _)| k == key) {
+            if let Some((_, v)) = self.values.remove(i) {
+                self.bytes -= v.len();
+            }
+        }
+    }
+
+    fn forget_prefix(&mut self, prefix: &str) {
+        self.values.retain(|(k, _)| !k.starts_with(prefix));
+        self.bytes = self.values.iter().map(|(_, v)| v.len()).sum();
+    }
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -138,6 +189,7 @@ impl RemoteStore {
             http_lister: None,
             http_index: None,
             propfind_refused: AtomicBool::new(false),
+            wholes: Mutex::default(),
         })
     }
 
@@ -370,21 +422,42 @@ impl RemoteStore {
         Ok((bytes, size))
     }
 
-    /// The whole value, or `None` when missing; fetched once per key within `batch`.
+    /// The whole value, or `None` when missing; fetched once per key within `batch`, and
+    /// when the server ignores ranges, kept for later reads (up to [`WHOLE_CACHE_BYTES`]).
     async fn whole(&self, key: &str, path: &Path, batch: &Batch) -> StoreResult<Option<Bytes>> {
+        let keep = self.ignores_ranges();
+        if keep {
+            if let Some(value) = self.whole_cache().get(key) {
+                return Ok(Some(value));
+            }
+        }
         let cell = {
             let mut wholes = batch.wholes.lock().unwrap_or_else(|e| e.into_inner());
             wholes.entry(key.to_string()).or_default().clone()
         };
-        cell.get_or_try_init(|| async {
-            match self.fetch(key, path, None).await {
-                Ok((bytes, _)) => Ok(Some(bytes)),
-                Err(Failed::Service(object_store::Error::NotFound { .. })) => Ok(None),
-                Err(e) => Err(self.fail(key, e)),
-            }
-        })
-        .await
-        .cloned()
+        let value = cell
+            .get_or_try_init(|| async {
+                match self.fetch(key, path, None).await {
+                    Ok((bytes, _)) => Ok(Some(bytes)),
+                    Err(Failed::Service(object_store::Error::NotFound { .. })) => Ok(None),
+                    Err(e) => Err(self.fail(key, e)),
+                }
+            })
+            .await
+            .cloned()?;
+        if let (true, Some(value)) = (keep, &value) {
+            self.whole_cache().put(key, value);
+        }
+        Ok(value)
+    }
+
+    fn whole_cache(&self) -> std::sync::MutexGuard<'_, WholeCache> {
+        self.wholes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forget what is kept of `key` (it is being written or removed).
+    pub(crate) fn forget(&self, key: &str) {
+        self.whole_cache().forget(key);
     }
 
     /// The object's size, or `None` when missing.
@@ -649,6 +722,7 @@ impl Store for RemoteStore {
     fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
+        self.forget(key);
         self.block_on(self.inner.put(&path, PutPayload::from_bytes(value)))
             .map(drop)
             .map_err(|e| self.error(key, e))
@@ -657,6 +731,7 @@ impl Store for RemoteStore {
     fn delete(&self, key: &str) -> StoreResult<()> {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
+        self.forget(key);
         match self.block_on(self.inner.delete(&path)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.error(key, e)),
@@ -740,12 +815,14 @@ impl Store for RemoteStore {
     fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
+        self.forget(key);
         Ok(Box::new(writer::RemoteWriter::new(self, key, path)))
     }
 
     fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
         validate_prefix(prefix)?;
         self.refuse_write(prefix)?;
+        self.whole_cache().forget_prefix(prefix);
         let keys = self.list_prefix(prefix)?;
         let paths: Vec<object_store::Result<Path>> =
             keys.iter().map(|k| Ok(Path::parse(k)?)).collect();

@@ -494,7 +494,8 @@ fn servers_that_ignore_ranges_are_read_whole_and_sliced() {
     assert_eq!(parts, [&value[10..15], &value[value.len() - 3..]]);
     assert!(format!("{store:?}").contains("RemoteStore"));
 
-    // From then on: whole objects, once per key and batch, no Range header.
+    // From then on: whole objects, once per key and batch, no Range header; whole values
+    // read before (data/a) are kept and not fetched again.
     server.seen.lock().unwrap().clear();
     let requests = vec![
         ReadRequest::ranges("data/a", vec![from(0, 4)]),
@@ -529,7 +530,7 @@ fn servers_that_ignore_ranges_are_read_whole_and_sliced() {
     let seen = server.seen.lock().unwrap().clone();
     let mut gets: Vec<&str> = seen.iter().map(|(_, path, _)| path.as_str()).collect();
     gets.sort();
-    assert_eq!(gets, ["/data/a", "/data/b", "/data/missing"], "{seen:?}");
+    assert_eq!(gets, ["/data/b", "/data/missing"], "{seen:?}");
     assert!(
         seen.iter()
             .all(|(m, _, range)| m == "GET" && range.is_none()),
@@ -659,4 +660,60 @@ fn servers_without_indexes_say_they_cannot_list() {
         "{e}"
     );
     assert!(store.list_prefix("data/").is_err());
+}
+
+#[test]
+fn whole_values_kept_for_range_ignoring_servers_follow_writes() {
+    let store = memory_store();
+    store
+        .ignores_ranges
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let first = ByteRange::FromStart {
+        offset: 0,
+        length: Some(3),
+    };
+    store.set("k", Bytes::from_static(b"old value")).unwrap();
+    assert_eq!(
+        store.get_ranges("k", &[first]).unwrap().unwrap(),
+        [&b"old"[..]]
+    );
+    assert_eq!(store.whole_cache().values.len(), 1);
+    // Writes, streamed writes and removals drop what was kept.
+    store.set("k", Bytes::from_static(b"new value")).unwrap();
+    assert_eq!(
+        store.get_ranges("k", &[first]).unwrap().unwrap(),
+        [&b"new"[..]]
+    );
+    let mut w = store.writer("k").unwrap();
+    w.write_all(b"streamed").unwrap();
+    w.commit().unwrap();
+    assert_eq!(
+        store.get_ranges("k", &[first]).unwrap().unwrap(),
+        [&b"str"[..]]
+    );
+    store.delete("k").unwrap();
+    assert_eq!(store.get_ranges("k", &[first]).unwrap(), None);
+    store.set("p/a", Bytes::from_static(b"aaaa")).unwrap();
+    assert_eq!(store.get("p/a").unwrap().as_deref(), Some(&b"aaaa"[..]));
+    store.delete_prefix("p/").unwrap();
+    assert_eq!(store.get("p/a").unwrap(), None);
+}
+
+#[test]
+fn the_whole_value_cache_is_bounded_and_keeps_the_most_recent() {
+    let mut cache = WholeCache::default();
+    let mb = |n: usize| Bytes::from(vec![0u8; n << 20]);
+    cache.put("a", &mb(30));
+    cache.put("b", &mb(30));
+    assert!(cache.get("a").is_some()); // a is now the most recent
+    cache.put("c", &mb(30)); // over 64 MiB: b, the least recent, goes
+    assert!(cache.get("b").is_none());
+    assert!(cache.get("a").is_some() && cache.get("c").is_some());
+    assert_eq!(cache.bytes, 60 << 20);
+    cache.put("huge", &mb(65));
+    assert!(cache.get("huge").is_none(), "larger than the whole cache");
+    cache.put("x/1", &mb(1));
+    cache.forget_prefix("x/");
+    assert!(cache.get("x/1").is_none());
+    assert_eq!(cache.bytes, 60 << 20);
 }

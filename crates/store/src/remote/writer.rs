@@ -82,6 +82,7 @@ impl Write for RemoteWriter<'_> {
 impl ValueWriter for RemoteWriter<'_> {
     fn commit(mut self: Box<Self>) -> StoreResult<()> {
         let store = self.store;
+        store.forget(&self.key);
         let Some(mut upload) = self.upload.take() else {
             let value = Bytes::from(std::mem::take(&mut self.buffer));
             return store
