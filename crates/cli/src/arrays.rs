@@ -176,6 +176,7 @@ impl LayoutArgs {
             separator: self.dimension_separator,
             n5_axis_order: self.axis_order.n5_axis_order.into(),
             keep_checksums: false,
+            resume: false,
             // NWB files converted as plain Zarr keep their reference dictionaries.
             source_adapter: Some(neurochunk_hdmf::reference_source_adapter()),
         })
@@ -241,8 +242,54 @@ pub(crate) struct ConvertArgs {
     /// cannot read them without an optional package).
     #[arg(long)]
     keep_checksums: bool,
+    /// Continue an interrupted conversion of the same source with the same options: chunks
+    /// it already stored are not converted again (a path: the tree it left staged beside the
+    /// destination; a URL: the objects under the destination prefix, which must hold that
+    /// conversion's marker). Without an interrupted conversion, converts from scratch.
+    #[arg(long)]
+    resume: bool,
     #[command(flatten)]
     write: WriteArgs,
+}
+
+/// The key, at the destination's root, of the marker of a conversion in progress: which
+/// source with which options (removed when the conversion finishes). `--resume` continues
+/// only the conversion it describes.
+const CONVERT_MARKER: &str = ".neurochunk-convert.json";
+
+impl ConvertArgs {
+    /// The marker of this conversion (see [`CONVERT_MARKER`]).
+    fn marker(&self) -> Vec<u8> {
+        let options = format!(
+            "{:?}",
+            (
+                &self.format,
+                &self.layout,
+                self.keep_checksums,
+                self.consolidate
+            )
+        );
+        let doc = serde_json::json!({
+            "neurochunk_convert": 1,
+            "source": self.src.display(),
+            "options": options,
+        });
+        serde_json::to_vec_pretty(&doc).unwrap_or_default()
+    }
+}
+
+/// Whether the destination `store` holds a conversion to resume: `Some(true)` when it holds
+/// the marker `marker`, `Some(false)` when it holds nothing at all, `None` otherwise (other
+/// data, or another conversion's marker).
+fn resumable(
+    store: &dyn Store,
+    marker: &[u8],
+) -> Result<Option<bool>, neurochunk_store::StoreError> {
+    if let Some(found) = store.get(CONVERT_MARKER)? {
+        return Ok((found.as_ref() == marker).then_some(true));
+    }
+    let listing = store.list_dir("")?;
+    Ok((listing.keys.is_empty() && listing.prefixes.is_empty()).then_some(false))
 }
 
 #[derive(Args, Debug)]
@@ -722,6 +769,16 @@ fn stage_beside(root: &Path, path: &Path, write: &WriteArgs) -> Result<StagedDir
         .with_durability(write.durability()))
 }
 
+/// The staging directory a killed conversion into `path` left behind, taken over to finish
+/// (see [`StagedDir::adopt_stale`]), or `None`.
+fn adopt_staged(path: &Path, write: &WriteArgs) -> Result<Option<StagedDir>, Failure> {
+    let real =
+        resolve_target(path, path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    Ok(StagedDir::adopt_stale(&real)
+        .map_err(|e| Failure(format!("{}: cannot resume: {e}", path.display())))?
+        .map(|staged| staged.with_durability(write.durability())))
+}
+
 /// Where a node to be written at `path` lives: the root directory of its hierarchy and the
 /// node's path inside it. Existing ancestors that are nodes (have a metadata document) belong
 /// to the hierarchy; otherwise the shallowest directory that does not exist yet is the root,
@@ -798,16 +855,65 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
     // The destination is written in a hidden sibling directory and swapped in at the end:
     // an existing destination is replaced whole, and is complete at every moment.
+    let marker = args.marker();
+    let mut resume = false;
     let (dst_store, staged) = match args.dst.local() {
         Some(path) => {
-            let staged = stage_beside(path, path, &args.write)?;
-            (args.write.store(staged.path()), Some(staged))
+            let adopted = if args.resume {
+                adopt_staged(path, &args.write)?
+            } else {
+                None
+            };
+            let staged = match adopted {
+                Some(staged) => staged,
+                None => stage_beside(path, path, &args.write)?,
+            };
+            let store = args.write.store(staged.path());
+            match resumable(store.as_ref(), &marker) {
+                Ok(Some(true)) => resume = true,
+                Ok(Some(false)) => {}
+                // Another writer's leftovers: start afresh.
+                _ => {
+                    store
+                        .delete_prefix("")
+                        .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
+                }
+            }
+            (store, Some(staged))
         }
         // Objects are written in place, each one atomically (see docs/remote.md).
+        None if args.resume => {
+            let store = args.dst.open_read()?;
+            match resumable(store.as_ref(), &marker)
+                .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?
+            {
+                Some(found) => resume = found,
+                None => {
+                    return Err(Failure(format!(
+                        "{}: nothing to resume: the prefix holds no interrupted conversion of {} \
+                         with these options (its marker {CONVERT_MARKER} is missing or differs); \
+                         convert without --resume to replace it",
+                        args.dst.display(),
+                        args.src.display()
+                    )))
+                }
+            }
+            (store, None)
+        }
         None => (args.dst.open_remote_replace()?, None),
     };
+    if resume {
+        eprintln!(
+            "neurochunk: note: {}: resuming the interrupted conversion",
+            args.dst.display()
+        );
+    }
+    dst_store
+        .set(CONVERT_MARKER, marker.into())
+        .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
     let mut options = args.layout.options(format)?;
     options.keep_checksums = args.keep_checksums;
+    options.resume = resume;
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
     // One line per array whose encoding had to change on the way.
     let note = |path: &str, changes: &[String]| {
@@ -857,6 +963,9 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
             result.map_err(fail)?;
         }
     }
+    dst_store
+        .delete(CONVERT_MARKER)
+        .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
     if args.consolidate {
         consolidate_group(dst_store.as_ref(), "").map_err(|e| Failure(format!("{name}: {e}")))?;
     }

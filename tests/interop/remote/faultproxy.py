@@ -210,6 +210,7 @@ class FaultProxy:
         status: Optional[int] = None,
         injected: Optional[bool] = None,
         where: Optional[Callable[[Request], bool]] = None,
+        path_regex: Optional[str] = None,
     ) -> list[Request]:
         with self._lock:
             reqs = list(self.requests)
@@ -220,6 +221,8 @@ class FaultProxy:
             if ranged is not None and r.ranged != ranged:
                 continue
             if path_contains is not None and path_contains not in r.path:
+                continue
+            if path_regex is not None and not re.search(path_regex, r.path):
                 continue
             if status is not None and r.status != status:
                 continue
