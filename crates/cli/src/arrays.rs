@@ -319,9 +319,18 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
     if array.metadata().ragged_element_type().is_some() {
         return get_ragged(&args, &array, &selection);
     }
+    // A remote read shows what it fetched so far (a local one is over before a bar helps).
+    let spinner = args
+        .path
+        .local()
+        .is_none()
+        .then(|| progress::spinner(&format!("reading {}", args.path)));
     let (shape, data) = array
         .read(&selection)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
     let (data_type, bytes) = to_npy_layout(&array.metadata().data_type, data);
     write_npy_to(&args.output, &data_type, &shape, &bytes)
 }
@@ -902,7 +911,7 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
         }
         None => (args.dst.open_remote_replace()?, None),
     };
-    if resume {
+    if resume && !progress::quiet() {
         eprintln!(
             "neurochunk: note: {}: resuming the interrupted conversion",
             args.dst.display()
@@ -917,6 +926,9 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
     // One line per array whose encoding had to change on the way.
     let note = |path: &str, changes: &[String]| {
+        if progress::quiet() {
+            return;
+        }
         let node = path.trim_matches('/');
         let sep = if node.is_empty() { "" } else { "/" };
         eprintln!(
@@ -982,6 +994,8 @@ pub(crate) fn consolidate(args: ConsolidateArgs) -> CmdResult {
     let store = args.write.store_at(&args.path)?;
     let count = consolidate_group(store.as_ref(), "")
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
-    eprintln!("consolidated metadata of {count} nodes");
+    if !progress::quiet() {
+        eprintln!("consolidated metadata of {count} nodes");
+    }
     Ok(())
 }

@@ -46,6 +46,12 @@ pub(crate) struct RemoteArgs {
     #[arg(long, global = true, value_name = "N", env = "NEUROCHUNK_MAX_REQUESTS",
           value_parser = clap::value_parser!(u32).range(1..))]
     max_requests: Option<u32>,
+    /// No progress bars (they are drawn only when standard error is a terminal anyway).
+    #[arg(long, global = true)]
+    pub no_progress: bool,
+    /// No progress bars and no notes on standard error; errors are still printed.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
 }
 
 static REMOTE_OPTIONS: OnceLock<RemoteOptions> = OnceLock::new();

@@ -18,7 +18,7 @@ mod writer;
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::stream::{StreamExt, TryStreamExt};
@@ -80,6 +80,44 @@ pub struct RemoteStore {
     /// Servers that ignore ranges: the whole values read last, kept for the next ranged reads
     /// of the same keys (a Parquet file is read footer first, then column by column).
     wholes: Mutex<WholeCache>,
+}
+
+/// Requests made and bytes moved by every [`RemoteStore`] of the process (see [`traffic`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Requests sent: GET, HEAD, PUT, DELETE, listings (a listing of several pages counts
+    /// once), upload parts.
+    pub requests: u64,
+    /// Bytes of response bodies received (object data).
+    pub bytes_read: u64,
+    /// Bytes of object data sent.
+    pub bytes_written: u64,
+}
+
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+static BYTES_READ: AtomicU64 = AtomicU64::new(0);
+static BYTES_WRITTEN: AtomicU64 = AtomicU64::new(0);
+
+/// The requests and bytes of every [`RemoteStore`] of the process so far, for progress
+/// displays (counted as they happen: a body being received counts as it arrives).
+pub fn traffic() -> Traffic {
+    Traffic {
+        requests: REQUESTS.load(Ordering::Relaxed),
+        bytes_read: BYTES_READ.load(Ordering::Relaxed),
+        bytes_written: BYTES_WRITTEN.load(Ordering::Relaxed),
+    }
+}
+
+fn count_requests(n: u64) {
+    REQUESTS.fetch_add(n, Ordering::Relaxed);
+}
+
+fn count_read(bytes: usize) {
+    BYTES_READ.fetch_add(bytes as u64, Ordering::Relaxed);
+}
+
+fn count_written(bytes: usize) {
+    BYTES_WRITTEN.fetch_add(bytes as u64, Ordering::Relaxed);
 }
 
 /// Bytes of whole values a store keeps for a server that ignores ranges.
@@ -303,6 +341,7 @@ impl RemoteStore {
         let mut refused = String::new();
         if !self.propfind_refused.load(Ordering::Relaxed) {
             let path = Self::prefix_path(dir).map_err(|e| e.to_string())?;
+            count_requests(1);
             match lister.list_with_delimiter(path.as_ref()).await {
                 Ok(result) => {
                     let name = |p: &Path| p.filename().unwrap_or_default().to_string();
@@ -319,10 +358,13 @@ impl RemoteStore {
             }
         }
         match &self.http_index {
-            Some(index) => match index.list(dir).await {
-                Ok(found) => Ok(found.map(|i| (i.keys, i.prefixes))),
-                Err(e) => Err(format!("{refused}{e}")),
-            },
+            Some(index) => {
+                count_requests(1);
+                match index.list(dir).await {
+                    Ok(found) => Ok(found.map(|i| (i.keys, i.prefixes))),
+                    Err(e) => Err(format!("{refused}{e}")),
+                }
+            }
             None => Err(refused),
         }
     }
@@ -378,6 +420,7 @@ impl RemoteStore {
             range,
             ..GetOptions::default()
         };
+        count_requests(1);
         let result = self
             .inner
             .get_opts(path, options)
@@ -401,6 +444,7 @@ impl RemoteStore {
             match chunk {
                 Ok(chunk) => {
                     received += chunk.len() as u64;
+                    count_read(chunk.len());
                     chunks.push(chunk);
                 }
                 Err(_) if received < expected => return Err(truncated(received)),
@@ -462,6 +506,7 @@ impl RemoteStore {
 
     /// The object's size, or `None` when missing.
     async fn head_size(&self, key: &str, path: &Path) -> StoreResult<Option<u64>> {
+        count_requests(1);
         match self.inner.head(path).await {
             Ok(meta) => Ok(Some(meta.size)),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
@@ -668,6 +713,7 @@ impl RemoteStore {
                 .await
                 .map_err(|e| self.unlistable(shown, &e));
         }
+        count_requests(1);
         self.inner
             .list(prefix)
             .map_ok(|meta| meta.location.to_string())
@@ -723,6 +769,8 @@ impl Store for RemoteStore {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
         self.forget(key);
+        count_requests(1);
+        count_written(value.len());
         self.block_on(self.inner.put(&path, PutPayload::from_bytes(value)))
             .map(drop)
             .map_err(|e| self.error(key, e))
@@ -732,6 +780,7 @@ impl Store for RemoteStore {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
         self.forget(key);
+        count_requests(1);
         match self.block_on(self.inner.delete(&path)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.error(key, e)),
@@ -767,6 +816,7 @@ impl Store for RemoteStore {
             listing.prefixes.dedup();
             return Ok(listing);
         }
+        count_requests(1);
         let listed = self.block_on(self.inner.list_with_delimiter(path.as_ref()));
         let result = match listed {
             Ok(result) => result,
@@ -824,6 +874,8 @@ impl Store for RemoteStore {
         self.refuse_write(prefix)?;
         self.whole_cache().forget_prefix(prefix);
         let keys = self.list_prefix(prefix)?;
+        // S3 deletes up to 1000 keys per request.
+        count_requests(keys.len().div_ceil(1000) as u64);
         let paths: Vec<object_store::Result<Path>> =
             keys.iter().map(|k| Ok(Path::parse(k)?)).collect();
         let results: Vec<object_store::Result<Path>> = self.block_on(

@@ -717,3 +717,39 @@ fn the_whole_value_cache_is_bounded_and_keeps_the_most_recent() {
     assert!(cache.get("x/1").is_none());
     assert_eq!(cache.bytes, 60 << 20);
 }
+
+#[test]
+fn traffic_counts_requests_and_bytes() {
+    // The counters are process-wide and other tests run alongside: compare lower bounds.
+    let store = memory_store();
+    let before = traffic();
+    store.set("t/a", Bytes::from(vec![1u8; 1000])).unwrap();
+    let mut w = store.writer("t/b").unwrap();
+    w.write_all(&[2u8; 500]).unwrap();
+    w.commit().unwrap();
+    assert_eq!(store.get("t/a").unwrap().unwrap().len(), 1000);
+    let parts = store
+        .get_ranges(
+            "t/b",
+            &[ByteRange::FromStart {
+                offset: 10,
+                length: Some(20),
+            }],
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(parts[0].len(), 20);
+    let after = traffic();
+    assert!(
+        after.requests >= before.requests + 4,
+        "{before:?} -> {after:?}"
+    );
+    assert!(
+        after.bytes_written >= before.bytes_written + 1500,
+        "{before:?} -> {after:?}"
+    );
+    assert!(
+        after.bytes_read >= before.bytes_read + 1020,
+        "{before:?} -> {after:?}"
+    );
+}
