@@ -156,6 +156,23 @@ impl Location {
             .map_err(|e| self.fail(e))
     }
 
+    /// For two URLs of the same store (bucket, container, host): this location's key in it.
+    pub(crate) fn key_in_store_of(&self, other: &Location) -> Option<String> {
+        match (&self.0, &other.0) {
+            (
+                StoreLocation::Url {
+                    scheme, base, key, ..
+                },
+                StoreLocation::Url {
+                    scheme: other_scheme,
+                    base: other_base,
+                    ..
+                },
+            ) if scheme == other_scheme && base == other_base => Some(key.clone()),
+            _ => None,
+        }
+    }
+
     /// The last segment of the path or key (a file name).
     pub(crate) fn file_name(&self) -> String {
         match &self.0 {

@@ -441,3 +441,59 @@ def test_parquet_projection_and_fragment_filter_fetch_only_what_they_need(rnc, s
 
 def GET_BYTES(proxy) -> int:
     return proxy.bytes_sent(method="GET")
+
+
+# --------------------------------------------------------------------------------------------
+# NWB external links across the remote root
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def nwb_external_layout(s3, bucket, ecephys_nwb, tmp_path):
+    """In the bucket: lab/a/b/file.nwb.zarr (ts2's `timestamps` link retargeted by each test),
+    lab/a/b/sibling.nwb.zarr and lab/ext.nwb.zarr (outside lab/a/b); returns a function that
+    uploads file.nwb.zarr with its link's source set to `source`."""
+    import nwbcraft
+
+    local, _ = ecephys_nwb
+    s3.upload_dir(local, bucket, "lab/a/b/sibling.nwb.zarr")
+    s3.upload_dir(local, bucket, "lab/ext.nwb.zarr")
+
+    def with_source(source: str) -> str:
+        copy = nwbcraft.copy_store(local, tmp_path / f"file-{len(list(tmp_path.iterdir()))}.nwb.zarr")
+        nwbcraft.retarget_link(copy, "/acquisition/ts2", "timestamps", "/acquisition/ts1/timestamps", source=source)
+        s3.upload_dir(copy, bucket, "lab/a/b/file.nwb.zarr")
+        return f"s3://{bucket}/lab/a/b/file.nwb.zarr"
+
+    return with_source
+
+
+def test_nwb_external_link_to_a_sibling_in_the_bucket_resolves(rnc, bucket, nwb_external_layout):
+    url = nwb_external_layout("../sibling.nwb.zarr")
+    proc = rnc.run("nwb", "check", url)
+    assert "no problems" in proc.stdout, proc.stdout + proc.stderr
+    deref = rnc.run("nwb", "get", url, "/acquisition/ts2/timestamps", "-o", rnc.scratch / "t.npy")
+    assert deref.returncode == 0
+
+
+def test_nwb_external_link_escaping_the_files_prefix_is_refused_unless_allowed(rnc, bucket, nwb_external_layout):
+    url = nwb_external_layout("../../../ext.nwb.zarr")
+    proc = rnc.run("nwb", "check", url, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "/acquisition/ts2" in proc.stderr and "../../../ext.nwb.zarr" in proc.stderr, proc.stderr
+    assert f"s3://{bucket}/lab/a/b" in proc.stderr and "--allow-external" in proc.stderr, proc.stderr
+    err = rnc.fails("nwb", "get", url, "/acquisition/ts2/timestamps", "-o", rnc.scratch / "t.npy",
+                    names=["../../../ext.nwb.zarr", "outside the allowed"])
+    assert "panicked" not in err
+    # Allowed when --allow-external covers the target; a prefix that does not cover it is not enough.
+    assert rnc.run("nwb", "check", url, "--allow-external", f"s3://{bucket}/lab").returncode == 0
+    assert rnc.run("nwb", "check", url, "--allow-external", f"s3://{bucket}/lab/a", check=False).returncode == 1
+    assert rnc.run("nwb", "check", url, "--allow-any-external").returncode == 0
+    # Another bucket is not a prefix of this one.
+    rnc.fails("nwb", "check", url, "--allow-external", "s3://elsewhere/lab", names=["not in the bucket"])
+
+
+def test_nwb_external_link_leaving_the_bucket_is_refused(rnc, bucket, nwb_external_layout):
+    url = nwb_external_layout("../../../../../../../x.nwb.zarr")
+    proc = rnc.run("nwb", "check", url, "--allow-any-external", check=False)
+    assert proc.returncode == 1 and "outside the store" in proc.stderr, proc.stderr
