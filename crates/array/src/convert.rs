@@ -49,6 +49,12 @@ pub struct ConvertOptions {
     /// for what a higher layer knows from the node (e.g. a serializer mode its attributes
     /// imply); `None` takes the description as parsed.
     pub source_adapter: Option<SourceAdapter>,
+    /// Continue an interrupted conversion into the same destination: an array whose
+    /// metadata documents are already stored, equal to the ones this conversion writes, is
+    /// kept, and its destination chunks already stored are not converted again (every
+    /// chunk is stored whole or not at all, so a stored chunk is complete). An array stored
+    /// with other metadata is an error. Groups are written again.
+    pub resume: bool,
 }
 
 /// A function that adjusts a source array's description before conversion (see
@@ -584,6 +590,42 @@ fn derive_n5(
 /// Copy every element of `src` into `dst` (same shape), one destination chunk per task,
 /// calling `progress(n)` after each batch of `n` chunks.
 pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> ArrayResult<()> {
+    copy_chunks(src, dst, false, progress)
+}
+
+/// [`copy_data`] that skips the destination chunks already stored in `dst` (found with one
+/// listing of the array's keys): the second half of a resumed conversion.
+pub fn copy_missing_data(
+    src: &Array,
+    dst: &Array,
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<()> {
+    copy_chunks(src, dst, true, progress)
+}
+
+/// The grid positions of the chunks stored for `array`.
+fn stored_chunks(array: &Array) -> ArrayResult<std::collections::HashSet<Vec<u64>>> {
+    let meta = array.metadata();
+    let prefix = match array.path().trim_matches('/') {
+        "" => String::new(),
+        path => format!("{path}/"),
+    };
+    let grid = meta.grid_shape();
+    Ok(array
+        .store()
+        .list_prefix(&prefix)?
+        .iter()
+        .filter_map(|key| meta.parse_chunk_key(&key[prefix.len()..]))
+        .filter(|index| index.len() == grid.len() && index.iter().zip(&grid).all(|(i, g)| i < g))
+        .collect())
+}
+
+fn copy_chunks(
+    src: &Array,
+    dst: &Array,
+    skip_stored: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<()> {
     if src.shape() != dst.shape() {
         return Err(ArrayError::Unsupported {
             path: crate::display_path(dst.path()),
@@ -629,9 +671,17 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
             Ok(())
         })
     };
+    let stored = if skip_stored {
+        stored_chunks(dst)?
+    } else {
+        Default::default()
+    };
     let batch = (rayon::current_num_threads() * 4).max(1);
     if let Some(targets) = sparse_targets(src, dst, total)? {
-        for part in targets.chunks(batch) {
+        let done = targets.iter().filter(|t| stored.contains(*t)).count();
+        progress(done as u64);
+        let todo: Vec<&Vec<u64>> = targets.iter().filter(|t| !stored.contains(*t)).collect();
+        for part in todo.chunks(batch) {
             part.par_iter().try_for_each(|index| copy_chunk(index))?;
             flush()?;
             progress(part.len() as u64);
@@ -642,15 +692,60 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
     }
     let mut start = 0u64;
     while start < total {
-        let end = (start + batch as u64).min(total);
-        (start..end)
-            .into_par_iter()
-            .try_for_each(|linear| copy_chunk(&unravel(linear, &grid)))?;
+        // A batch of chunks not stored yet (every chunk when not resuming).
+        let mut part = Vec::with_capacity(batch);
+        while start < total && part.len() < batch {
+            let index = unravel(start, &grid);
+            start += 1;
+            if stored.contains(&index) {
+                progress(1);
+            } else {
+                part.push(index);
+            }
+        }
+        part.par_iter().try_for_each(|index| copy_chunk(index))?;
         flush()?;
-        progress(end - start);
-        start = end;
+        progress(part.len() as u64);
     }
     Ok(())
+}
+
+/// The array `meta` describes at `path` of `store`, to continue converting into: created when
+/// none of its metadata documents is stored, kept when they are stored as this conversion
+/// writes them (documents found missing are written again), refused when one differs.
+fn open_for_resume(store: Arc<dyn Store>, path: &str, meta: ArrayMetadata) -> ArrayResult<Array> {
+    // The documents the array would be created with, written aside.
+    let aside: Arc<dyn Store> = Arc::new(neurochunk_store::MemoryStore::new());
+    Array::create(aside.clone(), path, meta.clone())?;
+    let own = match path.trim_matches('/') {
+        "" => String::new(),
+        p => format!("{p}/"),
+    };
+    let mut present = false;
+    let mut complete = true;
+    for key in aside.list_prefix(&own)? {
+        if key[own.len()..].contains('/') {
+            continue; // a parent group's document
+        }
+        let wanted = aside.get(&key)?;
+        match store.get(&key)? {
+            Some(stored) if Some(&stored) == wanted.as_ref() => present = true,
+            Some(_) => {
+                return Err(ArrayError::Unsupported {
+                    path: crate::display_path(path),
+                    message: format!(
+                        "cannot resume: '{key}' holds other metadata than this conversion writes \
+                         (convert without resuming to replace the array)"
+                    ),
+                })
+            }
+            None => complete = false,
+        }
+    }
+    if !present || !complete {
+        return Array::create(store, path, meta);
+    }
+    Ok(Array::from_metadata(store, path, meta))
 }
 
 /// Grids up to this many chunks are copied chunk by chunk without looking at what is stored.
@@ -730,6 +825,11 @@ pub fn convert_array(
     progress: &(dyn Fn(u64) + Sync),
 ) -> ArrayResult<(Array, Vec<String>)> {
     let derived = derive_array(src.metadata(), options, dst_path)?;
+    if options.resume {
+        let dst = open_for_resume(dst_store, dst_path, derived.metadata)?;
+        copy_missing_data(src, &dst, progress)?;
+        return Ok((dst, derived.changes));
+    }
     let dst = Array::create(dst_store, dst_path, derived.metadata)?;
     copy_data(src, &dst, progress)?;
     Ok((dst, derived.changes))

@@ -1055,3 +1055,76 @@ fn conversion_keeps_or_replaces_the_numcodecs_filters_and_serializers() {
         );
     }
 }
+
+#[test]
+fn a_resumed_conversion_writes_only_the_chunks_not_stored_yet() {
+    use neurochunk_array::convert::convert_array;
+
+    let src_store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let values: Vec<u16> = (0..40 * 30).map(|i| (i % 997 + 1) as u16).collect();
+    let src = Array::create(
+        src_store,
+        "",
+        meta(ZarrFormat::V3, &[40, 30], &[10, 10], &[Codec::zstd(1)]),
+    )
+    .unwrap();
+    src.write_all(&u16s(&values)).unwrap();
+    let options = ConvertOptions {
+        format: Some(ZarrFormat::V2),
+        chunks: Some(vec![8, 6]),
+        ..Default::default()
+    };
+    let inner: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let counting = Arc::new(CountingStore::new(inner.clone()));
+    let dst: Arc<dyn Store> = counting.clone();
+    convert_array(&src, dst.clone(), "out/a", &options, &|_| {}).unwrap();
+    let chunk_keys = |store: &Arc<dyn Store>| -> Vec<String> {
+        store
+            .list_prefix("out/a/")
+            .unwrap()
+            .into_iter()
+            .filter(|k| !k.ends_with(".zarray") && !k.ends_with(".zattrs"))
+            .collect()
+    };
+    let all = chunk_keys(&inner);
+    assert_eq!(all.len(), 25, "{all:?}");
+    // An interruption: some chunks never written.
+    let lost = ["out/a/0.4", "out/a/3.2", "out/a/4.4", "out/a/2.0"];
+    for key in lost {
+        inner.delete(key).unwrap();
+    }
+    counting.reset();
+    let resumed = ConvertOptions {
+        resume: true,
+        ..options.clone()
+    };
+    let progress = std::sync::atomic::AtomicU64::new(0);
+    let (back, _) = convert_array(&src, dst.clone(), "out/a", &resumed, &|n| {
+        progress.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    // Only the lost chunks are written again (no metadata, no other chunk).
+    assert_eq!(counting.counts().writes, lost.len() as u64);
+    assert_eq!(progress.into_inner(), 25, "every chunk counts as done");
+    assert_eq!(chunk_keys(&inner), all);
+    assert_eq!(as_u16(&back.read_all().unwrap().1), values);
+
+    // Resuming into an array of other metadata is refused, naming the document.
+    let other = ConvertOptions {
+        chunks: Some(vec![5, 5]),
+        resume: true,
+        ..options.clone()
+    };
+    let e = convert_array(&src, dst.clone(), "out/a", &other, &|_| {})
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("cannot resume") && e.contains("out/a/.zarray"),
+        "{e}"
+    );
+    // Resuming where nothing is stored converts everything.
+    counting.reset();
+    convert_array(&src, dst.clone(), "fresh", &resumed, &|_| {}).unwrap();
+    assert_eq!(counting.counts().writes, 25 + 1); // the chunks and .zarray
+}

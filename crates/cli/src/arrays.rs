@@ -176,6 +176,7 @@ impl LayoutArgs {
             separator: self.dimension_separator,
             n5_axis_order: self.axis_order.n5_axis_order.into(),
             keep_checksums: false,
+            resume: false,
             // NWB files converted as plain Zarr keep their reference dictionaries.
             source_adapter: Some(neurochunk_hdmf::reference_source_adapter()),
         })
@@ -189,17 +190,17 @@ pub(crate) struct GetArgs {
     /// Region to read, per axis an index or `start:stop[:step]`, e.g. `0:10,5,::2`.
     #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
     region: Option<String>,
-    /// The .npy file to write.
+    /// The .npy file to write (a path or a URL; a ragged array goes to an .npz).
     #[arg(short, long, value_name = "OUT.npy")]
-    output: PathBuf,
+    output: Location,
     #[command(flatten)]
     axis_order: AxisOrderOpt,
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct PutArgs {
-    /// The .npy file to read.
-    input: PathBuf,
+    /// The .npy file to read (a path or a URL; an .npz holds a ragged array).
+    input: Location,
     /// The array directory or URL to create (replaced if it exists).
     path: Location,
     /// The format to write.
@@ -241,8 +242,54 @@ pub(crate) struct ConvertArgs {
     /// cannot read them without an optional package).
     #[arg(long)]
     keep_checksums: bool,
+    /// Continue an interrupted conversion of the same source with the same options: chunks
+    /// it already stored are not converted again (a path: the tree it left staged beside the
+    /// destination; a URL: the objects under the destination prefix, which must hold that
+    /// conversion's marker). Without an interrupted conversion, converts from scratch.
+    #[arg(long)]
+    resume: bool,
     #[command(flatten)]
     write: WriteArgs,
+}
+
+/// The key, at the destination's root, of the marker of a conversion in progress: which
+/// source with which options (removed when the conversion finishes). `--resume` continues
+/// only the conversion it describes.
+const CONVERT_MARKER: &str = ".neurochunk-convert.json";
+
+impl ConvertArgs {
+    /// The marker of this conversion (see [`CONVERT_MARKER`]).
+    fn marker(&self) -> Vec<u8> {
+        let options = format!(
+            "{:?}",
+            (
+                &self.format,
+                &self.layout,
+                self.keep_checksums,
+                self.consolidate
+            )
+        );
+        let doc = serde_json::json!({
+            "neurochunk_convert": 1,
+            "source": self.src.display(),
+            "options": options,
+        });
+        serde_json::to_vec_pretty(&doc).unwrap_or_default()
+    }
+}
+
+/// Whether the destination `store` holds a conversion to resume: `Some(true)` when it holds
+/// the marker `marker`, `Some(false)` when it holds nothing at all, `None` otherwise (other
+/// data, or another conversion's marker).
+fn resumable(
+    store: &dyn Store,
+    marker: &[u8],
+) -> Result<Option<bool>, neurochunk_store::StoreError> {
+    if let Some(found) = store.get(CONVERT_MARKER)? {
+        return Ok((found.as_ref() == marker).then_some(true));
+    }
+    let listing = store.list_dir("")?;
+    Ok((listing.keys.is_empty() && listing.prefixes.is_empty()).then_some(false))
 }
 
 #[derive(Args, Debug)]
@@ -272,13 +319,20 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
     if array.metadata().ragged_element_type().is_some() {
         return get_ragged(&args, &array, &selection);
     }
+    // A remote read shows what it fetched so far (a local one is over before a bar helps).
+    let spinner = args
+        .path
+        .local()
+        .is_none()
+        .then(|| progress::spinner(&format!("reading {}", args.path)));
     let (shape, data) = array
         .read(&selection)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
     let (data_type, bytes) = to_npy_layout(&array.metadata().data_type, data);
-    npy::write_npy(&args.output, &data_type, &shape, &bytes)
-        .map_err(|e| Failure(format!("{}: {e}", args.output.display())))?;
-    Ok(())
+    write_npy_to(&args.output, &data_type, &shape, &bytes)
 }
 
 /// A ragged array (numcodecs `vlen-array`) goes to an `.npz` holding `values` (every
@@ -286,7 +340,7 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
 /// `values[offsets[i]:offsets[i+1]]`, C order) and `shape` (int64, the selection's shape).
 fn get_ragged(args: &GetArgs, array: &Array, selection: &neurochunk_array::Selection) -> CmdResult {
     let out = &args.output;
-    if out.extension().and_then(|e| e.to_str()) != Some("npz") {
+    if !out.file_name().ends_with(".npz") {
         return Err(Failure(format!(
             "{}: the array is ragged (numcodecs vlen-array): give an .npz output, which gets \
              `values`, `offsets` and `shape` (-o OUT.npz)",
@@ -329,14 +383,38 @@ fn get_ragged(args: &GetArgs, array: &Array, selection: &neurochunk_array::Selec
             .map_err(fail)?,
         ),
     ];
-    npz::write_npz(out, &members).map_err(fail)
+    out.write_file(npz::npz_bytes(&members).map_err(fail)?)
+}
+
+/// Write a `.npy` file to a path (written aside and renamed into place) or a URL (one
+/// object).
+pub(crate) fn write_npy_to(
+    output: &Location,
+    data_type: &DataType,
+    shape: &[usize],
+    data: &[u8],
+) -> CmdResult {
+    let fail = |e: neurochunk_dtype::DtypeError| Failure(format!("{}: {e}", output.display()));
+    match output.local() {
+        Some(path) => npy::write_npy(path, data_type, shape, data).map_err(fail),
+        None => output.write_file(npy::npy_file_bytes(data_type, shape, data).map_err(fail)?),
+    }
+}
+
+/// Read a `.npy` file from a path or a URL.
+fn read_npy_from(input: &Location) -> Result<(npy::NpyHeader, Vec<u8>), Failure> {
+    let fail = |e: neurochunk_dtype::DtypeError| Failure(format!("{}: {e}", input.display()));
+    match input.local() {
+        Some(path) => npy::read_npy(path).map_err(fail),
+        None => npy::read_npy_bytes(&input.read_file()?).map_err(fail),
+    }
 }
 
 /// An `.npz` as `get` writes it for a ragged array, read back for `put`: the shape, the
 /// numbers' type and the elements as variable-length bytes holding the numbers.
-fn read_ragged_npz(path: &Path) -> Result<(Vec<usize>, DataType, ArrayBytes), Failure> {
-    let fail = |e: String| Failure(format!("{}: {e}", path.display()));
-    let members = npz::read_npz(path).map_err(fail)?;
+fn read_ragged_npz(input: &Location) -> Result<(Vec<usize>, DataType, ArrayBytes), Failure> {
+    let fail = |e: String| Failure(format!("{}: {e}", input.display()));
+    let members = npz::read_npz(&input.read_file()?).map_err(fail)?;
     let find = |name: &str| {
         members.iter().find(|m| m.0 == name).ok_or_else(|| {
             fail(format!(
@@ -495,13 +573,12 @@ fn parse_json_arg(text: &str, flag: &str) -> Result<Value, Failure> {
 pub(crate) fn put(args: PutArgs) -> CmdResult {
     let format = ZarrFormat::from(args.format);
     // An .npz (values, offsets, shape) is a ragged array, stored with numcodecs vlen-array.
-    let ragged_input = args.input.extension().and_then(|e| e.to_str()) == Some("npz");
+    let ragged_input = args.input.file_name().ends_with(".npz");
     let (shape, ragged_element, data_type, data) = if ragged_input {
         let (shape, element, data) = read_ragged_npz(&args.input)?;
         (shape, Some(element), DataType::Bytes, data)
     } else {
-        let (header, bytes) = npy::read_npy(&args.input)
-            .map_err(|e| Failure(format!("{}: {e}", args.input.display())))?;
+        let (header, bytes) = read_npy_from(&args.input)?;
         let (data_type, data) = match (args.vlen, to_variable(&header.data_type, &bytes)) {
             (true, Some(converted)) => converted,
             (true, None) => return Err(Failure("--vlen needs a '<U' or '|S' input array".into())),
@@ -526,13 +603,18 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     };
     let options = args.layout.options(Some(format))?;
     local_only_fsync(&args.write, &args.path)?;
-    // A URL names the array's own prefix; a path may name a node inside a hierarchy.
-    let (root, node) = match args.path.local() {
+    // A path or URL may name a node inside a hierarchy, whose missing parent groups are
+    // created.
+    let (root, remote, node) = match args.path.local() {
         Some(path) => {
             let (root, node) = locate_node(path);
-            (Some(root), node)
+            (Some(root), None, node)
         }
-        None => (None, String::new()),
+        None => {
+            let remote = args.path.locate_remote_node()?;
+            let node = remote.node.clone();
+            (None, Some(remote), node)
+        }
     };
     let rank = shape.len();
     if format == ZarrFormat::N5
@@ -609,10 +691,10 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     let meta = builder
         .metadata(&node)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
-    let (Some(path), Some(root)) = (args.path.local(), root) else {
+    if let Some(remote) = remote {
         // Objects are written in place, each one atomically (see docs/remote.md).
-        let store = args.path.open_remote_replace()?;
-        Array::create(store, "", meta)
+        remote.replace()?;
+        Array::create(remote.store.clone(), &remote.node, meta)
             .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
             .with_options(neurochunk_array::ArrayOptions {
                 write_empty_chunks: args.write_empty_chunks,
@@ -620,6 +702,12 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             .write_all(&data)
             .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
         return Ok(());
+    }
+    let (Some(path), Some(root)) = (args.path.local(), root) else {
+        return Err(Failure(format!(
+            "{}: neither a path nor a URL",
+            args.path.display()
+        )));
     };
     // The array is built in a hidden sibling of its directory (inside the container for a
     // node below the root) and swapped in at the end, so that the path holds the old array or
@@ -687,6 +775,16 @@ fn stage_beside(root: &Path, path: &Path, write: &WriteArgs) -> Result<StagedDir
     Ok(StagedDir::beside(&real)
         .map_err(|e| Failure(format!("{}: cannot stage: {e}", path.display())))?
         .with_durability(write.durability()))
+}
+
+/// The staging directory a killed conversion into `path` left behind, taken over to finish
+/// (see [`StagedDir::adopt_stale`]), or `None`.
+fn adopt_staged(path: &Path, write: &WriteArgs) -> Result<Option<StagedDir>, Failure> {
+    let real =
+        resolve_target(path, path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    Ok(StagedDir::adopt_stale(&real)
+        .map_err(|e| Failure(format!("{}: cannot resume: {e}", path.display())))?
+        .map(|staged| staged.with_durability(write.durability())))
 }
 
 /// Where a node to be written at `path` lives: the root directory of its hierarchy and the
@@ -765,19 +863,71 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
     // The destination is written in a hidden sibling directory and swapped in at the end:
     // an existing destination is replaced whole, and is complete at every moment.
+    let marker = args.marker();
+    let mut resume = false;
     let (dst_store, staged) = match args.dst.local() {
         Some(path) => {
-            let staged = stage_beside(path, path, &args.write)?;
-            (args.write.store(staged.path()), Some(staged))
+            let adopted = if args.resume {
+                adopt_staged(path, &args.write)?
+            } else {
+                None
+            };
+            let staged = match adopted {
+                Some(staged) => staged,
+                None => stage_beside(path, path, &args.write)?,
+            };
+            let store = args.write.store(staged.path());
+            match resumable(store.as_ref(), &marker) {
+                Ok(Some(true)) => resume = true,
+                Ok(Some(false)) => {}
+                // Another writer's leftovers: start afresh.
+                _ => {
+                    store
+                        .delete_prefix("")
+                        .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
+                }
+            }
+            (store, Some(staged))
         }
         // Objects are written in place, each one atomically (see docs/remote.md).
+        None if args.resume => {
+            let store = args.dst.open_read()?;
+            match resumable(store.as_ref(), &marker)
+                .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?
+            {
+                Some(found) => resume = found,
+                None => {
+                    return Err(Failure(format!(
+                        "{}: nothing to resume: the prefix holds no interrupted conversion of {} \
+                         with these options (its marker {CONVERT_MARKER} is missing or differs); \
+                         convert without --resume to replace it",
+                        args.dst.display(),
+                        args.src.display()
+                    )))
+                }
+            }
+            (store, None)
+        }
         None => (args.dst.open_remote_replace()?, None),
     };
+    if resume && !progress::quiet() {
+        eprintln!(
+            "neurochunk: note: {}: resuming the interrupted conversion",
+            args.dst.display()
+        );
+    }
+    dst_store
+        .set(CONVERT_MARKER, marker.into())
+        .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
     let mut options = args.layout.options(format)?;
     options.keep_checksums = args.keep_checksums;
+    options.resume = resume;
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
     // One line per array whose encoding had to change on the way.
     let note = |path: &str, changes: &[String]| {
+        if progress::quiet() {
+            return;
+        }
         let node = path.trim_matches('/');
         let sep = if node.is_empty() { "" } else { "/" };
         eprintln!(
@@ -824,6 +974,9 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
             result.map_err(fail)?;
         }
     }
+    dst_store
+        .delete(CONVERT_MARKER)
+        .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
     if args.consolidate {
         consolidate_group(dst_store.as_ref(), "").map_err(|e| Failure(format!("{name}: {e}")))?;
     }
@@ -840,6 +993,8 @@ pub(crate) fn consolidate(args: ConsolidateArgs) -> CmdResult {
     let store = args.write.store_at(&args.path)?;
     let count = consolidate_group(store.as_ref(), "")
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
-    eprintln!("consolidated metadata of {count} nodes");
+    if !progress::quiet() {
+        eprintln!("consolidated metadata of {count} nodes");
+    }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! supported format, reads everything back, checks it and reports throughput.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
@@ -14,13 +15,14 @@ use neurochunk_codec::{BloscCompressor, BloscShuffle};
 use serde_json::{json, Map, Value};
 
 use crate::inspect::print_tree;
-use crate::store_args::WriteArgs;
+use crate::store_args::{Location, WriteArgs};
 use crate::{CmdResult, Failure};
+use neurochunk_store::{FsStore, PrefixStore, Store};
 
 #[derive(Args, Debug)]
 pub(crate) struct DemoArgs {
-    /// Directory to write into (created; existing demo output is replaced).
-    dir: PathBuf,
+    /// Directory or URL to write into (created; existing demo output is replaced).
+    dir: Location,
     /// Edge length of the cubic uint16 volume.
     #[arg(long, default_value_t = 256)]
     size: usize,
@@ -106,6 +108,71 @@ fn mb_per_s(bytes: usize, seconds: f64) -> f64 {
     bytes as f64 / seconds.max(1e-9) / 1e6
 }
 
+/// Where the demo writes: a local directory, or a prefix of a remote store (emptied first).
+enum Destination {
+    Local(PathBuf),
+    Remote {
+        /// The store rooted at the demo's prefix.
+        store: Arc<dyn Store>,
+        /// The prefix's URL.
+        url: String,
+    },
+}
+
+impl Destination {
+    /// The destination, emptied: a directory removed and created again, a prefix emptied.
+    fn prepare(location: &Location) -> Result<Self, Failure> {
+        let Some(dir) = location.local() else {
+            return Ok(Destination::Remote {
+                store: location.open_remote_replace()?,
+                url: location.display(),
+            });
+        };
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)
+                .map_err(|e| Failure(format!("{}: cannot replace: {e}", dir.display())))?;
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
+        Ok(Destination::Local(dir.to_path_buf()))
+    }
+
+    /// The store of the entry `label` (a directory created on the first write, or the
+    /// prefix `label`).
+    fn store(&self, write: &WriteArgs, label: &str) -> Result<Arc<dyn Store>, Failure> {
+        match self {
+            Destination::Local(dir) => Ok(write.store(&dir.join(label))),
+            Destination::Remote { store, url } => Ok(Arc::new(
+                PrefixStore::new(store.clone(), label)
+                    .map_err(|e| Failure(format!("{url}/{label}: {e}")))?,
+            )),
+        }
+    }
+
+    /// The entry `label` as a person reads it.
+    fn name(&self, label: &str) -> String {
+        match self {
+            Destination::Local(dir) => dir.join(label).display().to_string(),
+            Destination::Remote { url, .. } => format!("{url}/{label}"),
+        }
+    }
+
+    /// Bytes stored under the entry `label` (`store` is its store).
+    fn stored_size(&self, label: &str, store: &dyn Store) -> Result<u64, Failure> {
+        match self {
+            Destination::Local(dir) => Ok(disk_size(&dir.join(label))),
+            Destination::Remote { .. } => {
+                let fail =
+                    |e: neurochunk_store::StoreError| Failure(format!("{}: {e}", self.name(label)));
+                let mut total = 0;
+                for key in store.list_prefix("").map_err(fail)? {
+                    total += store.size(&key).map_err(fail)?.unwrap_or(0);
+                }
+                Ok(total)
+            }
+        }
+    }
+}
+
 fn disk_size(dir: &Path) -> u64 {
     let mut total = 0;
     let mut stack = vec![dir.to_path_buf()];
@@ -124,15 +191,14 @@ fn disk_size(dir: &Path) -> u64 {
 /// Write the volume with one layout, read it back, check it, and print one line.
 fn volume_round_trip(
     write: &WriteArgs,
-    dir: &Path,
+    dest: &Destination,
     label: &str,
     meta: ArrayMetadata,
     volume: &[u8],
 ) -> CmdResult {
-    let path = dir.join(label);
-    let store = write.store(&path);
+    let store = dest.store(write, label)?;
     let started = Instant::now();
-    let array = Array::create(store, "", meta)?;
+    let array = Array::create(store.clone(), "", meta)?;
     array.write_all(&ArrayBytes::Fixed(volume.to_vec()))?;
     let write_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
@@ -141,12 +207,12 @@ fn volume_round_trip(
     if read != ArrayBytes::Fixed(volume.to_vec()) {
         return Err(Failure(format!(
             "{}: data read back differ from data written",
-            path.display()
+            dest.name(label)
         )));
     }
-    let stored = disk_size(&path);
+    let stored = dest.stored_size(label, store.as_ref())?;
     outln!(
-        "  {label:<28} write {:>7.0} MB/s   read {:>7.0} MB/s   {:>6.1} MB on disk ({:.1}x)",
+        "  {label:<28} write {:>7.0} MB/s   read {:>7.0} MB/s   {:>6.1} MB stored ({:.1}x)",
         mb_per_s(volume.len(), write_s),
         mb_per_s(volume.len(), read_s),
         stored as f64 / 1e6,
@@ -156,14 +222,15 @@ fn volume_round_trip(
 }
 
 pub(crate) fn run(args: DemoArgs) -> CmdResult {
-    let dir = &args.dir;
-    if dir.exists() {
-        std::fs::remove_dir_all(dir)
-            .map_err(|e| Failure(format!("{}: cannot replace: {e}", dir.display())))?;
+    if args.write.fsync && args.dir.local().is_none() {
+        return Err(Failure(format!(
+            "{}: --fsync applies to local paths only (objects are stored durably by the service)",
+            args.dir
+        )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
+    let dest = Destination::prepare(&args.dir)?;
     let n = args.size.max(8);
-    outln!("neurochunk demo in {}", dir.display());
+    outln!("neurochunk demo in {}", args.dir);
     outln!(
         "\n1. A {n}³ uint16 light-sheet-like volume ({:.1} MB) in each layout:",
         (n * n * n * 2) as f64 / 1e6
@@ -197,15 +264,14 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         ),
     ];
     for (label, builder) in layouts {
-        volume_round_trip(&args.write, dir, label, builder.metadata("")?, &volume)?;
+        volume_round_trip(&args.write, &dest, label, builder.metadata("")?, &volume)?;
     }
 
     outln!(
         "\n2. A small annotated recording session (Zarr v3), converted to Zarr v2 (consolidated) \
          and its imaging group to N5 (which holds numeric data only):"
     );
-    let session_path = dir.join("session.zarr3");
-    let store = args.write.store(&session_path);
+    let store = dest.store(&args.write, "session.zarr3")?;
     let mut attrs = Map::new();
     attrs.insert("subject".into(), json!("mouse-042"));
     attrs.insert("session_start".into(), json!("2026-03-14T09:30:00+01:00"));
@@ -250,8 +316,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         offsets,
     })?;
     consolidate(store.as_ref(), "")?;
-    let v2_path = dir.join("session.zarr2");
-    let v2_store = args.write.store(&v2_path);
+    let v2_store = dest.store(&args.write, "session.zarr2")?;
     let options = ConvertOptions {
         format: Some(ZarrFormat::V2),
         ..Default::default()
@@ -267,7 +332,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
     )?;
     consolidate(v2_store.as_ref(), "")?;
     // N5 holds numeric data only: the imaging group goes to N5, the region names stay in Zarr.
-    let n5_store = args.write.store(&dir.join("session.n5"));
+    let n5_store = dest.store(&args.write, "session.n5")?;
     let options = ConvertOptions {
         format: Some(ZarrFormat::N5),
         compressors: Some(vec![Codec::Gzip { level: 6 }]),
@@ -318,29 +383,69 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
         durability: args.write.durability(),
         ..Default::default()
     };
-    let summary = neurochunk_table::demo_with(&dir.join("tables"), &table_options)
-        .map_err(|e| Failure(format!("tables: {e}")))?;
+    let summary = match &dest {
+        Destination::Local(dir) => neurochunk_table::demo_with(&dir.join("tables"), &table_options),
+        Destination::Remote { store, url } => neurochunk_table::demo_in_store(
+            store.clone(),
+            "tables",
+            &format!("{url}/tables"),
+            &table_options,
+        ),
+    }
+    .map_err(|e| Failure(format!("tables: {e}")))?;
     for line in summary.lines() {
         outln!("  {line}");
     }
     outln!(
         "\n4. NWB on Zarr: an extracellular-electrophysiology file in both hdmf-zarr conventions:"
     );
-    nwb_demo(dir, &args.write)?;
+    nwb_demo(&dest, &args.write)?;
     outln!("\nEverything written was read back and matched.");
     Ok(())
 }
 
 /// Write the NWB demo file in the legacy and v3 conventions, convert each to the other, and
 /// check that the inventories (typed objects, links, references) and the data agree.
-fn nwb_demo(dir: &std::path::Path, write: &WriteArgs) -> CmdResult {
-    use neurochunk_hdmf::demo::{write_demo, DemoOptions};
-    use neurochunk_hdmf::{convert_file, Convention, Inventory, NwbFile, WriteOptions};
+fn nwb_demo(dest: &Destination, write: &WriteArgs) -> CmdResult {
+    use neurochunk_hdmf::demo::{write_demo_into, DemoOptions};
+    use neurochunk_hdmf::{
+        convert_into, Convention, FileLocation, Inventory, NwbFile, NwbWriter, ReadOptions,
+        WriteOptions,
+    };
+    // A file of the demo: in its own directory, or under its own prefix.
+    let location = |label: &str| -> Result<FileLocation, Failure> {
+        Ok(FileLocation::named(
+            match dest {
+                Destination::Local(dir) => Arc::new(FsStore::new(dir)) as Arc<dyn Store>,
+                Destination::Remote { store, .. } => store.clone(),
+            },
+            label,
+            dest.name(label),
+        ))
+    };
+    let writer = |label: &str, convention, options: &WriteOptions| -> Result<NwbWriter, Failure> {
+        Ok(match dest {
+            Destination::Local(dir) => {
+                NwbWriter::create(dir.join(label), convention, options.clone())?
+            }
+            Destination::Remote { .. } => {
+                NwbWriter::create_at(location(label)?, convention, options.clone())?
+            }
+        })
+    };
+    let open = |label: &str| -> Result<NwbFile, Failure> {
+        Ok(match dest {
+            Destination::Local(dir) => NwbFile::open(dir.join(label))?,
+            Destination::Remote { .. } => {
+                NwbFile::open_location(location(label)?, ReadOptions::default())?
+            }
+        })
+    };
     for (convention, other) in [
         (Convention::Legacy, Convention::V3),
         (Convention::V3, Convention::Legacy),
     ] {
-        let path = dir.join(format!("ecephys.{}.nwb.zarr", convention.label()));
+        let label = format!("ecephys.{}.nwb.zarr", convention.label());
         let options = DemoOptions {
             convention,
             scale: 0,
@@ -350,35 +455,35 @@ fn nwb_demo(dir: &std::path::Path, write: &WriteArgs) -> CmdResult {
                 ..Default::default()
             },
         };
-        write_demo(&path, &options)?;
-        let file = NwbFile::open(&path)?;
+        write_demo_into(writer(&label, convention, &options.write)?, &options)?;
+        let file = open(&label)?;
         let inventory = Inventory::of(&file)?;
         outln!(
             "  {}: {} typed objects, {} links, {} attribute and {} dataset references",
-            path.file_name().unwrap_or_default().to_string_lossy(),
+            label,
             inventory.objects.len(),
             inventory.links.len(),
             inventory.attribute_refs.len(),
             inventory.dataset_refs.len()
         );
-        let converted = dir.join(format!(
+        let converted = format!(
             "ecephys.{}-from-{}.nwb.zarr",
             other.label(),
             convention.label()
-        ));
-        convert_file(&file, &converted, other, options.write.clone(), &|_| {})?;
-        let back = NwbFile::open(&converted)?;
+        );
+        convert_into(&file, writer(&converted, other, &options.write)?, &|_| {})?;
+        let back = open(&converted)?;
         if Inventory::of(&back)?.to_json() != inventory.to_json() {
             return Err(Failure(format!(
                 "{}: the converted file lists different objects",
-                converted.display()
+                dest.name(&converted)
             )));
         }
         let series = "/acquisition/ElectricalSeries/data";
         if back.read_dataset(series, None)?.value != file.read_dataset(series, None)?.value {
             return Err(Failure(format!(
                 "{}: {series} differs after conversion",
-                converted.display()
+                dest.name(&converted)
             )));
         }
         let groups = back.read_dataset("/general/extracellular_ephys/electrodes/group", None)?;
@@ -393,7 +498,7 @@ fn nwb_demo(dir: &std::path::Path, write: &WriteArgs) -> CmdResult {
             other.label()
         );
     }
-    let inspect = NwbFile::open(dir.join("ecephys.zarr2.nwb.zarr"))?;
+    let inspect = open("ecephys.zarr2.nwb.zarr")?;
     let text = Inventory::of(&inspect)?.to_text(&inspect);
     for line in text.lines().take(12) {
         outln!("    {line}");

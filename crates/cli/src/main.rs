@@ -73,6 +73,7 @@ enum Command {
 }
 
 /// A failed command: its one-line message.
+#[derive(Debug)]
 pub(crate) struct Failure(pub String);
 
 impl<E: std::fmt::Display> From<E> for Failure {
@@ -99,6 +100,7 @@ fn main() -> ExitCode {
     quiet_about_caught_decoder_panics();
     let cli = Cli::parse();
     cli.remote.install();
+    progress::configure(cli.remote.no_progress, cli.remote.quiet);
     let result = match cli.command {
         Command::Tree(args) => inspect::tree(args),
         Command::Info(args) => inspect::info(args),

@@ -4,7 +4,6 @@
 //! are read.
 
 use std::io::Read;
-use std::path::Path;
 
 use neurochunk_dtype::npy::{self, NpyHeader};
 use neurochunk_dtype::{DataType, Endian};
@@ -33,7 +32,7 @@ pub(crate) fn npy_bytes(
 
 /// Write `members` (name without `.npy`, `.npy` bytes) as an uncompressed zip (zip64 is not
 /// needed: each member and the archive stay below 4 GiB, else an error).
-pub(crate) fn write_npz(path: &Path, members: &[(&str, Vec<u8>)]) -> Result<(), String> {
+pub(crate) fn npz_bytes(members: &[(&str, Vec<u8>)]) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     let mut central = Vec::new();
     let small = |v: usize| u32::try_from(v).map_err(|_| "the .npz would exceed 4 GiB".to_string());
@@ -77,7 +76,7 @@ pub(crate) fn write_npz(path: &Path, members: &[(&str, Vec<u8>)]) -> Result<(), 
     out.extend_from_slice(&cd_size.to_le_bytes());
     out.extend_from_slice(&cd_offset.to_le_bytes());
     out.extend_from_slice(&0u16.to_le_bytes());
-    std::fs::write(path, out).map_err(|e| e.to_string())
+    Ok(out)
 }
 
 fn u16_at(b: &[u8], at: usize) -> Option<usize> {
@@ -90,38 +89,37 @@ fn u32_at(b: &[u8], at: usize) -> Option<usize> {
 
 /// The members of an `.npz` (names without `.npy`), each parsed as an `.npy`: header and
 /// little-endian C-order data.
-pub(crate) fn read_npz(path: &Path) -> Result<Vec<(String, NpyHeader, Vec<u8>)>, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+pub(crate) fn read_npz(bytes: &[u8]) -> Result<Vec<(String, NpyHeader, Vec<u8>)>, String> {
     let bad = |what: &str| format!("not a readable .npz (zip) file: {what}");
     // The end of central directory record is in the last 64 KiB + 22 bytes.
     let lo = bytes.len().saturating_sub(0xffff + 22);
     let end = (lo..bytes.len().saturating_sub(21))
         .rev()
-        .find(|&i| u32_at(&bytes, i) == Some(END as usize))
+        .find(|&i| u32_at(bytes, i) == Some(END as usize))
         .ok_or_else(|| bad("no end of central directory"))?;
-    let count = u16_at(&bytes, end + 10).ok_or_else(|| bad("truncated"))?;
-    let mut pos = u32_at(&bytes, end + 16).ok_or_else(|| bad("truncated"))?;
+    let count = u16_at(bytes, end + 10).ok_or_else(|| bad("truncated"))?;
+    let mut pos = u32_at(bytes, end + 16).ok_or_else(|| bad("truncated"))?;
     let mut members = Vec::with_capacity(count);
     for _ in 0..count {
-        if u32_at(&bytes, pos) != Some(CENTRAL as usize) {
+        if u32_at(bytes, pos) != Some(CENTRAL as usize) {
             return Err(bad("bad central directory entry"));
         }
-        let field = |off: usize| u32_at(&bytes, pos + off).ok_or_else(|| bad("truncated"));
-        let method = u16_at(&bytes, pos + 10).ok_or_else(|| bad("truncated"))?;
+        let field = |off: usize| u32_at(bytes, pos + off).ok_or_else(|| bad("truncated"));
+        let method = u16_at(bytes, pos + 10).ok_or_else(|| bad("truncated"))?;
         let (csize, usize_, local) = (field(20)?, field(24)?, field(42)?);
-        let name_len = u16_at(&bytes, pos + 28).ok_or_else(|| bad("truncated"))?;
-        let extra = u16_at(&bytes, pos + 30).ok_or_else(|| bad("truncated"))?;
-        let comment = u16_at(&bytes, pos + 32).ok_or_else(|| bad("truncated"))?;
+        let name_len = u16_at(bytes, pos + 28).ok_or_else(|| bad("truncated"))?;
+        let extra = u16_at(bytes, pos + 30).ok_or_else(|| bad("truncated"))?;
+        let comment = u16_at(bytes, pos + 32).ok_or_else(|| bad("truncated"))?;
         let name = bytes
             .get(pos + 46..pos + 46 + name_len)
             .ok_or_else(|| bad("truncated"))?;
         let name = String::from_utf8_lossy(name).into_owned();
         pos += 46 + name_len + extra + comment;
-        if u32_at(&bytes, local) != Some(LOCAL as usize) {
+        if u32_at(bytes, local) != Some(LOCAL as usize) {
             return Err(bad("bad local header"));
         }
-        let lname = u16_at(&bytes, local + 26).ok_or_else(|| bad("truncated"))?;
-        let lextra = u16_at(&bytes, local + 28).ok_or_else(|| bad("truncated"))?;
+        let lname = u16_at(bytes, local + 26).ok_or_else(|| bad("truncated"))?;
+        let lextra = u16_at(bytes, local + 28).ok_or_else(|| bad("truncated"))?;
         let start = local + 30 + lname + lextra;
         let raw = bytes
             .get(start..start.saturating_add(csize))
@@ -164,12 +162,10 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.npz");
         let values = npy_bytes(&DataType::Int16, &[3], &[1, 0, 2, 0, 3, 0]).unwrap();
         let offsets = npy_bytes(&DataType::Int64, &[2], &[0; 16]).unwrap();
-        write_npz(&path, &[("values", values), ("offsets", offsets)]).unwrap();
-        let back = read_npz(&path).unwrap();
+        let bytes = npz_bytes(&[("values", values), ("offsets", offsets)]).unwrap();
+        let back = read_npz(&bytes).unwrap();
         assert_eq!(back.len(), 2);
         assert_eq!(back[0].0, "values");
         assert_eq!(back[0].1.shape, vec![3]);

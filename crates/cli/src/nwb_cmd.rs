@@ -5,18 +5,18 @@
 //! one link or reference that does not resolve). Errors are one line on stderr naming the
 //! file and the object.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand, ValueEnum};
 use neurochunk_array::parse_selection;
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
-use neurochunk_dtype::npy;
 use neurochunk_hdmf::demo::{write_demo, write_demo_into, DemoOptions};
 use neurochunk_hdmf::{
     check, convert_file, convert_into, load_namespace_file, structure_problems, to_npy,
     AttributeValue, Convention, Dataset, DatasetValue, FieldValue, FileLocation, FsResolver,
-    Inventory, NodeKind, NwbFile, NwbWriter, ReadOptions, Reference, WriteOptions,
+    Inventory, NodeKind, NwbFile, NwbWriter, ReadOptions, Reference, ScopedStoreResolver,
+    WriteOptions,
 };
 use serde_json::{json, Value};
 
@@ -24,18 +24,32 @@ use crate::store_args::{Location, WriteArgs, URL_FORMS};
 use crate::{CmdResult, Failure};
 
 /// Open the file at a path (external links resolved on disk, as `options` say) or a URL
-/// (external links resolved inside the same bucket).
+/// (external links resolved inside the same bucket, below the prefix holding the file).
 fn open_file(location: &Location, options: ReadOptions) -> Result<NwbFile, Failure> {
     if let Some(path) = location.local() {
         return Ok(NwbFile::open_with(path, options)?);
     }
     let (store, key) = location.open_parts()?;
-    let options = ReadOptions {
-        resolver: None,
-        ..options
-    };
+    let resolver = ScopedStoreResolver::parent_of(&key, |p| location.display_key(p));
+    open_remote(
+        location,
+        store,
+        &key,
+        ReadOptions {
+            resolver: Some(Arc::new(resolver)),
+            ..options
+        },
+    )
+}
+
+fn open_remote(
+    location: &Location,
+    store: Arc<dyn neurochunk_store::Store>,
+    key: &str,
+    options: ReadOptions,
+) -> Result<NwbFile, Failure> {
     Ok(NwbFile::open_location(
-        FileLocation::named(store, &key, location.display()),
+        FileLocation::named(store, key, location.display()),
         options,
     )?)
 }
@@ -77,10 +91,11 @@ impl From<ConventionArg> for Convention {
 #[derive(Args, Debug, Clone)]
 pub(crate) struct ExternalArgs {
     /// Also follow external links and references into this directory tree (repeatable; by
-    /// default only the directory holding the file).
+    /// default only the directory holding the file). For a file opened by URL: a URL prefix
+    /// in the same bucket (by default the prefix holding the file).
     #[arg(long, value_name = "DIR")]
-    allow_external: Vec<PathBuf>,
-    /// Follow external links and references anywhere.
+    allow_external: Vec<Location>,
+    /// Follow external links and references anywhere (for a URL: anywhere in its bucket).
     #[arg(long)]
     allow_any_external: bool,
     /// Ignore consolidated metadata and list the store.
@@ -90,14 +105,63 @@ pub(crate) struct ExternalArgs {
 
 impl ExternalArgs {
     fn open(&self, location: &Location) -> Result<NwbFile, Failure> {
-        let options = ReadOptions {
-            use_consolidated: !self.no_consolidated,
-            resolver: Some(Arc::new(FsResolver {
-                allowed_roots: self.allow_external.clone(),
-                allow_any: self.allow_any_external,
-            })),
+        let use_consolidated = !self.no_consolidated;
+        if location.local().is_some() {
+            let mut allowed_roots = Vec::new();
+            for root in &self.allow_external {
+                let Some(path) = root.local() else {
+                    return Err(Failure(format!(
+                        "--allow-external {root}: a file on disk allows directories, not URLs"
+                    )));
+                };
+                allowed_roots.push(path.to_path_buf());
+            }
+            let options = ReadOptions {
+                use_consolidated,
+                resolver: Some(Arc::new(FsResolver {
+                    allowed_roots,
+                    allow_any: self.allow_any_external,
+                })),
+            };
+            return open_file(location, options);
+        }
+        // A file opened by URL: links stay in its bucket, below the allowed prefixes.
+        let (store, key) = location.open_parts()?;
+        let resolver = if self.allow_any_external {
+            ScopedStoreResolver {
+                roots: vec![String::new()],
+                root_names: vec![location.display_key("")],
+            }
+        } else if self.allow_external.is_empty() {
+            ScopedStoreResolver::parent_of(&key, |p| location.display_key(p))
+        } else {
+            let mut roots = Vec::new();
+            let mut root_names = Vec::new();
+            for root in &self.allow_external {
+                match root.key_in_store_of(location) {
+                    Some(prefix) => {
+                        roots.push(prefix);
+                        root_names.push(root.display());
+                    }
+                    None => {
+                        return Err(Failure(format!(
+                            "--allow-external {root}: not in the bucket of {location} (links \
+                             of a file opened by URL stay in its bucket)"
+                        )))
+                    }
+                }
+            }
+            ScopedStoreResolver { roots, root_names }
         };
-        open_file(location, options)
+        open_remote(
+            location,
+            store,
+            &key,
+            ReadOptions {
+                use_consolidated,
+                resolver: Some(Arc::new(resolver)),
+            },
+        )
     }
 }
 
@@ -157,8 +221,9 @@ pub(crate) enum NwbCommand {
         /// Region to read, per axis an index or `start:stop[:step]`.
         #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
         region: Option<String>,
+        /// The .npy file to write (a path or a URL).
         #[arg(short, long, value_name = "OUT.npy")]
-        output: PathBuf,
+        output: Location,
         #[command(flatten)]
         external: ExternalArgs,
     },
@@ -179,8 +244,9 @@ pub(crate) enum NwbCommand {
         /// The compound field holding the reference.
         #[arg(long, requires = "index")]
         field: Option<String>,
+        /// The .npy file to write (a path or a URL).
         #[arg(short, long, value_name = "OUT.npy")]
-        output: Option<PathBuf>,
+        output: Option<Location>,
         #[command(flatten)]
         external: ExternalArgs,
     },
@@ -548,11 +614,10 @@ fn find_reference(
     reference.ok_or_else(|| Failure(format!("{}: element {index} holds no reference", where_())))
 }
 
-fn write_dataset(output: &Path, dataset: &Dataset, file: &Location, object: &str) -> CmdResult {
+fn write_dataset(output: &Location, dataset: &Dataset, file: &Location, object: &str) -> CmdResult {
     let (data_type, bytes) =
         to_npy(&dataset.value).map_err(|m| Failure(format!("{file}: '{object}': {m}")))?;
-    npy::write_npy(output, &data_type, &dataset.shape, &bytes)?;
-    Ok(())
+    crate::arrays::write_npy_to(output, &data_type, &dataset.shape, &bytes)
 }
 
 /// The `--compressors` option as typed codecs.

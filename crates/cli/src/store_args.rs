@@ -7,7 +7,10 @@ use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
 use clap::Args;
-use neurochunk_store::{Durability, FsStore, PrefixStore, RemoteOptions, Store, StoreLocation};
+use neurochunk_store::remote::Scheme;
+use neurochunk_store::{
+    Durability, FsStore, PrefixStore, RemoteOptions, Store, StoreError, StoreLocation,
+};
 
 use crate::Failure;
 
@@ -43,6 +46,12 @@ pub(crate) struct RemoteArgs {
     #[arg(long, global = true, value_name = "N", env = "NEUROCHUNK_MAX_REQUESTS",
           value_parser = clap::value_parser!(u32).range(1..))]
     max_requests: Option<u32>,
+    /// No progress bars (they are drawn only when standard error is a terminal anyway).
+    #[arg(long, global = true)]
+    pub no_progress: bool,
+    /// No progress bars and no notes on standard error; errors are still printed.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
 }
 
 static REMOTE_OPTIONS: OnceLock<RemoteOptions> = OnceLock::new();
@@ -101,6 +110,69 @@ impl Location {
         self.0.display()
     }
 
+    /// The location of `key` of the location's store (a key [`Location::open_parts`]
+    /// returned), as a person reads it: the store's URL and the key, or the path for a
+    /// local location (whose store is rooted there).
+    pub(crate) fn display_key(&self, key: &str) -> String {
+        match &self.0 {
+            StoreLocation::Local(path) => path.join(key).display().to_string(),
+            StoreLocation::Url { base, .. } => format!("{base}/{key}"),
+        }
+    }
+
+    /// The whole file at the location (a local file, or the object at the URL).
+    pub(crate) fn read_file(&self) -> Result<Vec<u8>, Failure> {
+        if let Some(path) = self.local() {
+            return std::fs::read(path).map_err(|e| Failure(format!("{}: {e}", path.display())));
+        }
+        let (store, key) = self.open_parts()?;
+        match store.get(&key) {
+            Ok(Some(bytes)) => Ok(bytes.to_vec()),
+            Ok(None) => Err(Failure(format!("{}: no such object", self.display()))),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// Store `bytes` as the file at the location: a local file written beside its path and
+    /// renamed into place, or one object (atomic) at the URL.
+    pub(crate) fn write_file(&self, bytes: Vec<u8>) -> Result<(), Failure> {
+        if let Some(path) = self.local() {
+            let fail = |e: std::io::Error| Failure(format!("{}: {e}", path.display()));
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "out".into());
+            let partial = path.with_file_name(format!(".{name}.partial"));
+            return std::fs::write(&partial, bytes)
+                .and_then(|()| std::fs::rename(&partial, path))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&partial);
+                    fail(e)
+                });
+        }
+        let (store, key) = self.open_parts()?;
+        store
+            .set(&key, neurochunk_store::Bytes::from(bytes))
+            .map_err(|e| self.fail(e))
+    }
+
+    /// For two URLs of the same store (bucket, container, host): this location's key in it.
+    pub(crate) fn key_in_store_of(&self, other: &Location) -> Option<String> {
+        match (&self.0, &other.0) {
+            (
+                StoreLocation::Url {
+                    scheme, base, key, ..
+                },
+                StoreLocation::Url {
+                    scheme: other_scheme,
+                    base: other_base,
+                    ..
+                },
+            ) if scheme == other_scheme && base == other_base => Some(key.clone()),
+            _ => None,
+        }
+    }
+
     /// The last segment of the path or key (a file name).
     pub(crate) fn file_name(&self) -> String {
         match &self.0 {
@@ -148,20 +220,130 @@ impl Location {
     /// refused rather than emptied.
     pub(crate) fn open_remote_replace(&self) -> Result<Arc<dyn Store>, Failure> {
         let (store, key) = self.open_parts()?;
-        let fail = |e: neurochunk_store::StoreError| Failure(format!("{}: {e}", self.display()));
-        if key.is_empty() {
-            let listing = store.list_dir("").map_err(fail)?;
+        let target = RemoteNode {
+            store: rooted_at(store, &key).map_err(|e| self.fail(e))?,
+            node: String::new(),
+            bucket_root: key.is_empty(),
+            display: self.display(),
+        };
+        target.replace()?;
+        Ok(target.store)
+    }
+
+    /// For a URL: where a new array at it belongs (nothing is written yet). Like a local path
+    /// (see `arrays::locate_node`), a URL below an existing group is a node of that group's
+    /// hierarchy, and a URL below prefixes that hold nothing yet is a node of a new hierarchy
+    /// rooted at the shallowest of them, whose parent groups are then created.
+    pub(crate) fn locate_remote_node(&self) -> Result<RemoteNode, Failure> {
+        if let StoreLocation::Url {
+            scheme: Scheme::Http,
+            ..
+        } = &self.0
+        {
+            // Refused before any request (plain HTTP servers can neither list nor write).
+            return Err(self.fail(StoreError::ReadOnly {
+                key: self.display(),
+            }));
+        }
+        let (store, key) = self.open_parts()?;
+        let (root, node) = locate_node_in(store.as_ref(), &key).map_err(|e| self.fail(e))?;
+        Ok(RemoteNode {
+            bucket_root: root.is_empty(),
+            store: rooted_at(store, &root).map_err(|e| self.fail(e))?,
+            node,
+            display: self.display(),
+        })
+    }
+
+    fn fail(&self, e: StoreError) -> Failure {
+        Failure(format!("{}: {e}", self.display()))
+    }
+}
+
+/// The names of the documents that make a prefix a node (Zarr v2, v3, N5).
+const NODE_DOCUMENTS: [&str; 4] = [".zarray", ".zgroup", "zarr.json", "attributes.json"];
+
+/// Where a new node at `key` of `store` belongs: the key of its hierarchy's root and its path
+/// below it, found by listing (one delimiter listing per level, never the bucket's root).
+/// The rules of a local path: when the deepest prefix of `key` (itself included) that holds
+/// anything is a node, the hierarchy is the chain of nodes above it; otherwise the root is
+/// the shallowest prefix that holds nothing yet (or `key` itself when it exists), so
+/// `new.n5/a/b/ds` on an empty bucket is dataset `a/b/ds` of a new container `new.n5`.
+pub(crate) fn locate_node_in(store: &dyn Store, key: &str) -> Result<(String, String), StoreError> {
+    let segments: Vec<&str> = key.split('/').filter(|s| !s.is_empty()).collect();
+    let prefix = |n: usize| segments[..n].join("/");
+    let is_node = |listing: &neurochunk_store::DirListing| {
+        listing
+            .keys
+            .iter()
+            .any(|k| NODE_DOCUMENTS.contains(&k.as_str()))
+    };
+    // The deepest prefix that holds anything (the bucket's root always does).
+    let mut existing = (0, None);
+    for n in (1..=segments.len()).rev() {
+        let listing = store.list_dir(&prefix(n))?;
+        if !listing.keys.is_empty() || !listing.prefixes.is_empty() {
+            existing = (n, Some(listing));
+            break;
+        }
+    }
+    let root_len = match existing {
+        (n, Some(listing)) if is_node(&listing) => {
+            // Climb while the parent is a node of the same hierarchy.
+            let mut root = n;
+            while root > 1 && is_node(&store.list_dir(&prefix(root - 1))?) {
+                root -= 1;
+            }
+            root
+        }
+        (n, _) if n < segments.len() => n + 1,
+        _ => segments.len(),
+    };
+    Ok((prefix(root_len), segments[root_len..].join("/")))
+}
+
+/// `store` seen from `key` (`store` itself for `""`).
+fn rooted_at(store: Arc<dyn Store>, key: &str) -> Result<Arc<dyn Store>, StoreError> {
+    if key.is_empty() {
+        return Ok(store);
+    }
+    Ok(Arc::new(PrefixStore::new(store, key)?))
+}
+
+/// A node to write at a URL: the store rooted at its hierarchy's root and its path there.
+pub(crate) struct RemoteNode {
+    /// The store rooted at the root of the node's hierarchy.
+    pub store: Arc<dyn Store>,
+    /// The node's path in `store` (`""`: the node is the root).
+    pub node: String,
+    /// True when the hierarchy's root is the root of the bucket.
+    bucket_root: bool,
+    display: String,
+}
+
+impl RemoteNode {
+    /// Remove what is stored under the node (objects are replaced in place, see
+    /// docs/remote.md). The root of a bucket that holds anything is refused rather than
+    /// emptied.
+    pub(crate) fn replace(&self) -> Result<(), Failure> {
+        let fail = |e: StoreError| Failure(format!("{}: {e}", self.display));
+        if !self.node.is_empty() {
+            return self
+                .store
+                .delete_prefix(&format!("{}/", self.node))
+                .map_err(fail);
+        }
+        if self.bucket_root {
+            let listing = self.store.list_dir("").map_err(fail)?;
             if !listing.keys.is_empty() || !listing.prefixes.is_empty() {
                 return Err(Failure(format!(
                     "{}: refusing to replace the whole bucket; name a prefix inside it",
-                    self.display()
+                    self.display
                 )));
             }
-            return Ok(store);
+            return Ok(());
         }
-        let view: Arc<dyn Store> = Arc::new(PrefixStore::new(store, &key).map_err(fail)?);
-        view.delete_prefix("").map_err(fail)?;
-        Ok(view)
+        self.store.delete_prefix("").map_err(fail)
     }
 }
 
@@ -204,5 +386,106 @@ impl WriteArgs {
             }
             None => location.open_read(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neurochunk_store::{Bytes, MemoryStore};
+
+    fn store_with(keys: &[&str]) -> MemoryStore {
+        let store = MemoryStore::new();
+        for key in keys {
+            store.set(key, Bytes::from_static(b"{}")).unwrap();
+        }
+        store
+    }
+
+    fn locate(store: &MemoryStore, key: &str) -> (String, String) {
+        let (root, node) = locate_node_in(store, key).unwrap();
+        (root, node)
+    }
+
+    fn pair(root: &str, node: &str) -> (String, String) {
+        (root.to_string(), node.to_string())
+    }
+
+    #[test]
+    fn a_new_url_is_the_root_of_a_new_hierarchy() {
+        let empty = store_with(&[]);
+        assert_eq!(locate(&empty, "new.zarr"), pair("new.zarr", ""));
+        assert_eq!(locate(&empty, "new.n5/a/b/ds"), pair("new.n5", "a/b/ds"));
+        assert_eq!(locate(&empty, ""), pair("", ""));
+        // Below a prefix that holds other things (not a node): the first new prefix is the root.
+        let other = store_with(&["data/notes.txt"]);
+        assert_eq!(
+            locate(&other, "data/x.zarr/a/b"),
+            pair("data/x.zarr", "a/b")
+        );
+        // An existing prefix that is not a node is replaced whole.
+        assert_eq!(locate(&other, "data"), pair("data", ""));
+    }
+
+    #[test]
+    fn a_url_below_a_group_is_a_node_of_its_hierarchy() {
+        let store = store_with(&[
+            "data/h.zarr/zarr.json",
+            "data/h.zarr/sub/zarr.json",
+            "data/h.zarr/raw/zarr.json",
+            "data/h.zarr/raw/c/0/0",
+            "data/v2/.zgroup",
+            "data/v2/a/.zarray",
+            "data/c.n5/attributes.json",
+        ]);
+        assert_eq!(
+            locate(&store, "data/h.zarr/sub/new"),
+            pair("data/h.zarr", "sub/new")
+        );
+        assert_eq!(
+            locate(&store, "data/h.zarr/sub/x/y"),
+            pair("data/h.zarr", "sub/x/y")
+        );
+        assert_eq!(
+            locate(&store, "data/h.zarr/raw"),
+            pair("data/h.zarr", "raw")
+        );
+        assert_eq!(locate(&store, "data/h.zarr"), pair("data/h.zarr", ""));
+        assert_eq!(locate(&store, "data/v2/a"), pair("data/v2", "a"));
+        assert_eq!(locate(&store, "data/v2/b/c"), pair("data/v2", "b/c"));
+        assert_eq!(locate(&store, "data/c.n5/ds"), pair("data/c.n5", "ds"));
+        // A sibling prefix of a node is not inside it.
+        assert_eq!(locate(&store, "data/h.zarr2/x"), pair("data/h.zarr2", "x"));
+    }
+
+    #[test]
+    fn replacing_a_node_keeps_its_siblings() {
+        let store: Arc<dyn Store> = Arc::new(store_with(&[
+            "h.zarr/zarr.json",
+            "h.zarr/raw/zarr.json",
+            "h.zarr/raw/c/0",
+            "h.zarr/raw2/zarr.json",
+        ]));
+        let (root, node) = locate_node_in(store.as_ref(), "h.zarr/raw").unwrap();
+        let target = RemoteNode {
+            bucket_root: root.is_empty(),
+            store: rooted_at(store.clone(), &root).unwrap(),
+            node,
+            display: "mem://h.zarr/raw".into(),
+        };
+        target.replace().unwrap();
+        assert_eq!(
+            store.list_prefix("").unwrap(),
+            ["h.zarr/raw2/zarr.json", "h.zarr/zarr.json"]
+        );
+        // The root of a bucket that holds anything is refused, not emptied.
+        let whole = RemoteNode {
+            bucket_root: true,
+            store: store.clone(),
+            node: String::new(),
+            display: "mem://".into(),
+        };
+        assert!(whole.replace().unwrap_err().0.contains("whole bucket"));
+        assert_eq!(store.list_prefix("").unwrap().len(), 2);
     }
 }

@@ -5,13 +5,19 @@
 //! or data that does not allow the operation, 2 unreadable input or bad usage.
 //! Errors are printed on stderr as one line naming the file.
 
-use neurochunk_table::derive::{derive, DeriveOptions};
+use arrow::datatypes::Schema;
+use neurochunk_store::join_key;
+use neurochunk_table::derive::{derive, derive_to, DeriveOptions};
 use neurochunk_table::info::source_info;
-use neurochunk_table::io::{output_format, Durability, TableSource, TableWriter, WriteOptions};
-use neurochunk_table::swc::{export_swc, import_swc, SwcImportOptions};
+use neurochunk_table::io::{output_format, Durability, TableSource, WriteOptions};
+use neurochunk_table::swc::{
+    export_swc_from, export_swc_to_store, import_swc_files, parse_swc_bytes, read_swc_files,
+    SwcFile, SwcImportOptions,
+};
 use neurochunk_table::validate::{validate_results, ValidateOptions};
-use neurochunk_table::{Format, Registry, TableError};
+use neurochunk_table::{Format, Registry, RowFilter, TableError, TableTarget};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::store_args::{Location, URL_FORMS};
 use std::process::ExitCode;
@@ -117,31 +123,43 @@ pub enum TableCommand {
         input: Location,
         /// Output path or URL; the extension picks the format.
         output: Location,
+        /// Only these columns, in this order (comma-separated). Parquet inputs are read
+        /// column by column: other columns' bytes are not fetched.
+        #[arg(long, value_name = "COL,...", value_delimiter = ',')]
+        columns: Vec<String>,
+        /// Only the rows of this fragment (the `fragment_id` column; repeatable). Parquet row
+        /// groups whose statistics rule the fragments out, and Hive partitions of other
+        /// fragments, are not read.
+        #[arg(long = "fragment", value_name = "ID")]
+        fragments: Vec<u64>,
         #[command(flatten)]
         out: OutputArgs,
     },
     /// Add or recompute derived fields: child_ids, n_children, strahler for
     /// skeletons; src_fragment_id, tgt_fragment_id for connections.
+    #[command(after_help = URL_FORMS)]
     Derive {
-        /// Input table.
-        input: PathBuf,
-        /// Output path.
-        output: PathBuf,
+        /// Input table (a path or a URL).
+        input: Location,
+        /// Output path or URL.
+        output: Location,
         /// Schema of the input (default: identified).
         #[arg(long)]
         schema: Option<String>,
-        /// Skeleton/point-cloud tables the connections refer to.
+        /// Skeleton/point-cloud tables the connections refer to (paths or URLs).
         #[arg(long, value_name = "TABLE")]
-        samples: Vec<PathBuf>,
+        samples: Vec<Location>,
         #[command(flatten)]
         out: OutputArgs,
     },
     /// Import SWC files (or directories of them) into a skeletons table using the
     /// net.clbarnes.swc extension: `from-swc IN.swc... OUT --context ID`.
+    #[command(after_help = URL_FORMS)]
     FromSwc {
-        /// SWC files or directories, then the output table.
+        /// SWC files or directories (paths or URLs; a URL not ending in .swc is a prefix whose
+        /// .swc objects are read), then the output table.
         #[arg(required = true, num_args = 2.., value_name = "IN.swc... OUT")]
-        paths: Vec<PathBuf>,
+        paths: Vec<Location>,
         /// Context identifier (an IRI or UUID is recommended).
         #[arg(long)]
         context: String,
@@ -164,11 +182,12 @@ pub enum TableCommand {
     },
     /// Export a skeletons table to SWC: OUT.swc for one fragment, else a
     /// directory of {fragment_id}.swc files.
+    #[command(after_help = URL_FORMS)]
     ToSwc {
-        /// Input skeletons table.
-        input: PathBuf,
-        /// Output .swc file or directory.
-        output: PathBuf,
+        /// Input skeletons table (a path or a URL).
+        input: Location,
+        /// Output .swc file or directory (a path or a URL).
+        output: Location,
         /// Export only this fragment.
         #[arg(long)]
         fragment: Option<u64>,
@@ -256,7 +275,13 @@ pub fn run(cmd: TableCommand) -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
-        TableCommand::Convert { input, output, out } => match convert(&input, &output, &out) {
+        TableCommand::Convert {
+            input,
+            output,
+            columns,
+            fragments,
+            out,
+        } => match convert(&input, &output, &columns, &fragments, &out) {
             Ok(rows) => {
                 outln!("{output}: {rows} rows written");
                 ExitCode::SUCCESS
@@ -270,17 +295,41 @@ pub fn run(cmd: TableCommand) -> ExitCode {
             samples,
             out,
         } => {
-            let opts = DeriveOptions {
-                schema,
-                samples,
-                write: out.options(),
-                batch_size: 0,
+            let local_samples: Option<Vec<PathBuf>> = samples
+                .iter()
+                .map(|s| s.local().map(Path::to_path_buf))
+                .collect();
+            let result = match (input.local(), output.local(), local_samples) {
+                (Some(input), Some(output), Some(samples)) => {
+                    let opts = DeriveOptions {
+                        schema,
+                        samples,
+                        write: out.options(),
+                        batch_size: 0,
+                    };
+                    derive(input, output, &opts)
+                }
+                _ => {
+                    let opts = DeriveOptions {
+                        schema,
+                        samples: Vec::new(),
+                        write: out.options(),
+                        batch_size: 0,
+                    };
+                    open_table(&input).and_then(|src| {
+                        let samples = samples
+                            .iter()
+                            .map(open_table)
+                            .collect::<Result<Vec<_>, _>>()?;
+                        derive_to(&src, &samples, &table_target(&output)?, &opts)
+                    })
+                }
             };
-            match derive(&input, &output, &opts) {
+            match result {
                 Ok(s) => {
                     outln!(
                         "{}: {} rows, {} derived ({})",
-                        output.display(),
+                        output,
                         s.rows,
                         s.columns.join(", "),
                         s.schema
@@ -316,14 +365,17 @@ pub fn run(cmd: TableCommand) -> ExitCode {
                 fragment_id,
                 allow_invalid,
             };
-            match import_swc(&paths, &output, &opts, &out.options()) {
+            let result = read_swc_inputs(&paths).and_then(|files| {
+                import_swc_files(&files, &table_target(&output)?, &opts, &out.options())
+            });
+            match result {
                 Ok(s) => {
                     for n in &s.notes {
                         eprintln!("neurochunk table: note: {}", one_line(n));
                     }
                     outln!(
                         "{}: {} samples in {} fragment(s)",
-                        output.display(),
+                        output,
                         s.rows,
                         s.fragments.len()
                     );
@@ -336,10 +388,10 @@ pub fn run(cmd: TableCommand) -> ExitCode {
             input,
             output,
             fragment,
-        } => match export_swc(&input, &output, fragment) {
+        } => match to_swc(&input, &output, fragment) {
             Ok(files) => {
                 for f in &files {
-                    outln!("{}", f.display());
+                    outln!("{f}");
                 }
                 ExitCode::SUCCESS
             }
@@ -358,9 +410,107 @@ fn open_table(location: &Location) -> Result<TableSource, TableError> {
     TableSource::open_store_named(store, &key, &location.display())
 }
 
-/// Streams `input` into `output` (format from the extension or --partition-by).
-fn convert(input: &Location, output: &Location, out: &OutputArgs) -> Result<u64, TableError> {
+/// Where a table at a path or URL is written.
+fn table_target(location: &Location) -> Result<TableTarget, TableError> {
+    if let Some(path) = location.local() {
+        return Ok(TableTarget::Path(path.to_path_buf()));
+    }
+    let (store, key) = location.open_parts().map_err(|e| TableError::Usage(e.0))?;
+    Ok(TableTarget::Store {
+        store,
+        key,
+        name: location.display(),
+    })
+}
+
+/// The SWC files named by paths (files or directories of them) and URLs (an object ending in
+/// `.swc`, else a prefix whose `.swc` objects are read, in name order), parsed.
+fn read_swc_inputs(inputs: &[Location]) -> Result<Vec<(PathBuf, SwcFile)>, TableError> {
+    let mut files = Vec::new();
+    for input in inputs {
+        if let Some(path) = input.local() {
+            files.extend(read_swc_files(&[path.to_path_buf()])?);
+            continue;
+        }
+        let name = input.display();
+        let (store, key) = input.open_parts().map_err(|e| TableError::Usage(e.0))?;
+        let failed = |e| TableError::store(&name, e);
+        let is_swc = |k: &str| {
+            k.rsplit_once('.')
+                .is_some_and(|(stem, ext)| !stem.is_empty() && ext.eq_ignore_ascii_case("swc"))
+        };
+        let keys: Vec<String> = if is_swc(&key) {
+            vec![key.clone()]
+        } else {
+            let listing = store.list_dir(&key).map_err(failed)?;
+            let mut keys: Vec<String> = listing
+                .keys
+                .iter()
+                .filter(|k| is_swc(k))
+                .map(|k| join_key(&key, k))
+                .collect();
+            keys.sort();
+            if keys.is_empty() {
+                return Err(TableError::format(Path::new(&name), "holds no .swc files"));
+            }
+            keys
+        };
+        for k in keys {
+            let url = PathBuf::from(input.display_key(&k));
+            let bytes = store
+                .get(&k)
+                .map_err(|e| TableError::store(&url, e))?
+                .ok_or_else(|| TableError::format(&url, "no such SWC file"))?;
+            let parsed = parse_swc_bytes(bytes.to_vec(), &url)?;
+            files.push((url, parsed));
+        }
+    }
+    Ok(files)
+}
+
+/// Writes `input`'s fragments as SWC to a path or URL; the files (keys as URLs) written.
+fn to_swc(
+    input: &Location,
+    output: &Location,
+    fragment: Option<u64>,
+) -> Result<Vec<String>, TableError> {
     let src = open_table(input)?;
+    if let Some(path) = output.local() {
+        let written = export_swc_from(&src, path, fragment)?;
+        return Ok(written.iter().map(|p| p.display().to_string()).collect());
+    }
+    let (store, key) = output.open_parts().map_err(|e| TableError::Usage(e.0))?;
+    let keys = export_swc_to_store(&src, store.as_ref(), &key, &output.display(), fragment)?;
+    Ok(keys.iter().map(|k| output.display_key(k)).collect())
+}
+
+/// Streams `input` into `output` (format from the extension or --partition-by).
+fn convert(
+    input: &Location,
+    output: &Location,
+    columns: &[String],
+    fragments: &[u64],
+    out: &OutputArgs,
+) -> Result<u64, TableError> {
+    let src = open_table(input)?;
+    let schema = src.schema();
+    let columns: Vec<String> = if columns.is_empty() {
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    } else {
+        columns.iter().map(|c| c.trim().to_string()).collect()
+    };
+    let mut fields = Vec::with_capacity(columns.len());
+    for c in &columns {
+        let field = schema.field_with_name(c).map_err(|_| {
+            TableError::Usage(format!("{input}: no column {c:?} in the table (--columns)"))
+        })?;
+        fields.push(field.clone());
+    }
+    let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let filter = (!fragments.is_empty()).then(|| RowFilter {
+        column: "fragment_id".into(),
+        values: fragments.to_vec(),
+    });
     let mut opts = out.options();
     let output_name = PathBuf::from(output.file_name());
     output_format(output.local().unwrap_or(&output_name), &opts)?;
@@ -382,14 +532,13 @@ fn convert(input: &Location, output: &Location, out: &OutputArgs) -> Result<u64,
             "{output}: output is a directory; pass --partition-by to write a Hive table"
         )));
     }
-    let mut w = match output.local() {
-        Some(path) => TableWriter::create(path, src.schema(), &opts)?,
-        None => {
-            let (store, key) = output.open_parts().map_err(|e| TableError::Usage(e.0))?;
-            TableWriter::create_in_named(store, &key, &output.display(), src.schema(), &opts)?
-        }
-    };
-    for b in src.batches(neurochunk_table::io::DEFAULT_BATCH_SIZE)? {
+    let mut w = table_target(output)?.create(out_schema, &opts)?;
+    let batches = src.batches_filtered(
+        &columns,
+        filter.as_ref(),
+        neurochunk_table::io::DEFAULT_BATCH_SIZE,
+    )?;
+    for b in batches {
         w.write(&b?)?;
     }
     w.finish()

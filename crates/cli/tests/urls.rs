@@ -186,3 +186,142 @@ fn bad_urls_and_read_only_stores_are_clear_errors() {
     assert!(!output.status.success());
     assert!(stderr.contains("missing.zarr"), "{stderr}");
 }
+
+#[test]
+fn table_derive_and_swc_commands_take_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("swc")).unwrap();
+    let a = "# neuron seven\n1 1 0 0 0 1 -1\n2 3 1 0 0 1 1\n3 3 2 0 0 1 2\n";
+    let b = "1 1 5 5 5 2 -1\n2 3 6 5 5 2 1\n";
+    std::fs::write(d.join("swc/7.swc"), a).unwrap();
+    std::fs::write(d.join("swc/9.swc"), b).unwrap();
+    std::fs::write(d.join("swc/notes.txt"), "not an swc file").unwrap();
+    // A URL prefix of .swc objects (other objects ignored), into a table at a URL.
+    let table = url(&d.join("t/n.skeletons.parquet"));
+    let out = ok(&[
+        "table",
+        "from-swc",
+        &url(&d.join("swc")),
+        &table,
+        "--context",
+        "urn:t",
+    ]);
+    assert!(out.contains("5 samples in 2 fragment(s)"), "{out}");
+    assert!(d.join("t/n.skeletons.parquet").is_file());
+    // Derived fields from a URL to a URL.
+    let derived = url(&d.join("t/d.skeletons.arrow"));
+    let out = ok(&["table", "derive", &table, &derived]);
+    assert!(out.contains("child_ids, n_children, strahler"), "{out}");
+    let info = ok(&["table", "info", "--json", &derived]);
+    assert!(info.contains("\"strahler\""), "{info}");
+    // Back to SWC objects under a URL prefix, and one fragment into one object.
+    let back = url(&d.join("back"));
+    let listed = ok(&["table", "to-swc", &derived, &back]);
+    assert_eq!(
+        listed.lines().collect::<Vec<_>>(),
+        [format!("{back}/7.swc"), format!("{back}/9.swc")]
+    );
+    assert_eq!(std::fs::read_to_string(d.join("back/7.swc")).unwrap(), a);
+    assert_eq!(std::fs::read_to_string(d.join("back/9.swc")).unwrap(), b);
+    ok(&[
+        "table",
+        "to-swc",
+        &table,
+        &url(&d.join("one/9.swc")),
+        "--fragment",
+        "9",
+    ]);
+    assert_eq!(std::fs::read_to_string(d.join("one/9.swc")).unwrap(), b);
+    // A single object named directly, too.
+    ok(&[
+        "table",
+        "from-swc",
+        &url(&d.join("swc/9.swc")),
+        &url(&d.join("t/nine.skeletons.arrow")),
+        "--context",
+        "urn:t",
+    ]);
+    assert!(
+        ok(&["table", "info", &url(&d.join("t/nine.skeletons.arrow"))]).contains("rows:     2")
+    );
+    // A prefix without .swc objects is a clear error naming it.
+    let output = run(&[
+        "table",
+        "from-swc",
+        &url(&d.join("t")),
+        &url(&d.join("x.skeletons.parquet")),
+        "--context",
+        "urn:t",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("holds no .swc files") && stderr.contains(&url(&d.join("t"))),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn demo_writes_to_a_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Something the demo replaces.
+    std::fs::create_dir_all(d.join("demo/old")).unwrap();
+    std::fs::write(d.join("demo/old/stale"), "x").unwrap();
+    let out = ok(&["demo", &url(&d.join("demo")), "--size", "16"]);
+    assert!(
+        out.contains("Everything written was read back and matched"),
+        "{out}"
+    );
+    assert!(!d.join("demo/old/stale").exists());
+    for entry in [
+        "volume.zarr3.sharded/zarr.json",
+        "volume.n5.gzip/attributes.json",
+        "session.zarr2/.zmetadata",
+        "tables/demo.skeletons.parquet",
+        "ecephys.zarr3.nwb.zarr/zarr.json",
+        "ecephys.zarr2-from-zarr3.nwb.zarr/.zgroup",
+    ] {
+        assert!(d.join("demo").join(entry).is_file(), "{entry} missing");
+    }
+    assert!(
+        ok(&["nwb", "check", &url(&d.join("demo/ecephys.zarr3.nwb.zarr"))]).contains("no problems")
+    );
+}
+
+#[test]
+fn npy_inputs_and_outputs_take_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_npy(&d.join("in.npy"), 6, 4);
+    let array = url(&d.join("a.zarr"));
+    // The .npy read from a URL, the array read back into a .npy at a URL.
+    ok(&[
+        "put",
+        &url(&d.join("in.npy")),
+        &array,
+        "--format",
+        "zarr2",
+        "--chunks",
+        "4,4",
+    ]);
+    ok(&["get", &array, "-o", &url(&d.join("out/back.npy"))]);
+    assert_eq!(
+        std::fs::read(d.join("out/back.npy")).unwrap(),
+        std::fs::read(d.join("in.npy")).unwrap()
+    );
+    let output = run(&[
+        "put",
+        &url(&d.join("absent.npy")),
+        &url(&d.join("b.zarr")),
+        "--format",
+        "zarr2",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("absent.npy") && stderr.contains("no such object"),
+        "{stderr}"
+    );
+}

@@ -555,7 +555,15 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<(NpyHeader, Vec<u8>), DtypeErr
 
 fn read_npy_file(path: &Path) -> Result<(NpyHeader, Vec<u8>), DtypeError> {
     let file = File::open(path).map_err(|e| DtypeError::io("opening the file", e))?;
-    let mut reader = BufReader::new(file);
+    read_npy_from(BufReader::new(file))
+}
+
+/// [`read_npy`] of the bytes of a `.npy` file (e.g. an object read from a store).
+pub fn read_npy_bytes(bytes: &[u8]) -> Result<(NpyHeader, Vec<u8>), DtypeError> {
+    read_npy_from(bytes)
+}
+
+fn read_npy_from(mut reader: impl Read) -> Result<(NpyHeader, Vec<u8>), DtypeError> {
     let header = read_npy_header(&mut reader)?;
     let len = header.data_len()?;
     let mut data = Vec::new();
@@ -634,6 +642,45 @@ fn write_npy_file(
     shape: &[usize],
     data: &[u8],
 ) -> Result<(), DtypeError> {
+    let (header_bytes, body) = npy_parts(data_type, shape, data)?;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "array.npy".into());
+    let partial = path.with_file_name(format!(".{file_name}.partial"));
+    let result = (|| -> std::io::Result<()> {
+        let mut writer = BufWriter::new(File::create(&partial)?);
+        writer.write_all(&header_bytes)?;
+        writer.write_all(&body)?;
+        writer
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .sync_all()?;
+        std::fs::rename(&partial, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        DtypeError::io("writing the file", e)
+    })
+}
+
+/// The bytes of the `.npy` file [`write_npy`] writes (e.g. to store it as an object).
+pub fn npy_file_bytes(
+    data_type: &DataType,
+    shape: &[usize],
+    data: &[u8],
+) -> Result<Vec<u8>, DtypeError> {
+    let (mut header, body) = npy_parts(data_type, shape, data)?;
+    header.extend_from_slice(&body);
+    Ok(header)
+}
+
+/// The header bytes and the body (components stored in their own byte order) of a `.npy`.
+fn npy_parts<'a>(
+    data_type: &DataType,
+    shape: &[usize],
+    data: &'a [u8],
+) -> Result<(Vec<u8>, std::borrow::Cow<'a, [u8]>), DtypeError> {
     let header = NpyHeader {
         data_type: data_type.clone(),
         endian: Some(Endian::Little),
@@ -651,34 +698,14 @@ fn write_npy_file(
     // Structured fields may carry their own (big-endian) byte order; store them in it.
     let mut components = Vec::new();
     data_type.swap_components(0, &mut components);
-    let swapped;
     let body = if components.iter().any(|(_, _, e)| *e == Some(Endian::Big)) {
         let mut copy = data.to_vec();
         data_type.swap_endian_in_place(&mut copy, Endian::Little);
-        swapped = copy;
-        &swapped
+        std::borrow::Cow::Owned(copy)
     } else {
-        data
+        std::borrow::Cow::Borrowed(data)
     };
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "array.npy".into());
-    let partial = path.with_file_name(format!(".{file_name}.partial"));
-    let result = (|| -> std::io::Result<()> {
-        let mut writer = BufWriter::new(File::create(&partial)?);
-        writer.write_all(&header_bytes)?;
-        writer.write_all(body)?;
-        writer
-            .into_inner()
-            .map_err(|e| e.into_error())?
-            .sync_all()?;
-        std::fs::rename(&partial, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        DtypeError::io("writing the file", e)
-    })
+    Ok((header_bytes, body))
 }
 
 /// Convert variable-length elements to the fixed-width type `.npy` (and NumPy) can hold:

@@ -116,47 +116,128 @@ impl ExternalResolver for StoreResolver {
         source: &str,
         referrer: &str,
     ) -> HdmfResult<Option<FileLocation>> {
-        let outside = || HdmfError::ExternalOutsideStore {
-            file: from.name.clone(),
-            path: referrer.to_string(),
-            source_path: source.to_string(),
-        };
-        if source.starts_with('/') || source.contains('\\') {
-            return Err(outside());
-        }
-        // Relative to the file's root first; then to its parent (hdmf-zarr 0.10).
-        let Some(first) = join_relative(&from.prefix, source) else {
-            return Err(outside());
-        };
-        let parent = from.prefix.rsplit_once('/').map_or("", |(p, _)| p);
-        let mut candidates = vec![first];
-        candidates.extend(join_relative(parent, source));
-        for candidate in candidates {
-            if candidate == from.prefix {
-                return Ok(None);
-            }
-            let listing = from
-                .store
-                .list_dir(&candidate)
-                .map_err(|e| HdmfError::store(&from.name, e))?;
-            if !listing.keys.is_empty() || !listing.prefixes.is_empty() {
-                // Named like the referring file: its name with its prefix replaced.
-                let mut target = FileLocation::new(from.store.clone(), &candidate);
-                match from.name.strip_suffix(from.prefix.as_str()) {
-                    Some(base) if !from.prefix.is_empty() && !candidate.is_empty() => {
-                        target.name = format!("{base}{candidate}");
-                    }
-                    _ => {}
-                }
-                return Ok(Some(target));
-            }
-        }
-        Err(HdmfError::malformed(
-            &from.name,
-            referrer,
-            format!("external file '{source}' does not exist"),
-        ))
+        resolve_in_store(from, source, referrer, &|_| true)
     }
+}
+
+/// The resolver of files opened by URL: like [`StoreResolver`] (sources relative to the file's
+/// root, or to its parent as hdmf-zarr 0.10 wrote them, inside the same store), but confined
+/// to the key prefixes `roots` of the store, as [`crate::FsResolver`] confines files on disk
+/// to directory trees. A file may lead only into one of `roots` (`""`: the whole store); a
+/// source leading elsewhere in the store is refused with [`HdmfError::ExternalRefused`]
+/// naming the allowed prefixes, one leading out of the store with
+/// [`HdmfError::ExternalOutsideStore`].
+#[derive(Clone, Debug)]
+pub struct ScopedStoreResolver {
+    /// Key prefixes (without leading or trailing `/`) external files may be under.
+    pub roots: Vec<String>,
+    /// How the roots are named in errors (e.g. their URLs), in the order of `roots`.
+    pub root_names: Vec<String>,
+}
+
+impl ScopedStoreResolver {
+    /// Files may lead only below the prefix that holds `file_prefix` (its parent "directory"),
+    /// as [`crate::FsResolver::default`] allows the directory holding a file on disk.
+    /// `name_of(prefix)` names a prefix in errors.
+    pub fn parent_of(file_prefix: &str, name_of: impl Fn(&str) -> String) -> Self {
+        let parent = file_prefix
+            .trim_matches('/')
+            .rsplit_once('/')
+            .map_or("", |(p, _)| p)
+            .to_string();
+        ScopedStoreResolver {
+            root_names: vec![name_of(&parent)],
+            roots: vec![parent],
+        }
+    }
+
+    fn allows(&self, prefix: &str) -> bool {
+        self.roots.iter().any(|root| {
+            let root = root.trim_matches('/');
+            root.is_empty() || prefix == root || prefix.starts_with(&format!("{root}/"))
+        })
+    }
+}
+
+impl ExternalResolver for ScopedStoreResolver {
+    fn resolve(
+        &self,
+        from: &FileLocation,
+        source: &str,
+        referrer: &str,
+    ) -> HdmfResult<Option<FileLocation>> {
+        let target = resolve_in_store(from, source, referrer, &|p| self.allows(p))?;
+        if let Some(target) = &target {
+            if !self.allows(&target.prefix) {
+                return Err(HdmfError::ExternalRefused {
+                    file: from.name.clone(),
+                    path: referrer.to_string(),
+                    source_path: source.to_string(),
+                    allowed: self
+                        .root_names
+                        .iter()
+                        .map(|r| format!("'{r}'"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        Ok(target)
+    }
+}
+
+/// The file `source` names from `from` inside `from`'s store: relative to the file's root
+/// first, then to its parent; the first candidate that exists (`preferred` candidates before
+/// the others), `None` for the file itself.
+fn resolve_in_store(
+    from: &FileLocation,
+    source: &str,
+    referrer: &str,
+    preferred: &dyn Fn(&str) -> bool,
+) -> HdmfResult<Option<FileLocation>> {
+    let outside = || HdmfError::ExternalOutsideStore {
+        file: from.name.clone(),
+        path: referrer.to_string(),
+        source_path: source.to_string(),
+    };
+    if source.starts_with('/') || source.contains('\\') {
+        return Err(outside());
+    }
+    // Relative to the file's root first; then to its parent (hdmf-zarr 0.10).
+    let Some(first) = join_relative(&from.prefix, source) else {
+        return Err(outside());
+    };
+    let parent = from.prefix.rsplit_once('/').map_or("", |(p, _)| p);
+    let mut candidates = vec![first];
+    candidates.extend(join_relative(parent, source));
+    // Candidates the caller allows first, so that an allowed file is not hidden by one
+    // elsewhere that happens to exist.
+    candidates.sort_by_key(|c| !preferred(c));
+    for candidate in candidates {
+        if candidate == from.prefix {
+            return Ok(None);
+        }
+        let listing = from
+            .store
+            .list_dir(&candidate)
+            .map_err(|e| HdmfError::store(&from.name, e))?;
+        if !listing.keys.is_empty() || !listing.prefixes.is_empty() {
+            // Named like the referring file: its name with its prefix replaced.
+            let mut target = FileLocation::new(from.store.clone(), &candidate);
+            match from.name.strip_suffix(from.prefix.as_str()) {
+                Some(base) if !from.prefix.is_empty() && !candidate.is_empty() => {
+                    target.name = format!("{base}{candidate}");
+                }
+                _ => {}
+            }
+            return Ok(Some(target));
+        }
+    }
+    Err(HdmfError::malformed(
+        &from.name,
+        referrer,
+        format!("external file '{source}' does not exist"),
+    ))
 }
 
 /// `base` joined with the relative path `rel`, `.` and `..` resolved; `None` when a `..`

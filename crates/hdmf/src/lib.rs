@@ -82,7 +82,7 @@ pub use error::{HdmfError, HdmfResult};
 pub use file::{
     json2_reference_objects, reference_source_adapter, AttributeRef, AttributeValue,
     CachedNamespace, DatasetRef, ExternalResolver, FileLocation, Link, NwbFile, ReadOptions,
-    StoreResolver, Target, TypedObject,
+    ScopedStoreResolver, StoreResolver, Target, TypedObject,
 };
 pub use fs::FsResolver;
 pub use index::NodeKind;

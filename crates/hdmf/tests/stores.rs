@@ -323,3 +323,68 @@ fn a_store_that_no_longer_matches_its_consolidated_metadata_fails_check() {
         assert!(!check(&file).is_empty());
     }
 }
+
+#[test]
+fn scoped_resolvers_keep_links_below_the_allowed_prefixes() {
+    use neurochunk_hdmf::{ExternalResolver, ScopedStoreResolver};
+
+    let store = memory();
+    small(&store, "lab/a/b/sibling.nwb.zarr", &[1, 2]);
+    small(&store, "lab/ext.nwb.zarr", &[3]);
+    linking(&store, "lab/a/b/near.nwb.zarr", "../sibling.nwb.zarr");
+    linking(&store, "lab/a/b/far.nwb.zarr", "../../../ext.nwb.zarr");
+    linking(
+        &store,
+        "lab/a/b/away.nwb.zarr",
+        "../../../../../../x.nwb.zarr",
+    );
+    let open = |prefix: &str, resolver: ScopedStoreResolver| {
+        NwbFile::open_location(
+            FileLocation::named(store.clone(), prefix, format!("s3://bkt/{prefix}")),
+            ReadOptions {
+                resolver: Some(Arc::new(resolver) as Arc<dyn ExternalResolver>),
+                ..ReadOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    let default =
+        |prefix: &str| ScopedStoreResolver::parent_of(prefix, |p| format!("s3://bkt/{p}"));
+    // Below the prefix holding the file: resolved.
+    let near = open("lab/a/b/near.nwb.zarr", default("lab/a/b/near.nwb.zarr"));
+    assert_eq!(
+        near.read_dataset("/view/data", None).unwrap(),
+        i64s(&[1, 2])
+    );
+    // Above it: refused, naming the link, its source and the allowed prefix.
+    let far = open("lab/a/b/far.nwb.zarr", default("lab/a/b/far.nwb.zarr"));
+    let err = far.read_dataset("/view/data", None).unwrap_err();
+    assert!(matches!(err, HdmfError::ExternalRefused { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("s3://bkt/lab/a/b/far.nwb.zarr")
+            && text.contains("/view/data")
+            && text.contains("../../../ext.nwb.zarr")
+            && text.contains("'s3://bkt/lab/a/b'"),
+        "{text}"
+    );
+    assert_eq!(check(&far).len(), 1);
+    // Allowed when a root covers it; a root that does not cover it is not enough.
+    let wider = |roots: &[&str]| ScopedStoreResolver {
+        roots: roots.iter().map(|r| r.to_string()).collect(),
+        root_names: roots.iter().map(|r| format!("s3://bkt/{r}")).collect(),
+    };
+    let far = open("lab/a/b/far.nwb.zarr", wider(&["lab"]));
+    assert_eq!(far.read_dataset("/view/data", None).unwrap(), i64s(&[3]));
+    let far = open("lab/a/b/far.nwb.zarr", wider(&["lab/a", "la"]));
+    assert!(matches!(
+        far.read_dataset("/view/data", None).unwrap_err(),
+        HdmfError::ExternalRefused { .. }
+    ));
+    // Out of the store entirely: refused whatever the roots.
+    let away = open("lab/a/b/away.nwb.zarr", wider(&[""]));
+    assert!(matches!(
+        away.read_dataset("/view/data", None).unwrap_err(),
+        HdmfError::ExternalOutsideStore { .. }
+    ));
+}

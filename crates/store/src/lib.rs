@@ -78,7 +78,7 @@ pub use memory::MemoryStore;
 pub use pool::{recycle_buffer, take_buffer};
 pub use prefix::PrefixStore;
 #[cfg(feature = "remote")]
-pub use remote::{open_url, RemoteOptions, RemoteStore, StoreLocation};
+pub use remote::{open_url, traffic, RemoteOptions, RemoteStore, StoreLocation, Traffic};
 pub use writer::{BufferedWriter, ValueWriter};
 
 use std::fmt::Debug;

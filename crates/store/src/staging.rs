@@ -92,6 +92,61 @@ impl StagedDir {
         }
     }
 
+    /// Take over the staging directory of `target` that a killed writer left behind (the
+    /// most recently modified one, when several are), to finish its tree: the directory is
+    /// renamed to a staging name of this process and locked, so no other writer removes it.
+    /// `None` when there is none; the other stale staging directories are removed either way.
+    /// On non-Unix platforms, where a live writer cannot be told from a dead one, nothing is
+    /// taken over.
+    pub fn adopt_stale(target: &Path) -> io::Result<Option<StagedDir>> {
+        let name = file_name(target)?;
+        let mut candidates = Vec::new();
+        if cfg!(unix) {
+            if let Ok(entries) = fs::read_dir(parent_dir(target)) {
+                for entry in entries.flatten() {
+                    let entry_name = entry.file_name().to_string_lossy().into_owned();
+                    let Some(pid) = staging_pid(&entry_name, &name) else {
+                        continue;
+                    };
+                    let own_kind = entry_name
+                        .strip_prefix(&format!(".{name}"))
+                        .is_some_and(|rest| rest.starts_with(STAGING_MARKER));
+                    let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+                        continue;
+                    };
+                    if own_kind && meta.is_dir() && !process_alive(pid) {
+                        let modified = meta.modified().ok();
+                        candidates.push((modified, entry.path()));
+                    }
+                }
+            }
+        }
+        candidates.sort();
+        let mut adopted = None;
+        while let Some((_, old)) = candidates.pop() {
+            // Another writer taking it over holds its lock.
+            let Ok(lock) = lock_dir(&old, true) else {
+                continue;
+            };
+            let pid = std::process::id();
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = target.with_file_name(format!(".{name}{STAGING_MARKER}{pid}-{n}"));
+            if fs::rename(&old, &path).is_err() {
+                continue; // gone meanwhile
+            }
+            adopted = Some(StagedDir {
+                path,
+                target: target.to_path_buf(),
+                _lock: lock,
+                published: false,
+                durability: Durability::Buffered,
+            });
+            break;
+        }
+        remove_stale(target);
+        Ok(adopted)
+    }
+
     /// The same staging directory, published as durably as `durability` says: with
     /// [`Durability::Fsync`], [`StagedDir::publish`] syncs the directory holding the
     /// destination once the new tree is in place, so the publish survives an OS crash or a
@@ -387,6 +442,48 @@ fn process_alive(_pid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_staging_directories_are_taken_over_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.zarr");
+        // Nothing to take over.
+        assert!(StagedDir::adopt_stale(&target).unwrap().is_none());
+        // Two directories of dead writers (pids no process has: beyond the kernel's limit)
+        // and one of a live writer.
+        let dead_old = dir
+            .path()
+            .join(format!(".out.zarr{STAGING_MARKER}4194305-0"));
+        let dead_new = dir
+            .path()
+            .join(format!(".out.zarr{STAGING_MARKER}4194306-0"));
+        let live = StagedDir::beside(&target).unwrap();
+        for (d, content) in [(&dead_old, "old"), (&dead_new, "new")] {
+            fs::create_dir(d).unwrap();
+            fs::write(d.join("chunk"), content).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let adopted = StagedDir::adopt_stale(&target).unwrap().unwrap();
+        // The most recent one, renamed to this process's name, its content kept.
+        assert_eq!(
+            fs::read_to_string(adopted.path().join("chunk")).unwrap(),
+            "new"
+        );
+        assert!(adopted
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .contains(&format!("{}-", std::process::id())));
+        assert!(
+            !dead_new.exists() && !dead_old.exists(),
+            "the other stale one is removed"
+        );
+        assert!(live.path().exists(), "a live writer's directory stays");
+        // Published like any staged tree.
+        adopted.publish().unwrap();
+        assert_eq!(fs::read_to_string(target.join("chunk")).unwrap(), "new");
+    }
 
     #[test]
     fn staging_names_carry_the_destination_and_the_pid() {

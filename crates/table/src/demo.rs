@@ -4,16 +4,32 @@
 
 use crate::derive::skeleton_derived_arrays;
 use crate::error::{Result, TableError};
-use crate::info::table_info;
-use crate::io::{write_all, WriteOptions};
+use crate::info::source_info;
+use crate::io::{TableSource, TableTarget, WriteOptions};
 use crate::synth::{canonical_schema, mix, SkeletonSynth};
 use crate::tree::{build_tree, FragmentInterner, IdIndex, TreeInput};
-use crate::validate::{validate_paths, ValidateOptions};
+use crate::validate::{validate_sources, ValidateOptions};
 use arrow::array::{ArrayRef, DictionaryArray, RecordBatch, StringArray, UInt16Array, UInt64Array};
+use arrow::datatypes::SchemaRef;
 use arrow::datatypes::UInt16Type;
+use neurochunk_store::{join_key, Store};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
+
+/// Writes `batches` to `target`.
+fn write_all_to(
+    target: &TableTarget,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+    options: &WriteOptions,
+) -> Result<u64> {
+    let mut w = target.create(schema, options)?;
+    for b in batches {
+        w.write(b)?;
+    }
+    w.finish()
+}
 
 /// Writes `demo.skeletons.parquet` and `demo.connections.parquet` into `dir`,
 /// validates them as one dataset and returns a summary.
@@ -24,6 +40,53 @@ pub fn demo(dir: &Path) -> Result<String> {
 /// [`demo`], writing the tables with `options` (e.g. their durability).
 pub fn demo_with(dir: &Path, options: &WriteOptions) -> Result<String> {
     std::fs::create_dir_all(dir).map_err(|e| TableError::io(dir, e))?;
+    demo_to(
+        &|file| TableTarget::Path(dir.join(file)),
+        &|target| match target {
+            TableTarget::Path(path) => TableSource::open(path),
+            TableTarget::Store { store, key, name } => {
+                TableSource::open_store_named(store.clone(), key, name)
+            }
+        },
+        &dir.display().to_string(),
+        options,
+    )
+}
+
+/// [`demo`] into the prefix `prefix` of `store` (e.g. an object storage bucket), the tables
+/// named `{name}/{file}` in the summary and in errors.
+pub fn demo_in_store(
+    store: Arc<dyn Store>,
+    prefix: &str,
+    name: &str,
+    options: &WriteOptions,
+) -> Result<String> {
+    let prefix = prefix.trim_matches('/');
+    let name = name.trim_end_matches('/');
+    demo_to(
+        &|file| TableTarget::Store {
+            store: store.clone(),
+            key: join_key(prefix, file),
+            name: format!("{name}/{file}"),
+        },
+        &|target| match target {
+            TableTarget::Path(path) => TableSource::open(path),
+            TableTarget::Store { store, key, name } => {
+                TableSource::open_store_named(store.clone(), key, name)
+            }
+        },
+        name,
+        options,
+    )
+}
+
+/// The demo: `target(file)` says where each table goes, `open` opens it again.
+fn demo_to(
+    target: &dyn Fn(&str) -> TableTarget,
+    open: &dyn Fn(&TableTarget) -> Result<TableSource>,
+    dir_name: &str,
+    options: &WriteOptions,
+) -> Result<String> {
     let context = "urn:uuid:00000000-0000-4000-8000-00000000d3e0";
     // Skeletons: 3 neurons of 400 samples, with derived fields.
     let synth = SkeletonSynth::new(1200, 3, 1200, 1, context);
@@ -71,8 +134,8 @@ pub fn demo_with(dir: &Path, options: &WriteOptions) -> Result<String> {
     cols.extend(skeleton_derived_arrays(&ids, &tree, 0, 1200));
     let skel = RecordBatch::try_new(skel_schema.clone(), cols)
         .map_err(|e| TableError::Usage(format!("demo skeleton: {e}")))?;
-    let skel_path = dir.join("demo.skeletons.parquet");
-    write_all(&skel_path, skel_schema, &[skel], options)?;
+    let skel_target = target("demo.skeletons.parquet");
+    write_all_to(&skel_target, skel_schema, &[skel], options)?;
 
     // Connections: 150 synapses and a few gap junctions between the neurons.
     let n = 160usize;
@@ -114,15 +177,16 @@ pub fn demo_with(dir: &Path, options: &WriteOptions) -> Result<String> {
         ],
     )
     .map_err(|e| TableError::Usage(format!("demo connections: {e}")))?;
-    let conn_path = dir.join("demo.connections.parquet");
-    write_all(&conn_path, conn_schema, &[conn], options)?;
+    let conn_target = target("demo.connections.parquet");
+    write_all_to(&conn_target, conn_schema, &[conn], options)?;
 
-    let paths: Vec<PathBuf> = vec![skel_path.clone(), conn_path.clone()];
-    let reports = validate_paths(&paths, &ValidateOptions::default())?;
+    let sources = vec![open(&skel_target)?, open(&conn_target)?];
+    let reports = validate_sources(&sources, &ValidateOptions::default())?;
     let mut out = String::new();
     let _ = writeln!(out, "neurarrow tables (context {context}):");
-    for (p, r) in paths.iter().zip(&reports) {
-        let info = table_info(p)?;
+    for (src, r) in sources.iter().zip(&reports) {
+        let p = src.path();
+        let info = source_info(src)?;
         let frags = info
             .fragments
             .as_ref()
@@ -144,7 +208,7 @@ pub fn demo_with(dir: &Path, options: &WriteOptions) -> Result<String> {
     }
     if reports.iter().any(|r| !r.is_valid()) {
         return Err(TableError::data(
-            dir,
+            dir_name,
             format!("demo tables failed validation:\n{out}"),
         ));
     }

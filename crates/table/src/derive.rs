@@ -6,7 +6,7 @@
 //! drops stale derived columns and appends freshly computed ones, batch by batch.
 
 use crate::error::{Result, TableError};
-use crate::io::{TableSource, TableWriter, WriteOptions, DEFAULT_BATCH_SIZE};
+use crate::io::{TableSource, TableTarget, TableWriter, WriteOptions, DEFAULT_BATCH_SIZE};
 use crate::schema::{Registry, TypeSpec};
 use crate::tree::{build_forest, resolve_parents, FragmentInterner, IdIndex, Tree, TreeProblems};
 use crate::validate::identify;
@@ -239,6 +239,7 @@ enum Samples<'a> {
 enum Output<'a> {
     Path(&'a Path),
     Store(Arc<dyn Store>, &'a str),
+    Target(&'a TableTarget),
 }
 
 impl Output<'_> {
@@ -246,6 +247,7 @@ impl Output<'_> {
         match self {
             Output::Path(p) => TableWriter::create(p, schema, opts),
             Output::Store(store, key) => TableWriter::create_in(store.clone(), key, schema, opts),
+            Output::Target(target) => target.create(schema, opts),
         }
     }
 }
@@ -277,6 +279,16 @@ pub fn derive_source(
         Output::Store(store, key),
         opts,
     )
+}
+
+/// Like [`derive_source`], writing to `target` (a path or a store key with its name).
+pub fn derive_to(
+    src: &TableSource,
+    samples: &[TableSource],
+    target: &TableTarget,
+    opts: &DeriveOptions,
+) -> Result<DeriveSummary> {
+    derive_with(src, Samples::Sources(samples), Output::Target(target), opts)
 }
 
 fn derive_with(

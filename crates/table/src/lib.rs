@@ -65,9 +65,9 @@ pub mod synth;
 pub mod tree;
 pub mod validate;
 
-pub use demo::{demo, demo_with};
+pub use demo::{demo, demo_in_store, demo_with};
 pub use error::{Result, TableError};
-pub use io::{Durability, Format, TableSource, TableWriter, WriteOptions};
+pub use io::{Durability, Format, RowFilter, TableSource, TableTarget, TableWriter, WriteOptions};
 pub use rules::RuleId;
 pub use schema::{Registry, SPEC_VERSION};
 pub use validate::{

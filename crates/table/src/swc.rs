@@ -11,11 +11,12 @@
 //! Export writes the fields SWC has back out, a null radius as `-1`.
 
 use crate::error::{Result, TableError};
-use crate::io::{TableSource, TableWriter, WriteOptions, DEFAULT_BATCH_SIZE};
+use crate::io::{RowFilter, TableSource, TableTarget, WriteOptions, DEFAULT_BATCH_SIZE};
 use crate::schema::{SPEC_VERSION, SWC_EXT, SWC_EXT_VERSION};
 use crate::tree::{build_tree, IdIndex, TreeInput};
 use arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
+use neurochunk_store::{join_key, Bytes, Store};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -494,6 +495,25 @@ pub fn collect_swc_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Parses the bytes of an SWC file named `path` (its stem gives the default fragment id).
+pub fn parse_swc_bytes(bytes: Vec<u8>, path: &Path) -> Result<SwcFile> {
+    let text = String::from_utf8(bytes)
+        .map_err(|_| TableError::format(path, "SWC file is not valid UTF-8 text"))?;
+    parse_swc(&text, path)
+}
+
+/// Reads and parses SWC files (or directories of them, see [`collect_swc_inputs`]).
+pub fn read_swc_files(inputs: &[PathBuf]) -> Result<Vec<(PathBuf, SwcFile)>> {
+    let paths = collect_swc_inputs(inputs)?;
+    let mut files = Vec::with_capacity(paths.len());
+    for p in paths {
+        let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+        let f = parse_swc_bytes(bytes, &p)?;
+        files.push((p, f));
+    }
+    Ok(files)
+}
+
 /// Imports SWC files (or directories of them) into a skeletons table at `output`.
 pub fn import_swc(
     inputs: &[PathBuf],
@@ -501,21 +521,29 @@ pub fn import_swc(
     opts: &SwcImportOptions,
     write: &WriteOptions,
 ) -> Result<SwcImportSummary> {
-    let paths = collect_swc_inputs(inputs)?;
-    let mut files = Vec::with_capacity(paths.len());
-    for p in paths {
-        let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| TableError::format(&p, "SWC file is not valid UTF-8 text"))?;
-        let f = parse_swc(&text, &p)?;
-        files.push((p, f));
-    }
-    let (batch, summary) = swc_to_batch(&files, opts)?;
+    let files = read_swc_files(inputs)?;
+    import_swc_files(
+        &files,
+        &TableTarget::Path(output.to_path_buf()),
+        opts,
+        write,
+    )
+}
+
+/// Imports parsed SWC files (each named by a path or URL) into a skeletons table at
+/// `target`.
+pub fn import_swc_files(
+    files: &[(PathBuf, SwcFile)],
+    target: &TableTarget,
+    opts: &SwcImportOptions,
+    write: &WriteOptions,
+) -> Result<SwcImportSummary> {
+    let (batch, summary) = swc_to_batch(files, opts)?;
     let mut w = write.clone();
     if w.file_infix.is_none() {
         w.file_infix = Some("skeletons".into());
     }
-    let mut writer = TableWriter::create(output, batch.schema(), &w)?;
+    let mut writer = target.create(batch.schema(), &w)?;
     writer.write(&batch)?;
     writer.finish()?;
     Ok(summary)
@@ -563,7 +591,90 @@ pub fn render_swc(header: Option<&str>, rows: &[SwcSample]) -> String {
 /// an output ending in `.swc`, writes that file; otherwise `output` is a
 /// directory receiving `{fragment_id}.swc` per fragment. Returns the files written.
 pub fn export_swc(input: &Path, output: &Path, fragment: Option<u64>) -> Result<Vec<PathBuf>> {
-    let src = TableSource::open(input)?;
+    export_swc_from(&TableSource::open(input)?, output, fragment)
+}
+
+/// [`export_swc`] of an opened table (a file, a Hive directory, or a table in a store).
+pub fn export_swc_from(
+    src: &TableSource,
+    output: &Path,
+    fragment: Option<u64>,
+) -> Result<Vec<PathBuf>> {
+    let texts = render_swc_fragments(src, fragment)?;
+    let mut written = Vec::new();
+    if output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("swc"))
+    {
+        let text = single_fragment(src, &texts)?;
+        write_atomic(output, text.as_bytes())?;
+        written.push(output.to_path_buf());
+    } else {
+        std::fs::create_dir_all(output).map_err(|e| TableError::io(output, e))?;
+        for (fr, text) in &texts {
+            let p = output.join(format!("{fr}.swc"));
+            write_atomic(&p, text.as_bytes())?;
+            written.push(p);
+        }
+    }
+    Ok(written)
+}
+
+/// [`export_swc`] into a store: one object at `key` when it ends in `.swc` (one fragment, or
+/// `fragment` given), otherwise `{key}/{fragment_id}.swc` per fragment (each object written
+/// whole). `name` names the output in errors. Returns the keys written.
+pub fn export_swc_to_store(
+    src: &TableSource,
+    store: &dyn Store,
+    key: &str,
+    name: &str,
+    fragment: Option<u64>,
+) -> Result<Vec<String>> {
+    let texts = render_swc_fragments(src, fragment)?;
+    let key = key.trim_matches('/');
+    let put = |k: &str, text: &str| {
+        store
+            .set(k, Bytes::copy_from_slice(text.as_bytes()))
+            .map_err(|e| TableError::store(name, e))
+    };
+    if is_swc_name(key) {
+        put(key, single_fragment(src, &texts)?)?;
+        return Ok(vec![key.to_string()]);
+    }
+    let mut written = Vec::with_capacity(texts.len());
+    for (fr, text) in &texts {
+        let k = join_key(key, &format!("{fr}.swc"));
+        put(&k, text)?;
+        written.push(k);
+    }
+    Ok(written)
+}
+
+fn is_swc_name(name: &str) -> bool {
+    name.rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && ext.eq_ignore_ascii_case("swc"))
+}
+
+/// The one fragment's text of a single-file export.
+fn single_fragment<'a>(src: &TableSource, texts: &'a [(u64, String)]) -> Result<&'a str> {
+    match texts {
+        [(_, text)] => Ok(text),
+        [] => Err(TableError::data(src.path(), "the table has no rows")),
+        more => Err(TableError::Usage(format!(
+            "{} holds {} fragments: give a directory as output, or --fragment ID",
+            src.name(),
+            more.len()
+        ))),
+    }
+}
+
+/// The SWC text of each fragment of a skeletons table (only `fragment`, when given), in
+/// fragment order.
+pub fn render_swc_fragments(
+    src: &TableSource,
+    fragment: Option<u64>,
+) -> Result<Vec<(u64, String)>> {
+    let input = src.path();
     let schema = src.schema();
     let md = schema.metadata();
     let has = |n: &str| schema.field_with_name(n).is_ok();
@@ -587,7 +698,12 @@ pub fn export_swc(input: &Path, output: &Path, fragment: Option<u64>) -> Result<
         cols.push(type_col.clone());
     }
     let mut by_frag: BTreeMap<u64, Vec<SwcSample>> = BTreeMap::new();
-    for b in src.batches_projected(&cols, DEFAULT_BATCH_SIZE)? {
+    // One fragment: row groups and Hive partitions of other fragments are not read.
+    let filter = fragment.map(|f| RowFilter {
+        column: "fragment_id".into(),
+        values: vec![f],
+    });
+    for b in src.batches_filtered(&cols, filter.as_ref(), DEFAULT_BATCH_SIZE)? {
         let b = b?;
         let ids = crate::derive::u64_column(input, &b, "sample_id")?;
         let frags = crate::derive::u64_column(input, &b, "fragment_id")?;
@@ -657,34 +773,10 @@ pub fn export_swc(input: &Path, output: &Path, fragment: Option<u64>) -> Result<
             .or_else(|| md.get(&format!("{SWC_EXT}:header")))
             .cloned()
     };
-    let single_file = output
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("swc"));
-    let mut written = Vec::new();
-    if single_file {
-        if by_frag.len() > 1 {
-            return Err(TableError::Usage(format!(
-                "{} holds {} fragments: give a directory as output, or --fragment ID",
-                input.display(),
-                by_frag.len()
-            )));
-        }
-        let (fr, rows) = by_frag
-            .iter()
-            .next()
-            .ok_or_else(|| TableError::data(input, "the table has no rows"))?;
-        let text = render_swc(header_for(*fr).as_deref(), rows);
-        write_atomic(output, text.as_bytes())?;
-        written.push(output.to_path_buf());
-    } else {
-        std::fs::create_dir_all(output).map_err(|e| TableError::io(output, e))?;
-        for (fr, rows) in &by_frag {
-            let p = output.join(format!("{fr}.swc"));
-            write_atomic(&p, render_swc(header_for(*fr).as_deref(), rows).as_bytes())?;
-            written.push(p);
-        }
-    }
-    Ok(written)
+    Ok(by_frag
+        .iter()
+        .map(|(fr, rows)| (*fr, render_swc(header_for(*fr).as_deref(), rows)))
+        .collect())
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {

@@ -10,6 +10,7 @@ mod store_args;
 mod table_cmd;
 
 /// A failed command's message, as the CLI's `main.rs` defines it.
+#[derive(Debug)]
 pub(crate) struct Failure(pub String);
 
 mod common;

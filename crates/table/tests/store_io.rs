@@ -364,3 +364,206 @@ fn derive_info_and_validate_work_on_store_tables() {
         neurochunk_table::Severity::Error
     ));
 }
+
+#[test]
+fn swc_import_and_export_and_derive_through_a_store() {
+    use neurochunk_table::derive::derive_to;
+    use neurochunk_table::swc::{
+        export_swc_to_store, import_swc_files, parse_swc_bytes, SwcImportOptions,
+    };
+    use neurochunk_table::TableTarget;
+    use std::path::PathBuf;
+
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = "# neuron a\n1 1 0 0 0 1 -1\n2 3 1 0 0 0.5 1\n3 3 2 0 0 0.5 2\n";
+    let b = "1 1 9 9 9 1 -1\n2 4 8 8 8 1 1\n";
+    let files: Vec<(PathBuf, _)> = [("mem://in/10.swc", a), ("mem://in/20.swc", b)]
+        .iter()
+        .map(|(name, text)| {
+            let path = PathBuf::from(name);
+            let parsed = parse_swc_bytes(text.as_bytes().to_vec(), &path).unwrap();
+            (path, parsed)
+        })
+        .collect();
+    let target = TableTarget::Store {
+        store: store.clone(),
+        key: "t/n.skeletons.parquet".into(),
+        name: "mem://t/n.skeletons.parquet".into(),
+    };
+    let opts = SwcImportOptions {
+        context: "urn:uuid:00000000-0000-4000-8000-000000000005".into(),
+        ..Default::default()
+    };
+    let summary = import_swc_files(&files, &target, &opts, &WriteOptions::default()).unwrap();
+    assert_eq!(summary.rows, 5);
+    // Fragment ids from the stems of the URLs' file names.
+    assert_eq!(
+        summary.fragments.iter().map(|f| f.1).collect::<Vec<_>>(),
+        [10, 20]
+    );
+    assert_eq!(store.list_prefix("t/").unwrap(), ["t/n.skeletons.parquet"]);
+
+    let src = TableSource::open_store(store.clone(), "t/n.skeletons.parquet").unwrap();
+    // Derived fields into a store target, named by the target's name in errors.
+    let derived_target = TableTarget::Store {
+        store: store.clone(),
+        key: "t/d.skeletons.arrow".into(),
+        name: "mem://t/d.skeletons.arrow".into(),
+    };
+    let derived = derive_to(&src, &[], &derived_target, &DeriveOptions::default()).unwrap();
+    assert_eq!(derived.rows, 5);
+    let d = TableSource::open_store(store.clone(), "t/d.skeletons.arrow").unwrap();
+    assert!(d.schema().field_with_name("n_children").is_ok());
+
+    // A directory of {fragment}.swc objects, and a single object for one fragment.
+    let keys = export_swc_to_store(&src, store.as_ref(), "out", "mem://out", None).unwrap();
+    assert_eq!(keys, ["out/10.swc", "out/20.swc"]);
+    let text = |k: &str| String::from_utf8(store.get(k).unwrap().unwrap().to_vec()).unwrap();
+    assert_eq!(
+        text("out/10.swc"),
+        "# neuron a\n1 1 0 0 0 1 -1\n2 3 1 0 0 0.5 1\n3 3 2 0 0 0.5 2\n"
+    );
+    assert_eq!(text("out/20.swc"), b);
+    let e = export_swc_to_store(&src, store.as_ref(), "one.swc", "mem://one.swc", None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("holds 2 fragments"), "{e}");
+    assert!(!store.exists("one.swc").unwrap());
+    let keys =
+        export_swc_to_store(&src, store.as_ref(), "one.swc", "mem://one.swc", Some(20)).unwrap();
+    assert_eq!(keys, ["one.swc"]);
+    assert_eq!(text("one.swc"), b);
+}
+
+#[test]
+fn row_filters_skip_row_groups_and_partitions_they_rule_out() {
+    use neurochunk_table::RowFilter;
+
+    let counting = Arc::new(CountingStore::new(Arc::new(MemoryStore::new())));
+    let store: Arc<dyn Store> = counting.clone();
+    // fragment_id rises with the row: each of the eight row groups holds its own fragments.
+    let rows = 160_000u64;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("fragment_id", DataType::UInt64, false),
+        Field::new("x", DataType::UInt64, false),
+        Field::new("y", DataType::UInt64, false),
+    ]));
+    let frag = |r: u64| r / 5_000; // 32 fragments, 4 per row group
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(UInt64Array::from_iter_values((0..rows).map(frag))) as ArrayRef,
+            Arc::new(UInt64Array::from_iter_values(
+                (0..rows).map(neurochunk_table::synth::mix),
+            )),
+            Arc::new(UInt64Array::from_iter_values(
+                (0..rows).map(|r| neurochunk_table::synth::mix(r + rows)),
+            )),
+        ],
+    )
+    .unwrap();
+    let opts = WriteOptions {
+        row_group_rows: 20_000,
+        ..WriteOptions::default()
+    };
+    write(&store, "f.parquet", &batch, &opts);
+    let src = TableSource::open_store(store.clone(), "f.parquet").unwrap();
+
+    let read_x = |filter: Option<&RowFilter>| -> (Vec<u64>, u64, u64) {
+        counting.reset();
+        let mut xs = Vec::new();
+        for b in src
+            .batches_filtered(&["x".to_string()], filter, 4096)
+            .unwrap()
+        {
+            let b = b.unwrap();
+            assert_eq!(b.num_columns(), 1, "only the projected column comes out");
+            xs.extend_from_slice(b.column(0).as_primitive::<UInt64Type>().values());
+        }
+        let c = counting.counts();
+        (xs, c.bytes_read, c.ranges_read + c.whole_reads)
+    };
+    let (all, all_bytes, _) = read_x(None);
+    assert_eq!(all.len() as u64, rows);
+    // Fragments 9 and 10: rows 45 000..55 000, in row groups 2 (40 000..60 000) only.
+    let filter = RowFilter {
+        column: "fragment_id".into(),
+        values: vec![10, 9, 999],
+    };
+    let (some, some_bytes, _) = read_x(Some(&filter));
+    let expected: Vec<u64> = (45_000..55_000).map(neurochunk_table::synth::mix).collect();
+    assert_eq!(some, expected);
+    // One row group of eight, of the x column plus the filter column (which compresses
+    // well): far less than the unfiltered read of x.
+    assert!(
+        some_bytes * 4 < all_bytes,
+        "filtered read fetched {some_bytes} bytes, unfiltered {all_bytes}"
+    );
+    // A value no row group can hold reads no data at all.
+    let (none, none_bytes, _) = read_x(Some(&RowFilter {
+        column: "fragment_id".into(),
+        values: vec![1_000],
+    }));
+    assert!(none.is_empty());
+    assert!(none_bytes < 1_000, "{none_bytes} bytes for no row group");
+    // Errors name the table and the column.
+    let e = src
+        .batches_filtered(
+            &["x".to_string()],
+            Some(&RowFilter {
+                column: "nope".into(),
+                values: vec![1],
+            }),
+            10,
+        )
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("f.parquet") && e.contains("\"nope\""), "{e}");
+
+    // Hive partitions of other values are never opened.
+    let hive_batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("fragment_id", DataType::UInt64, false),
+            Field::new("x", DataType::UInt64, false),
+        ])),
+        vec![
+            Arc::new(UInt64Array::from_iter_values((0..4000u64).map(|r| r % 4))) as ArrayRef,
+            Arc::new(UInt64Array::from_iter_values(0..4000u64)),
+        ],
+    )
+    .unwrap();
+    let hive_opts = WriteOptions {
+        partition_by: Some("fragment_id".into()),
+        ..WriteOptions::default()
+    };
+    write(&store, "h", &hive_batch, &hive_opts);
+    let hive = TableSource::open_store(store.clone(), "h").unwrap();
+    counting.reset();
+    let xs: Vec<u64> = hive
+        .batches_filtered(
+            &["x".to_string(), "fragment_id".to_string()],
+            Some(&RowFilter {
+                column: "fragment_id".into(),
+                values: vec![2],
+            }),
+            1000,
+        )
+        .unwrap()
+        .flat_map(|b| {
+            let b = b.unwrap();
+            let f = b.column(1).as_primitive::<UInt64Type>();
+            assert!(f.values().iter().all(|&v| v == 2));
+            b.column(0).as_primitive::<UInt64Type>().values().to_vec()
+        })
+        .collect();
+    assert_eq!(xs, (0..4000u64).filter(|r| r % 4 == 2).collect::<Vec<_>>());
+    let one_file = store.size("h/fragment_id=2/part-0.parquet").unwrap();
+    assert!(one_file.is_some(), "{:?}", store.list_prefix("h/").unwrap());
+    assert!(
+        counting.counts().bytes_read <= one_file.unwrap(),
+        "{} bytes read for a partition of {:?} bytes",
+        counting.counts().bytes_read,
+        one_file
+    );
+}

@@ -7,6 +7,7 @@
     proxy.delay(0.5, method="GET")                    # hold matching requests for 0.5 s
     proxy.truncate(keep=0.5, path_contains="/c/")     # send half the body, then close
     proxy.count(method="GET", ranged=True)            # requests seen (injected ones included)
+    proxy.bytes_sent(method="GET")                    # body bytes those requests got back
     proxy.listings()                                  # S3 ListObjects requests: prefix, delimiter
     proxy.max_in_flight                               # the most requests it handled at once
     proxy.stop()
@@ -75,6 +76,7 @@ class Request:
     range: Optional[str]  # the Range header, if any
     status: Optional[int] = None  # what the client got (None: connection dropped first)
     injected: Optional[str] = None  # "fail", "truncate", "delay" (a delay still passes through)
+    sent: int = 0  # bytes of body sent back to the client
 
     @property
     def ranged(self) -> bool:
@@ -208,6 +210,7 @@ class FaultProxy:
         status: Optional[int] = None,
         injected: Optional[bool] = None,
         where: Optional[Callable[[Request], bool]] = None,
+        path_regex: Optional[str] = None,
     ) -> list[Request]:
         with self._lock:
             reqs = list(self.requests)
@@ -218,6 +221,8 @@ class FaultProxy:
             if ranged is not None and r.ranged != ranged:
                 continue
             if path_contains is not None and path_contains not in r.path:
+                continue
+            if path_regex is not None and not re.search(path_regex, r.path):
                 continue
             if status is not None and r.status != status:
                 continue
@@ -230,6 +235,10 @@ class FaultProxy:
 
     def count(self, **filters) -> int:
         return len(self.seen(**filters))
+
+    def bytes_sent(self, **filters) -> int:
+        """Body bytes sent back for the requests `seen(**filters)` selects."""
+        return sum(r.sent for r in self.seen(**filters))
 
     def counts(self) -> dict[str, int]:
         """Requests per method, ranged GETs apart: {"GET": n, "GET+range": m, "PUT": k, ...}."""
@@ -294,7 +303,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         self._proxy()
 
-    do_HEAD = do_PUT = do_POST = do_DELETE = do_OPTIONS = do_PATCH = do_GET
+    do_HEAD = do_PUT = do_POST = do_DELETE = do_OPTIONS = do_PATCH = do_PROPFIND = do_GET
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -317,11 +326,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         with owner._lock:
             owner.in_flight += 1
             owner.max_in_flight = max(owner.max_in_flight, owner.in_flight)
+        self._counted = True
         try:
             self._handle()
         finally:
-            with owner._lock:
-                owner.in_flight -= 1
+            self._answered()
+
+    def _answered(self) -> None:
+        """The request stops counting as in flight once its answer is ready, before the answer
+        is sent: a client that waits for an answer before sending its next request must never
+        be seen with both in flight (this thread might otherwise only get to the decrement after
+        the client's next request arrived)."""
+        if self._counted:
+            self._counted = False
+            with self.owner._lock:
+                self.owner.in_flight -= 1
 
     def _handle(self) -> None:
         owner = self.owner
@@ -338,20 +357,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         final = next((r for r in rules if r.action != "delay"), None)
         if final is not None and final.action == "fail":
             req.injected = "fail"
+            self._answered()
             self._send_error(req, final)
             return
         try:
             status, reason, headers, payload = self._forward(body)
         except OSError as exc:
             req.status = 502
+            self._answered()
             self._send_simple(502, f"upstream {owner.upstream} failed: {exc}".encode(), "text/plain")
             return
         req.status = status
+        self._answered()
         if final is not None and final.action == "truncate" and payload and self.command != "HEAD":
             req.injected = "truncate"
             keep = final.keep if isinstance(final.keep, int) else int(len(payload) * final.keep)
             keep = max(0, min(keep, len(payload) - 1))
             self._send_head(status, reason, headers, len(payload))
+            req.sent = keep
             self.wfile.write(payload[:keep])
             self.wfile.flush()
             self.close_connection = True
@@ -362,6 +385,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         self._send_head(status, reason, headers, len(payload))
         if self.command != "HEAD":
+            req.sent = len(payload)
             self.wfile.write(payload)
 
     def _forward(self, body: bytes):

@@ -1,7 +1,8 @@
 """neurochunk reading stores served over plain HTTP by `rclone serve http` (Range honoured: 206 +
 Content-Range), written locally by zarr-python 3 or by `neurochunk put` itself, then read via
-`neurochunk get http://...`, `info`, and `tree` of a consolidated hierarchy (HTTP cannot list).
-No S3 settings reach the CLI here (`hnc`)."""
+`neurochunk get http://...`, `info`, `tree` of a consolidated hierarchy (no listing needed) and
+of one without consolidated metadata (listed through rclone's HTML directory indexes, as it
+refuses WebDAV PROPFIND), NWB files and Hive tables. No S3 settings reach the CLI here (`hnc`)."""
 
 from __future__ import annotations
 
@@ -67,3 +68,41 @@ def test_http_truncated_body_is_a_clean_error(hnc, http_root, proxy_for):
     out = hnc.scratch / "t.npy"
     hnc.fails("get", url, "-o", out, names=[url])
     assert not out.exists(), "a failed get left an output file"
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_tree_without_consolidated_metadata_reads_the_html_indexes(hnc, http_root, proxy_for, zarr_format):
+    """rclone serve http refuses WebDAV PROPFIND (405) but serves an HTML index of each
+    directory: the walk lists through those, trying PROPFIND only once."""
+    folder, _ = http_root.fresh_dir()
+    peer_hierarchy(str(folder / "h.zarr"), zarr_format, consolidated=False)
+    proxy = proxy_for(http_root)
+    url = f"{proxy.url}/{folder.name}/h.zarr"
+    check_tree(hnc.tree(url), {p: {} for p in HIERARCHY_PATHS})
+    assert proxy.count(method="PROPFIND") == 1, proxy.summary()
+    pages = proxy.seen(method="GET", where=lambda r: r.path.endswith("/"))
+    assert pages and all(r.path.startswith(f"/{folder.name}/h.zarr/") for r in pages), proxy.summary()
+
+
+def test_nwb_and_hive_tables_over_http_listings(hnc, http_root, tmp_path):
+    """Listing-only reads over plain HTTP: an NWB file without consolidated metadata
+    (`--no-consolidated`) and a Hive-partitioned table directory."""
+    import json
+    import shutil
+
+    import nwbfixtures
+    import nwbwalk
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from nwbcli import assert_inspect_equal
+    from table.na_tables import skeleton
+
+    folder, url = http_root.fresh_dir()
+    local = nwbfixtures.write_ecephys(tmp_path / "e.nwb.zarr")
+    shutil.copytree(local, folder / "e.nwb.zarr")
+    proc = hnc.run("nwb", "inspect", "--json", "--no-consolidated", f"{url}/e.nwb.zarr")
+    assert_inspect_equal(json.loads(proc.stdout), nwbwalk.expected_inspect(local))
+    t = skeleton(ids=[1, 2, 3, 4], frags=[7, 7, 9, 9], parents=[None, 1, None, 3])
+    pq.write_to_dataset(t, str(folder / "hive.skeletons"), partition_cols=["fragment_id"])
+    info = json.loads(hnc.run("table", "info", "--json", f"{url}/hive.skeletons").stdout)
+    assert info["rows"] == 4, info

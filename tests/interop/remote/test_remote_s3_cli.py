@@ -67,6 +67,47 @@ def test_put_replaces_an_existing_array(rnc, s3, bucket):
     assert s3.keys(bucket) == ["a.zarr/c/0/0", "a.zarr/zarr.json"]
 
 
+def test_put_into_a_group_creates_the_missing_parent_groups(rnc, s3, bucket, tmp_path):
+    """As for a local path: a URL below an existing group is a node of its hierarchy; the
+    groups between them are created, the group's other members are kept."""
+    import zarr
+
+    staged(s3, bucket, "h.zarr", tmp_path, lambda p: peer_hierarchy(p, 3))
+    before = [k for k in s3.keys(bucket, "h.zarr/") if not k.startswith("h.zarr/sub/deeper/")]
+    rnc.put(FLOAT, f"s3://{bucket}/h.zarr/sub/deeper/new", "zarr3", chunks=(2, 3, 4))
+    keys = s3.keys(bucket)
+    assert set(before) <= set(keys), sorted(set(before) - set(keys))
+    assert "h.zarr/sub/deeper/zarr.json" in keys
+    assert json.loads(s3.get_bytes(bucket, "h.zarr/sub/deeper/zarr.json"))["node_type"] == "group"
+    g = zarr.open_group(s3.fsspec_store(bucket, "h.zarr", read_only=True), mode="r", use_consolidated=False)
+    np.testing.assert_array_equal(g["sub/deeper/new"][...], FLOAT)
+    np.testing.assert_array_equal(g["raw"][...], INT)
+    assert g["sub"].attrs["name"] == "bär"
+    check_tree(rnc.tree(f"s3://{bucket}/h.zarr"), {p: {} for p in HIERARCHY_PATHS | {"/sub/deeper", "/sub/deeper/new"}})
+
+
+def test_put_replaces_one_node_of_a_hierarchy_and_keeps_its_siblings(rnc, s3, bucket, tmp_path):
+    staged(s3, bucket, "h.zarr", tmp_path, lambda p: peer_hierarchy(p, 2))
+    others = [k for k in s3.keys(bucket, "h.zarr/") if not k.startswith("h.zarr/raw/")]
+    rnc.put(INT[:3, :4], f"s3://{bucket}/h.zarr/raw", "zarr2", chunks=(3, 4))
+    keys = s3.keys(bucket)
+    assert [k for k in keys if k.startswith("h.zarr/raw/")] == ["h.zarr/raw/.zarray", "h.zarr/raw/0.0"]
+    assert set(others) <= set(keys)
+    assert_same_array(rnc.get(f"s3://{bucket}/h.zarr/raw"), cli_form(INT[:3, :4]))
+    assert_same_array(rnc.get(f"s3://{bucket}/h.zarr/sub/x"), cli_form(np.linspace(0, 1, 6)))
+
+
+def test_put_n5_dataset_deep_in_a_new_container(rnc, s3, bucket):
+    """`put IN s3://b/c.n5/a/b/ds` on an empty bucket: dataset a/b/ds of a new container c.n5
+    (root attributes with the N5 version, groups a and a/b), read by tensorstore."""
+    rnc.put(INT, f"s3://{bucket}/c.n5/a/b/ds", "n5", chunks=(4, 5))
+    keys = s3.keys(bucket)
+    assert {"c.n5/attributes.json", "c.n5/a/attributes.json", "c.n5/a/b/attributes.json", "c.n5/a/b/ds/attributes.json"} <= set(keys)
+    assert "n5" in json.loads(s3.get_bytes(bucket, "c.n5/attributes.json"))
+    assert_same_array(tensorstore_read(s3, bucket, "c.n5/a/b/ds", "n5"), INT)
+    check_tree(rnc.tree(f"s3://{bucket}/c.n5"), {p: {} for p in ("/", "/a", "/a/b", "/a/b/ds")})
+
+
 def test_anonymous_read_of_a_public_bucket(neurochunk_binary, servers, tmp_path):
     """`--anon` with no credentials at all: a bucket whose policy lets anyone read is read; a
     private one is a clean error naming the URL. moto only: it evaluates bucket policies for
@@ -274,3 +315,185 @@ def test_nwb_inspect_of_a_file_in_the_bucket(rnc, s3, bucket, ecephys_nwb):
     s3.upload_dir(local, bucket, "nwb/ecephys.nwb.zarr")
     proc = rnc.run("nwb", "inspect", "--json", f"s3://{bucket}/nwb/ecephys.nwb.zarr")
     assert_inspect_equal(json.loads(proc.stdout), expected)
+
+
+# --------------------------------------------------------------------------------------------
+# Every command that takes a path: table derive / from-swc / to-swc, demo
+# --------------------------------------------------------------------------------------------
+
+SWC_A = "# neuron seven\n1 1 0 0 0 1 -1\n2 3 1 0 0 1 1\n3 3 2 0 0 1 2\n"
+SWC_B = "1 1 5 5 5 2 -1\n2 3 6 5 5 2 1\n"
+
+
+def test_swc_in_and_out_of_the_bucket_and_derive(rnc, s3, bucket):
+    import pyarrow.parquet as pq
+
+    client = s3.client()
+    client.put_object(Bucket=bucket, Key="swc/7.swc", Body=SWC_A.encode())
+    client.put_object(Bucket=bucket, Key="swc/9.swc", Body=SWC_B.encode())
+    client.put_object(Bucket=bucket, Key="swc/readme.txt", Body=b"not swc")
+    table = f"s3://{bucket}/t/n.skeletons.parquet"
+    out = rnc.run("table", "from-swc", f"s3://{bucket}/swc", table, "--context", "urn:t").stdout
+    assert "5 samples in 2 fragment(s)" in out, out
+    t = pq.read_table(f"{bucket}/t/n.skeletons.parquet", filesystem=s3.arrow_fs())
+    assert sorted(set(t.column("fragment_id").to_pylist())) == [7, 9]
+    derived = f"s3://{bucket}/t/d.skeletons.parquet"
+    rnc.run("table", "derive", table, derived)
+    d = pq.read_table(f"{bucket}/t/d.skeletons.parquet", filesystem=s3.arrow_fs())
+    assert d.column("n_children").to_pylist() == [1, 1, 0, 1, 0]
+    listed = rnc.run("table", "to-swc", derived, f"s3://{bucket}/back").stdout.split()
+    assert listed == [f"s3://{bucket}/back/7.swc", f"s3://{bucket}/back/9.swc"]
+    assert s3.get_bytes(bucket, "back/7.swc").decode() == SWC_A
+    assert s3.get_bytes(bucket, "back/9.swc").decode() == SWC_B
+    rnc.fails("table", "to-swc", derived, f"s3://{bucket}/one.swc", names=["2 fragments"])
+    assert "one.swc" not in s3.keys(bucket)
+
+
+def test_demo_into_the_bucket(rnc, s3, bucket):
+    import zarr
+
+    out = rnc.run("demo", f"s3://{bucket}/demo", "--size", "16").stdout
+    assert "Everything written was read back and matched" in out, out
+    keys = set(s3.keys(bucket))
+    for key in ("demo/volume.zarr3.sharded/zarr.json", "demo/session.zarr2/.zmetadata",
+                "demo/tables/demo.connections.parquet", "demo/ecephys.zarr3.nwb.zarr/zarr.json"):
+        assert key in keys, key
+    g = zarr.open_group(s3.fsspec_store(bucket, "demo/session.zarr2", read_only=True), mode="r")
+    assert g.attrs["subject"] == "mouse-042"
+    assert g["imaging/raw"].shape == (16, 16, 16)
+    v = zarr.open_array(s3.fsspec_store(bucket, "demo/volume.zarr3.sharded", read_only=True), mode="r")
+    assert_same_array(rnc.get(f"s3://{bucket}/demo/volume.zarr3.sharded"), v[...])
+
+
+def test_npy_files_in_the_bucket(rnc, s3, bucket, tmp_path, ecephys_nwb):
+    """`put s3://…/in.npy`, `get -o s3://…/out.npy`, `nwb get -o s3://…`: .npy files are objects
+    too; NumPy reads what we wrote."""
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, INT)
+    s3.client().put_object(Bucket=bucket, Key="in/int.npy", Body=buf.getvalue())
+    rnc.run("put", f"s3://{bucket}/in/int.npy", f"s3://{bucket}/a.zarr", "--format", "zarr3", "--chunks", "4,5")
+    rnc.run("get", f"s3://{bucket}/a.zarr", "--region", REGION, "-o", f"s3://{bucket}/out/r.npy")
+    back = np.load(io.BytesIO(s3.get_bytes(bucket, "out/r.npy")))
+    assert_same_array(back, cli_form(select(INT, REGION)))
+    local, _ = ecephys_nwb
+    s3.upload_dir(local, bucket, "e.nwb.zarr")
+    series = "/acquisition/ElectricalSeries/data"
+    rnc.run("nwb", "get", f"s3://{bucket}/e.nwb.zarr", series, "-o", f"s3://{bucket}/out/series.npy")
+    mine = np.load(io.BytesIO(s3.get_bytes(bucket, "out/series.npy")))
+    import zarr
+    np.testing.assert_array_equal(mine, zarr.open_array(str(local / series.lstrip("/")), mode="r")[...])
+
+
+# --------------------------------------------------------------------------------------------
+# Parquet pruning through ranged reads
+# --------------------------------------------------------------------------------------------
+
+
+def _wide_table(rows: int = 120_000):
+    """Eight incompressible uint64 columns and a rising fragment_id (own fragments per row
+    group of 20 000 rows)."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(7)
+    cols = {f"c{i}": pa.array(rng.integers(0, 2**63, rows, dtype=np.uint64)) for i in range(8)}
+    cols["fragment_id"] = pa.array(np.arange(rows, dtype=np.uint64) // 5_000)
+    return pa.table(cols)
+
+
+def test_parquet_projection_and_fragment_filter_fetch_only_what_they_need(rnc, s3, bucket, proxy_for, tmp_path):
+    """Footer, then only the column chunks (of the row groups) needed, by ranged GETs. rclone
+    answers ranged GETs with the whole object: there the file is fetched whole once and kept
+    for the later ranged reads, never once per range."""
+    import pyarrow.ipc as ipc
+    import pyarrow.parquet as pq
+
+    t = _wide_table()
+    pq.write_table(t, f"{bucket}/wide.parquet", filesystem=s3.arrow_fs(), row_group_size=20_000, compression="none")
+    size = len(s3.get_bytes(bucket, "wide.parquet"))
+    proxy = proxy_for(s3)
+    cli = rnc.using(s3.via(proxy))
+    out = tmp_path / "c3.arrow"
+    cli.run("table", "convert", f"s3://{bucket}/wide.parquet", out, "--columns", "c3")
+    got = GET_BYTES(proxy)
+    back = ipc.open_file(out).read_all()
+    assert back.column_names == ["c3"] and back.column("c3").equals(t.column("c3"))
+    if s3.name == "rclone":
+        assert got <= size + 256 * 1024, f"{got} bytes for a file of {size}:\n{proxy.summary()}"
+    else:
+        # One column of nine, plus the footer.
+        assert got < size / 5, f"a one-column read fetched {got} of {size} bytes:\n{proxy.summary()}"
+
+    proxy.reset()
+    out = tmp_path / "f.arrow"
+    cli.run("table", "convert", f"s3://{bucket}/wide.parquet", out, "--columns", "c3,fragment_id", "--fragment", "13")
+    got = GET_BYTES(proxy)
+    back = ipc.open_file(out).read_all()
+    assert back.column("fragment_id").to_pylist() == [13] * 5_000
+    assert back.column("c3").equals(t.column("c3").slice(65_000, 5_000))
+    if s3.name == "rclone":
+        assert got <= size + 256 * 1024, f"{got} bytes for a file of {size}:\n{proxy.summary()}"
+    else:
+        # One row group of six, two columns.
+        assert got < size / 15, f"one fragment fetched {got} of {size} bytes:\n{proxy.summary()}"
+
+
+def GET_BYTES(proxy) -> int:
+    return proxy.bytes_sent(method="GET")
+
+
+# --------------------------------------------------------------------------------------------
+# NWB external links across the remote root
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def nwb_external_layout(s3, bucket, ecephys_nwb, tmp_path):
+    """In the bucket: lab/a/b/file.nwb.zarr (ts2's `timestamps` link retargeted by each test),
+    lab/a/b/sibling.nwb.zarr and lab/ext.nwb.zarr (outside lab/a/b); returns a function that
+    uploads file.nwb.zarr with its link's source set to `source`."""
+    import nwbcraft
+
+    local, _ = ecephys_nwb
+    s3.upload_dir(local, bucket, "lab/a/b/sibling.nwb.zarr")
+    s3.upload_dir(local, bucket, "lab/ext.nwb.zarr")
+
+    def with_source(source: str) -> str:
+        copy = nwbcraft.copy_store(local, tmp_path / f"file-{len(list(tmp_path.iterdir()))}.nwb.zarr")
+        nwbcraft.retarget_link(copy, "/acquisition/ts2", "timestamps", "/acquisition/ts1/timestamps", source=source)
+        s3.upload_dir(copy, bucket, "lab/a/b/file.nwb.zarr")
+        return f"s3://{bucket}/lab/a/b/file.nwb.zarr"
+
+    return with_source
+
+
+def test_nwb_external_link_to_a_sibling_in_the_bucket_resolves(rnc, bucket, nwb_external_layout):
+    url = nwb_external_layout("../sibling.nwb.zarr")
+    proc = rnc.run("nwb", "check", url)
+    assert "no problems" in proc.stdout, proc.stdout + proc.stderr
+    deref = rnc.run("nwb", "get", url, "/acquisition/ts2/timestamps", "-o", rnc.scratch / "t.npy")
+    assert deref.returncode == 0
+
+
+def test_nwb_external_link_escaping_the_files_prefix_is_refused_unless_allowed(rnc, bucket, nwb_external_layout):
+    url = nwb_external_layout("../../../ext.nwb.zarr")
+    proc = rnc.run("nwb", "check", url, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "/acquisition/ts2" in proc.stderr and "../../../ext.nwb.zarr" in proc.stderr, proc.stderr
+    assert f"s3://{bucket}/lab/a/b" in proc.stderr and "--allow-external" in proc.stderr, proc.stderr
+    err = rnc.fails("nwb", "get", url, "/acquisition/ts2/timestamps", "-o", rnc.scratch / "t.npy",
+                    names=["../../../ext.nwb.zarr", "outside the allowed"])
+    assert "panicked" not in err
+    # Allowed when --allow-external covers the target; a prefix that does not cover it is not enough.
+    assert rnc.run("nwb", "check", url, "--allow-external", f"s3://{bucket}/lab").returncode == 0
+    assert rnc.run("nwb", "check", url, "--allow-external", f"s3://{bucket}/lab/a", check=False).returncode == 1
+    assert rnc.run("nwb", "check", url, "--allow-any-external").returncode == 0
+    # Another bucket is not a prefix of this one.
+    rnc.fails("nwb", "check", url, "--allow-external", "s3://elsewhere/lab", names=["not in the bucket"])
+
+
+def test_nwb_external_link_leaving_the_bucket_is_refused(rnc, bucket, nwb_external_layout):
+    url = nwb_external_layout("../../../../../../../x.nwb.zarr")
+    proc = rnc.run("nwb", "check", url, "--allow-any-external", check=False)
+    assert proc.returncode == 1 and "outside the store" in proc.stderr, proc.stderr

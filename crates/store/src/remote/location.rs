@@ -322,7 +322,13 @@ impl StoreLocation {
                         ..options.clone()
                     };
                     let lister = build_object_store(*scheme, url, base, &no_retries)?;
-                    store = store.read_only().with_http_lister(lister);
+                    let index = super::http_index::HttpIndex::new(
+                        base,
+                        &no_retries.client_options(true),
+                        options.max_retries,
+                    )
+                    .ok();
+                    store = store.read_only().with_http_lister(lister, index);
                 }
                 Ok((Arc::new(store), key.clone()))
             }

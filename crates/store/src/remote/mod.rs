@@ -9,6 +9,7 @@
 //! are uploaded in parts, and failed requests are retried with backoff and jitter. See
 //! `docs/remote.md`.
 
+mod http_index;
 mod location;
 mod profile;
 #[cfg(test)]
@@ -17,7 +18,7 @@ mod writer;
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::stream::{StreamExt, TryStreamExt};
@@ -70,9 +71,101 @@ pub struct RemoteStore {
     part_size: usize,
     coalesce_gap: u64,
     ignores_ranges: AtomicBool,
-    /// HTTP stores: the store listings go to (without retries), whose failure means the
-    /// server cannot list (plain HTTP servers refuse WebDAV `PROPFIND`).
+    /// HTTP stores: the store listings go to first (without retries): WebDAV `PROPFIND`.
     http_lister: Option<Arc<dyn ObjectStore>>,
+    /// HTTP stores: HTML directory indexes, read when the server refuses `PROPFIND` (as plain
+    /// web servers do; remembered in `propfind_refused`).
+    http_index: Option<http_index::HttpIndex>,
+    propfind_refused: AtomicBool,
+    /// Servers that ignore ranges: the whole values read last, kept for the next ranged reads
+    /// of the same keys (a Parquet file is read footer first, then column by column).
+    wholes: Mutex<WholeCache>,
+}
+
+/// Requests made and bytes moved by every [`RemoteStore`] of the process (see [`traffic`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Requests sent: GET, HEAD, PUT, DELETE, listings (a listing of several pages counts
+    /// once), upload parts.
+    pub requests: u64,
+    /// Bytes of response bodies received (object data).
+    pub bytes_read: u64,
+    /// Bytes of object data sent.
+    pub bytes_written: u64,
+}
+
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+static BYTES_READ: AtomicU64 = AtomicU64::new(0);
+static BYTES_WRITTEN: AtomicU64 = AtomicU64::new(0);
+
+/// The requests and bytes of every [`RemoteStore`] of the process so far, for progress
+/// displays (counted as they happen: a body being received counts as it arrives).
+pub fn traffic() -> Traffic {
+    Traffic {
+        requests: REQUESTS.load(Ordering::Relaxed),
+        bytes_read: BYTES_READ.load(Ordering::Relaxed),
+        bytes_written: BYTES_WRITTEN.load(Ordering::Relaxed),
+    }
+}
+
+fn count_requests(n: u64) {
+    REQUESTS.fetch_add(n, Ordering::Relaxed);
+}
+
+fn count_read(bytes: usize) {
+    BYTES_READ.fetch_add(bytes as u64, Ordering::Relaxed);
+}
+
+fn count_written(bytes: usize) {
+    BYTES_WRITTEN.fetch_add(bytes as u64, Ordering::Relaxed);
+}
+
+/// Bytes of whole values a store keeps for a server that ignores ranges.
+const WHOLE_CACHE_BYTES: usize = 64 << 20;
+
+/// Whole values, most recently used last, at most [`WHOLE_CACHE_BYTES`] in all.
+#[derive(Default)]
+struct WholeCache {
+    values: std::collections::VecDeque<(String, Bytes)>,
+    bytes: usize,
+}
+
+impl WholeCache {
+    fn get(&mut self, key: &str) -> Option<Bytes> {
+        let i = self.values.iter().position(|(k, _)| k == key)?;
+        let entry = self.values.remove(i)?;
+        let value = entry.1.clone();
+        self.values.push_back(entry);
+        Some(value)
+    }
+
+    fn put(&mut self, key: &str, value: &Bytes) {
+        self.forget(key);
+        if value.len() > WHOLE_CACHE_BYTES {
+            return;
+        }
+        self.bytes += value.len();
+        self.values.push_back((key.to_string(), value.clone()));
+        while self.bytes > WHOLE_CACHE_BYTES {
+            match self.values.pop_front() {
+                Some((_, v)) => self.bytes -= v.len(),
+                None => break,
+            }
+        }
+    }
+
+    fn forget(&mut self, key: &str) {
+        if let Some(i) = self.values.iter().position(|(k, _)| k == key) {
+            if let Some((_, v)) = self.values.remove(i) {
+                self.bytes -= v.len();
+            }
+        }
+    }
+
+    fn forget_prefix(&mut self, prefix: &str) {
+        self.values.retain(|(k, _)| !k.starts_with(prefix));
+        self.bytes = self.values.iter().map(|(_, v)| v.len()).sum();
+    }
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -132,6 +225,9 @@ impl RemoteStore {
             coalesce_gap: options.coalesce_gap,
             ignores_ranges: AtomicBool::new(false),
             http_lister: None,
+            http_index: None,
+            propfind_refused: AtomicBool::new(false),
+            wholes: Mutex::default(),
         })
     }
 
@@ -142,10 +238,17 @@ impl RemoteStore {
     }
 
     /// List through `lister` (an HTTP store without retries, so that a server that cannot
-    /// list says so at once): plain HTTP servers refuse WebDAV `PROPFIND`, and only what is
-    /// named (arrays, files, groups with consolidated metadata) can be read from them.
-    pub(crate) fn with_http_lister(mut self, lister: Arc<dyn ObjectStore>) -> Self {
+    /// list says so at once), and when the server refuses WebDAV `PROPFIND` (plain web
+    /// servers do), through its HTML directory indexes (`index`). A server that offers
+    /// neither can only serve what is named (arrays, files, groups with consolidated
+    /// metadata).
+    pub(crate) fn with_http_lister(
+        mut self,
+        lister: Arc<dyn ObjectStore>,
+        index: Option<http_index::HttpIndex>,
+    ) -> Self {
         self.http_lister = Some(lister);
+        self.http_index = index;
         self
     }
 
@@ -215,15 +318,74 @@ impl RemoteStore {
     }
 
     /// The error of a listing an HTTP server refused.
-    fn unlistable(&self, prefix: &str, e: object_store::Error) -> StoreError {
+    fn unlistable(&self, prefix: &str, e: &str) -> StoreError {
         StoreError::Remote {
             url: self.url_of(prefix),
             source: format!(
-                "this HTTP server cannot list its files (read arrays and files by name, or groups \
-                 with consolidated metadata): {e}"
+                "this HTTP server cannot list its files: it refuses WebDAV PROPFIND and gives no \
+                 HTML directory index (read arrays and files by name, or groups with consolidated \
+                 metadata): {e}"
             )
             .into(),
         }
+    }
+
+    /// A directory of an HTTP server through `PROPFIND` (until the server refused it once),
+    /// then through its HTML index: the names of its values and sub-directories, or `None`
+    /// when the server has no such directory.
+    async fn http_list_dir(
+        &self,
+        lister: &Arc<dyn ObjectStore>,
+        dir: &str,
+    ) -> Result<Option<(Vec<String>, Vec<String>)>, String> {
+        let mut refused = String::new();
+        if !self.propfind_refused.load(Ordering::Relaxed) {
+            let path = Self::prefix_path(dir).map_err(|e| e.to_string())?;
+            count_requests(1);
+            match lister.list_with_delimiter(path.as_ref()).await {
+                Ok(result) => {
+                    let name = |p: &Path| p.filename().unwrap_or_default().to_string();
+                    return Ok(Some((
+                        result.objects.iter().map(|m| name(&m.location)).collect(),
+                        result.common_prefixes.iter().map(name).collect(),
+                    )));
+                }
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => {
+                    self.propfind_refused.store(true, Ordering::Relaxed);
+                    refused = format!("PROPFIND: {e}; ");
+                }
+            }
+        }
+        match &self.http_index {
+            Some(index) => {
+                count_requests(1);
+                match index.list(dir).await {
+                    Ok(found) => Ok(found.map(|i| (i.keys, i.prefixes))),
+                    Err(e) => Err(format!("{refused}{e}")),
+                }
+            }
+            None => Err(refused),
+        }
+    }
+
+    /// Every value under the directory `dir` of an HTTP server, recursively, one directory
+    /// listing at a time.
+    async fn http_list_all(
+        &self,
+        lister: &Arc<dyn ObjectStore>,
+        dir: &str,
+    ) -> Result<Vec<String>, String> {
+        let mut keys = Vec::new();
+        let mut pending = vec![dir.trim_end_matches('/').to_string()];
+        while let Some(dir) = pending.pop() {
+            let Some((names, prefixes)) = self.http_list_dir(lister, &dir).await? else {
+                continue;
+            };
+            keys.extend(names.iter().map(|n| crate::join_key(&dir, n)));
+            pending.extend(prefixes.iter().map(|p| crate::join_key(&dir, p)));
+        }
+        Ok(keys)
     }
 
     fn fail(&self, key: &str, e: Failed) -> StoreError {
@@ -258,6 +420,7 @@ impl RemoteStore {
             range,
             ..GetOptions::default()
         };
+        count_requests(1);
         let result = self
             .inner
             .get_opts(path, options)
@@ -281,6 +444,7 @@ impl RemoteStore {
             match chunk {
                 Ok(chunk) => {
                     received += chunk.len() as u64;
+                    count_read(chunk.len());
                     chunks.push(chunk);
                 }
                 Err(_) if received < expected => return Err(truncated(received)),
@@ -302,25 +466,47 @@ impl RemoteStore {
         Ok((bytes, size))
     }
 
-    /// The whole value, or `None` when missing; fetched once per key within `batch`.
+    /// The whole value, or `None` when missing; fetched once per key within `batch`, and
+    /// when the server ignores ranges, kept for later reads (up to [`WHOLE_CACHE_BYTES`]).
     async fn whole(&self, key: &str, path: &Path, batch: &Batch) -> StoreResult<Option<Bytes>> {
+        let keep = self.ignores_ranges();
+        if keep {
+            if let Some(value) = self.whole_cache().get(key) {
+                return Ok(Some(value));
+            }
+        }
         let cell = {
             let mut wholes = batch.wholes.lock().unwrap_or_else(|e| e.into_inner());
             wholes.entry(key.to_string()).or_default().clone()
         };
-        cell.get_or_try_init(|| async {
-            match self.fetch(key, path, None).await {
-                Ok((bytes, _)) => Ok(Some(bytes)),
-                Err(Failed::Service(object_store::Error::NotFound { .. })) => Ok(None),
-                Err(e) => Err(self.fail(key, e)),
-            }
-        })
-        .await
-        .cloned()
+        let value = cell
+            .get_or_try_init(|| async {
+                match self.fetch(key, path, None).await {
+                    Ok((bytes, _)) => Ok(Some(bytes)),
+                    Err(Failed::Service(object_store::Error::NotFound { .. })) => Ok(None),
+                    Err(e) => Err(self.fail(key, e)),
+                }
+            })
+            .await
+            .cloned()?;
+        if let (true, Some(value)) = (keep, &value) {
+            self.whole_cache().put(key, value);
+        }
+        Ok(value)
+    }
+
+    fn whole_cache(&self) -> std::sync::MutexGuard<'_, WholeCache> {
+        self.wholes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forget what is kept of `key` (it is being written or removed).
+    pub(crate) fn forget(&self, key: &str) {
+        self.whole_cache().forget(key);
     }
 
     /// The object's size, or `None` when missing.
     async fn head_size(&self, key: &str, path: &Path) -> StoreResult<Option<u64>> {
+        count_requests(1);
         match self.inner.head(path).await {
             Ok(meta) => Ok(Some(meta.size)),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
@@ -521,13 +707,13 @@ impl RemoteStore {
     /// Every object under the directory `prefix` (`None`: the root), recursively.
     async fn list_all(&self, shown: &str, prefix: Option<&Path>) -> StoreResult<Vec<String>> {
         if let Some(lister) = &self.http_lister {
-            let listed: object_store::Result<Vec<String>> = lister
-                .list(prefix)
-                .map_ok(|meta| meta.location.to_string())
-                .try_collect()
-                .await;
-            return listed.map_err(|e| self.unlistable(shown, e));
+            let dir = prefix.map(|p| p.to_string()).unwrap_or_default();
+            return self
+                .http_list_all(lister, &dir)
+                .await
+                .map_err(|e| self.unlistable(shown, &e));
         }
+        count_requests(1);
         self.inner
             .list(prefix)
             .map_ok(|meta| meta.location.to_string())
@@ -582,6 +768,9 @@ impl Store for RemoteStore {
     fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
+        self.forget(key);
+        count_requests(1);
+        count_written(value.len());
         self.block_on(self.inner.put(&path, PutPayload::from_bytes(value)))
             .map(drop)
             .map_err(|e| self.error(key, e))
@@ -590,6 +779,8 @@ impl Store for RemoteStore {
     fn delete(&self, key: &str) -> StoreResult<()> {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
+        self.forget(key);
+        count_requests(1);
         match self.block_on(self.inner.delete(&path)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.error(key, e)),
@@ -613,13 +804,20 @@ impl Store for RemoteStore {
 
     fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
         let path = Self::prefix_path(prefix)?;
-        let listed = match &self.http_lister {
-            Some(lister) => match self.block_on(lister.list_with_delimiter(path.as_ref())) {
-                Ok(result) => Ok(result),
-                Err(e) => return Err(self.unlistable(prefix, e)),
-            },
-            None => self.block_on(self.inner.list_with_delimiter(path.as_ref())),
-        };
+        if let Some(lister) = &self.http_lister {
+            let dir = path.as_ref().map(|p| p.to_string()).unwrap_or_default();
+            let (keys, prefixes) = self
+                .block_on(self.http_list_dir(lister, &dir))
+                .map_err(|e| self.unlistable(prefix, &e))?
+                .unwrap_or_default();
+            let mut listing = DirListing { keys, prefixes };
+            listing.keys.sort();
+            listing.prefixes.sort();
+            listing.prefixes.dedup();
+            return Ok(listing);
+        }
+        count_requests(1);
+        let listed = self.block_on(self.inner.list_with_delimiter(path.as_ref()));
         let result = match listed {
             Ok(result) => result,
             Err(object_store::Error::NotFound { .. }) => return Ok(DirListing::default()),
@@ -667,13 +865,17 @@ impl Store for RemoteStore {
     fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
+        self.forget(key);
         Ok(Box::new(writer::RemoteWriter::new(self, key, path)))
     }
 
     fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
         validate_prefix(prefix)?;
         self.refuse_write(prefix)?;
+        self.whole_cache().forget_prefix(prefix);
         let keys = self.list_prefix(prefix)?;
+        // S3 deletes up to 1000 keys per request.
+        count_requests(keys.len().div_ceil(1000) as u64);
         let paths: Vec<object_store::Result<Path>> =
             keys.iter().map(|k| Ok(Path::parse(k)?)).collect();
         let results: Vec<object_store::Result<Path>> = self.block_on(

@@ -328,6 +328,36 @@ enum Mode {
     Truncate,
     /// Answers 403 to everything.
     Forbid,
+    /// A plain web server with directory indexes: `PROPFIND` is 405, a GET of a directory
+    /// (`…/`) is an HTML page linking its entries (`name`, `name/`), as nginx's autoindex.
+    Index,
+}
+
+/// The HTML index of the directory `dir` (URL path with its trailing `/`) of `objects`, or
+/// `None` when nothing is below it.
+fn html_index(dir: &str, objects: &HashMap<String, Vec<u8>>) -> Option<String> {
+    let dir = dir.trim_start_matches('/');
+    let mut entries: Vec<String> = objects
+        .keys()
+        .filter_map(|k| k.strip_prefix(dir))
+        .map(|rest| match rest.split_once('/') {
+            Some((sub, _)) => format!("{sub}/"),
+            None => rest.to_string(),
+        })
+        .collect();
+    if entries.is_empty() {
+        return None;
+    }
+    entries.sort();
+    entries.dedup();
+    let mut html = format!(
+        "<html><head><title>Index of /{dir}</title></head><body><pre><a href=\"../\">../</a>\n"
+    );
+    for e in entries {
+        html.push_str(&format!("<a href=\"{e}\">{e}</a>\n"));
+    }
+    html.push_str("<a href=\"?C=M;O=A\">by date</a></pre></body></html>");
+    Some(html)
 }
 
 /// One request as the server saw it: method, path, `Range` header.
@@ -397,13 +427,26 @@ fn answer(
             .unwrap()
             .push((method.clone(), path.clone(), range));
         let object = objects.get(path.trim_start_matches('/'));
-        let (status, payload): (&str, &[u8]) = match (mode, object) {
-            (Mode::Forbid, _) => ("403 Forbidden", b"<Error>AccessDenied</Error>"),
-            (_, None) => ("404 Not Found", b""),
-            (_, Some(value)) => ("200 OK", value),
+        let index = (mode == Mode::Index && path.ends_with('/'))
+            .then(|| html_index(&path, objects))
+            .flatten();
+        let (status, payload, content_type): (&str, &[u8], &str) = match (mode, object) {
+            (Mode::Forbid, _) => ("403 Forbidden", b"<Error>AccessDenied</Error>", "text/xml"),
+            (Mode::Index, _) if method == "PROPFIND" => {
+                ("405 Method Not Allowed", b"", "text/plain")
+            }
+            (Mode::Index, _) if index.is_some() => (
+                "200 OK",
+                index.as_deref().unwrap_or_default().as_bytes(),
+                "text/html; charset=utf-8",
+            ),
+            // Plain web servers refuse WebDAV.
+            (_, None) if method == "PROPFIND" => ("405 Method Not Allowed", b"", "text/plain"),
+            (_, None) => ("404 Not Found", b"", "text/plain"),
+            (_, Some(value)) => ("200 OK", value, "application/octet-stream"),
         };
         let head = format!(
-            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\n\r\n",
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: {content_type}\r\n\r\n",
             payload.len()
         );
         if stream.write_all(head.as_bytes()).is_err() {
@@ -451,7 +494,8 @@ fn servers_that_ignore_ranges_are_read_whole_and_sliced() {
     assert_eq!(parts, [&value[10..15], &value[value.len() - 3..]]);
     assert!(format!("{store:?}").contains("RemoteStore"));
 
-    // From then on: whole objects, once per key and batch, no Range header.
+    // From then on: whole objects, once per key and batch, no Range header; whole values
+    // read before (data/a) are kept and not fetched again.
     server.seen.lock().unwrap().clear();
     let requests = vec![
         ReadRequest::ranges("data/a", vec![from(0, 4)]),
@@ -486,7 +530,7 @@ fn servers_that_ignore_ranges_are_read_whole_and_sliced() {
     let seen = server.seen.lock().unwrap().clone();
     let mut gets: Vec<&str> = seen.iter().map(|(_, path, _)| path.as_str()).collect();
     gets.sort();
-    assert_eq!(gets, ["/data/a", "/data/b", "/data/missing"], "{seen:?}");
+    assert_eq!(gets, ["/data/b", "/data/missing"], "{seen:?}");
     assert!(
         seen.iter()
             .all(|(m, _, range)| m == "GET" && range.is_none()),
@@ -552,4 +596,160 @@ fn http_stores_are_read_only() {
         .unwrap()
         .iter()
         .all(|(m, _, _)| m == "GET"));
+}
+
+#[test]
+fn plain_http_servers_are_listed_through_their_html_indexes() {
+    let objects: HashMap<String, Vec<u8>> = [
+        "data/h.zarr/zarr.json",
+        "data/h.zarr/raw/zarr.json",
+        "data/h.zarr/raw/c/0/0",
+        "data/h.zarr/raw/c/0/1",
+        "data/h.zarr/sub/zarr.json",
+        "data/h.zarr/sub/x/.zarray",
+        "data/h.zarr2/zarr.json",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), b"{}".to_vec()))
+    .collect();
+    let server = serve(Mode::Index, objects);
+    let (store, _) = http_store(&server);
+    let listing = store.list_dir("data/h.zarr").unwrap();
+    assert_eq!(listing.keys, ["zarr.json"]);
+    assert_eq!(listing.prefixes, ["raw", "sub"]);
+    assert_eq!(
+        store.list_dir("data/h.zarr/sub/x").unwrap().keys,
+        [".zarray"]
+    );
+    // A directory the server does not have (once it has shown an index) is empty, as on an
+    // object store.
+    assert_eq!(store.list_dir("data/none").unwrap(), DirListing::default());
+    // Recursive listings walk the indexes; text prefixes are matched on text.
+    assert_eq!(
+        store.list_prefix("data/h.zarr/raw/").unwrap(),
+        [
+            "data/h.zarr/raw/c/0/0",
+            "data/h.zarr/raw/c/0/1",
+            "data/h.zarr/raw/zarr.json"
+        ]
+    );
+    assert_eq!(
+        store.list_prefix("data/h.zarr").unwrap().len(),
+        7,
+        "the sibling h.zarr2 matches the text prefix too"
+    );
+    // PROPFIND was tried once; every later listing went straight to the index.
+    let seen = server.seen.lock().unwrap().clone();
+    let propfinds = seen.iter().filter(|(m, _, _)| m == "PROPFIND").count();
+    assert_eq!(propfinds, 1, "{seen:?}");
+    assert!(seen
+        .iter()
+        .filter(|(m, _, _)| m == "GET")
+        .all(|(_, path, _)| path.ends_with('/')));
+}
+
+#[test]
+fn servers_without_indexes_say_they_cannot_list() {
+    // 405 to PROPFIND and 404 to every directory page: not an empty directory.
+    let objects = HashMap::from([("data/a/zarr.json".to_string(), b"{}".to_vec())]);
+    let server = serve(Mode::IgnoreRanges, objects);
+    let (store, _) = http_store(&server);
+    let e = store.list_dir("data").unwrap_err().to_string();
+    assert!(
+        e.contains("cannot list") && e.contains(&format!("{}/data", server.base)),
+        "{e}"
+    );
+    assert!(store.list_prefix("data/").is_err());
+}
+
+#[test]
+fn whole_values_kept_for_range_ignoring_servers_follow_writes() {
+    let store = memory_store();
+    store
+        .ignores_ranges
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let first = ByteRange::FromStart {
+        offset: 0,
+        length: Some(3),
+    };
+    store.set("k", Bytes::from_static(b"old value")).unwrap();
+    assert_eq!(
+        store.get_ranges("k", &[first]).unwrap().unwrap(),
+        [&b"old"[..]]
+    );
+    assert_eq!(store.whole_cache().values.len(), 1);
+    // Writes, streamed writes and removals drop what was kept.
+    store.set("k", Bytes::from_static(b"new value")).unwrap();
+    assert_eq!(
+        store.get_ranges("k", &[first]).unwrap().unwrap(),
+        [&b"new"[..]]
+    );
+    let mut w = store.writer("k").unwrap();
+    w.write_all(b"streamed").unwrap();
+    w.commit().unwrap();
+    assert_eq!(
+        store.get_ranges("k", &[first]).unwrap().unwrap(),
+        [&b"str"[..]]
+    );
+    store.delete("k").unwrap();
+    assert_eq!(store.get_ranges("k", &[first]).unwrap(), None);
+    store.set("p/a", Bytes::from_static(b"aaaa")).unwrap();
+    assert_eq!(store.get("p/a").unwrap().as_deref(), Some(&b"aaaa"[..]));
+    store.delete_prefix("p/").unwrap();
+    assert_eq!(store.get("p/a").unwrap(), None);
+}
+
+#[test]
+fn the_whole_value_cache_is_bounded_and_keeps_the_most_recent() {
+    let mut cache = WholeCache::default();
+    let mb = |n: usize| Bytes::from(vec![0u8; n << 20]);
+    cache.put("a", &mb(30));
+    cache.put("b", &mb(30));
+    assert!(cache.get("a").is_some()); // a is now the most recent
+    cache.put("c", &mb(30)); // over 64 MiB: b, the least recent, goes
+    assert!(cache.get("b").is_none());
+    assert!(cache.get("a").is_some() && cache.get("c").is_some());
+    assert_eq!(cache.bytes, 60 << 20);
+    cache.put("huge", &mb(65));
+    assert!(cache.get("huge").is_none(), "larger than the whole cache");
+    cache.put("x/1", &mb(1));
+    cache.forget_prefix("x/");
+    assert!(cache.get("x/1").is_none());
+    assert_eq!(cache.bytes, 60 << 20);
+}
+
+#[test]
+fn traffic_counts_requests_and_bytes() {
+    // The counters are process-wide and other tests run alongside: compare lower bounds.
+    let store = memory_store();
+    let before = traffic();
+    store.set("t/a", Bytes::from(vec![1u8; 1000])).unwrap();
+    let mut w = store.writer("t/b").unwrap();
+    w.write_all(&[2u8; 500]).unwrap();
+    w.commit().unwrap();
+    assert_eq!(store.get("t/a").unwrap().unwrap().len(), 1000);
+    let parts = store
+        .get_ranges(
+            "t/b",
+            &[ByteRange::FromStart {
+                offset: 10,
+                length: Some(20),
+            }],
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(parts[0].len(), 20);
+    let after = traffic();
+    assert!(
+        after.requests >= before.requests + 4,
+        "{before:?} -> {after:?}"
+    );
+    assert!(
+        after.bytes_written >= before.bytes_written + 1500,
+        "{before:?} -> {after:?}"
+    );
+    assert!(
+        after.bytes_read >= before.bytes_read + 1020,
+        "{before:?} -> {after:?}"
+    );
 }

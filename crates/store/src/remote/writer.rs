@@ -38,6 +38,7 @@ impl<'a> RemoteWriter<'a> {
     fn ship(&mut self) -> StoreResult<()> {
         let store = self.store;
         if self.upload.is_none() {
+            super::count_requests(1);
             let upload = store
                 .block_on(store.inner.put_multipart(&self.path))
                 .map_err(|e| store.error(&self.key, e))?;
@@ -45,6 +46,8 @@ impl<'a> RemoteWriter<'a> {
         }
         let upload = self.upload.as_mut().expect("the upload was just started");
         let bytes = Bytes::from(std::mem::take(&mut self.buffer));
+        super::count_requests(1);
+        super::count_written(bytes.len());
         {
             // Parts are spawned on the store's runtime.
             let _context = store.runtime.enter();
@@ -82,18 +85,24 @@ impl Write for RemoteWriter<'_> {
 impl ValueWriter for RemoteWriter<'_> {
     fn commit(mut self: Box<Self>) -> StoreResult<()> {
         let store = self.store;
+        store.forget(&self.key);
         let Some(mut upload) = self.upload.take() else {
             let value = Bytes::from(std::mem::take(&mut self.buffer));
+            super::count_requests(1);
+            super::count_written(value.len());
             return store
                 .block_on(store.inner.put(&self.path, PutPayload::from_bytes(value)))
                 .map(drop)
                 .map_err(|e| store.error(&self.key, e));
         };
         if !self.buffer.is_empty() {
+            super::count_requests(1);
+            super::count_written(self.buffer.len());
             let _context = store.runtime.enter();
             upload.put(Bytes::from(std::mem::take(&mut self.buffer)));
         }
-        // `finish` aborts the upload itself when a part or the completion fails.
+        super::count_requests(1); // the completion
+                                  // `finish` aborts the upload itself when a part or the completion fails.
         store
             .block_on(upload.finish())
             .map(drop)

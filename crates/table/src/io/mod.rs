@@ -24,7 +24,7 @@ mod write;
 
 pub use guard::decoder_panic_is_caught;
 pub use neurochunk_store::Durability;
-pub use write::{output_format, TableWriter, WriteOptions};
+pub use write::{output_format, TableTarget, TableWriter, WriteOptions};
 
 use crate::error::{Result, TableError};
 use crate::rules::RuleId;
@@ -130,6 +130,99 @@ pub struct TableSource {
     files: Vec<DataFile>,
     partition_fields: Vec<FieldRef>,
     notes: Vec<SourceNote>,
+    /// Set by [`TableSource::batches_filtered`] on its copy: the row groups to read.
+    row_filter: Option<Arc<RowFilter>>,
+}
+
+/// Which rows to read: those whose integer column `column` holds one of `values` (for
+/// example the fragments to export).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowFilter {
+    /// The column (a data column or a Hive partition column).
+    pub column: String,
+    /// The values kept.
+    pub values: Vec<u64>,
+}
+
+/// The rows of `batch` whose filter column holds one of the filter's values.
+fn filter_rows(batch: &RecordBatch, filter: &RowFilter, name: &str) -> Result<RecordBatch> {
+    use arrow::array::{AsArray, BooleanArray};
+    use arrow::datatypes::UInt64Type;
+    let column = batch.column_by_name(&filter.column).ok_or_else(|| {
+        TableError::data(
+            name,
+            format!("column {:?} missing from batch", filter.column),
+        )
+    })?;
+    // Negative values never match (they are not u64); casting would fail on them.
+    let as_u64 = arrow::compute::kernels::cast::cast_with_options(
+        column,
+        &DataType::UInt64,
+        &arrow::compute::CastOptions {
+            safe: true,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| TableError::arrow(name, e))?;
+    let values = as_u64.as_primitive::<UInt64Type>();
+    let mask: BooleanArray = values
+        .iter()
+        .map(|v| Some(v.is_some_and(|v| filter.values.contains(&v))))
+        .collect();
+    arrow::compute::filter_record_batch(batch, &mask).map_err(|e| TableError::arrow(name, e))
+}
+
+/// The row groups of `metadata` whose statistics of the filter's column do not rule out
+/// every value of the filter (all of them when the column or its statistics are missing).
+fn row_groups_for(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    filter: &RowFilter,
+) -> Vec<usize> {
+    use parquet::file::statistics::Statistics;
+    let schema = metadata.file_metadata().schema_descr();
+    let leaf = (0..schema.num_columns()).find(|&i| {
+        let c = schema.column(i);
+        c.path().parts().len() == 1 && c.name() == filter.column
+    });
+    let unsigned = leaf.is_some_and(|i| {
+        matches!(
+            schema.column(i).logical_type_ref(),
+            Some(parquet::basic::LogicalType::Integer(int)) if !int.is_signed
+        )
+    });
+    (0..metadata.num_row_groups())
+        .filter(|&g| {
+            let Some(stats) = leaf.and_then(|i| metadata.row_group(g).column(i).statistics())
+            else {
+                return true;
+            };
+            // (min, max) as i128, so that signed and unsigned columns compare alike.
+            let range: Option<(i128, i128)> = match stats {
+                Statistics::Int32(s) => match (s.min_opt(), s.max_opt()) {
+                    (Some(&lo), Some(&hi)) if unsigned => {
+                        Some(((lo as u32).into(), (hi as u32).into()))
+                    }
+                    (Some(&lo), Some(&hi)) => Some((lo.into(), hi.into())),
+                    _ => None,
+                },
+                Statistics::Int64(s) => match (s.min_opt(), s.max_opt()) {
+                    (Some(&lo), Some(&hi)) if unsigned => {
+                        Some(((lo as u64).into(), (hi as u64).into()))
+                    }
+                    (Some(&lo), Some(&hi)) => Some((lo.into(), hi.into())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match range {
+                Some((lo, hi)) => filter
+                    .values
+                    .iter()
+                    .any(|&v| (lo..=hi).contains(&i128::from(v))),
+                None => true,
+            }
+        })
+        .collect()
 }
 
 /// A boxed stream of record batches.
@@ -616,6 +709,7 @@ impl TableSource {
             files: vec![file],
             partition_fields: vec![],
             notes,
+            row_filter: None,
         })
     }
 
@@ -648,6 +742,7 @@ impl TableSource {
                 files: vec![],
                 partition_fields: vec![],
                 notes,
+                row_filter: None,
             });
         }
         if found.is_empty() {
@@ -838,6 +933,7 @@ impl TableSource {
             files,
             partition_fields,
             notes,
+            row_filter: None,
         })
     }
 
@@ -955,6 +1051,94 @@ impl TableSource {
 
     /// Streams the named columns (in the order given; unknown names are an error).
     pub fn batches_projected(&self, columns: &[String], batch_size: usize) -> Result<BatchIter> {
+        self.batches_filtered(columns, None, batch_size)
+    }
+
+    /// Streams the named columns of the rows `filter` keeps (all rows for `None`).
+    ///
+    /// What the filter rules out is not read: a Hive file whose partition value is not one
+    /// of the filter's values is skipped, and so is a Parquet row group whose statistics
+    /// (minimum and maximum of the filter's column) exclude every value; the rows left are
+    /// then filtered one by one. The filter's column is read when needed, whether or not it
+    /// is among `columns`.
+    pub fn batches_filtered(
+        &self,
+        columns: &[String],
+        filter: Option<&RowFilter>,
+        batch_size: usize,
+    ) -> Result<BatchIter> {
+        let Some(filter) = filter else {
+            return self.batches_unfiltered(columns, batch_size);
+        };
+        let field = self.schema.field_with_name(&filter.column).map_err(|_| {
+            TableError::data(
+                &self.name,
+                format!("no column {:?} in the table to filter on", filter.column),
+            )
+        })?;
+        if !matches!(
+            field.data_type(),
+            DataType::UInt8
+                | DataType::UInt16
+                | DataType::UInt32
+                | DataType::UInt64
+                | DataType::Int8
+                | DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+        ) {
+            return Err(TableError::data(
+                &self.name,
+                format!(
+                    "column {:?} is {}, not an integer column to filter on",
+                    filter.column,
+                    field.data_type()
+                ),
+            ));
+        }
+        let mut this = self.clone();
+        if let Some(i) = self
+            .partition_fields
+            .iter()
+            .position(|f| f.name() == &filter.column)
+        {
+            // Whole files of other partitions are never opened.
+            this.files.retain(|f| {
+                f.partition
+                    .get(i)
+                    .and_then(|v| v.as_deref())
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .is_some_and(|v| filter.values.contains(&v))
+            });
+            return this.batches_unfiltered(columns, batch_size);
+        }
+        let mut read: Vec<String> = columns.to_vec();
+        let extra = !read.contains(&filter.column);
+        if extra {
+            read.push(filter.column.clone());
+        }
+        this.row_filter = Some(Arc::new(filter.clone()));
+        let name = self.name.clone();
+        let filter = filter.clone();
+        let keep = columns.len();
+        let inner = this.batches_unfiltered(&read, batch_size)?;
+        Ok(Box::new(inner.filter_map(move |b| {
+            let b = match b {
+                Ok(b) => b,
+                Err(e) => return Some(Err(e)),
+            };
+            match filter_rows(&b, &filter, &name) {
+                Ok(b) if b.num_rows() == 0 => None,
+                Ok(b) if extra => Some(
+                    b.project(&(0..keep).collect::<Vec<_>>())
+                        .map_err(|e| TableError::arrow(&name, e)),
+                ),
+                other => Some(other),
+            }
+        })))
+    }
+
+    fn batches_unfiltered(&self, columns: &[String], batch_size: usize) -> Result<BatchIter> {
         let mut fields = Vec::with_capacity(columns.len());
         for c in columns {
             let f = self.schema.field_with_name(c).map_err(|_| {
@@ -1084,13 +1268,21 @@ impl TableSource {
                 // The whole set-up reads the (untrusted) footer: `byte_range` asserts on
                 // negative sizes, for one.
                 let reader = guard::guarded(&path, "Parquet data", || {
+                    let groups = match &self.row_filter {
+                        Some(filter) => row_groups_for(meta.metadata(), filter),
+                        None => (0..meta.metadata().num_row_groups()).collect(),
+                    };
                     let mask = ProjectionMask::roots(meta.parquet_schema(), indices);
-                    let chunks = ParquetChunks::planned(f.value.clone(), meta.metadata(), |leaf| {
-                        mask.leaf_included(leaf)
-                    });
+                    let chunks = ParquetChunks::planned(
+                        f.value.clone(),
+                        meta.metadata(),
+                        |g| groups.contains(&g),
+                        |leaf| mask.leaf_included(leaf),
+                    );
                     ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, meta)
                         .with_batch_size(batch_size.max(1))
                         .with_projection(mask)
+                        .with_row_groups(groups)
                         .build()
                         .map_err(|e| TableError::arrow(&path, e))
                 })?;

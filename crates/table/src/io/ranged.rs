@@ -289,15 +289,21 @@ impl ParquetChunks {
         }
     }
 
-    /// A reader for the leaf columns `leaves` of every row group of `metadata`.
+    /// A reader for the leaf columns `leaves` of the row groups `groups` of `metadata`.
     pub(crate) fn planned(
         value: StoreValue,
         metadata: &ParquetMetaData,
+        groups: impl Fn(usize) -> bool,
         leaves: impl Fn(usize) -> bool,
     ) -> Self {
         let mut chunks = Vec::new();
         let mut slots = 0;
-        for rg in metadata.row_groups() {
+        for (_, rg) in metadata
+            .row_groups()
+            .iter()
+            .enumerate()
+            .filter(|(g, _)| groups(*g))
+        {
             for (i, col) in rg.columns().iter().enumerate() {
                 if leaves(i) {
                     let (start, len) = col.byte_range();

@@ -178,6 +178,59 @@ struct FsTarget {
     staging: Option<StagedDir>,
 }
 
+/// Where a table is written: a file or Hive directory on the local filesystem, or a key of a
+/// store (an object storage URL's bucket and key, for one).
+#[derive(Clone, Debug)]
+pub enum TableTarget {
+    /// A path, written by [`TableWriter::create`] (staged and renamed into place).
+    Path(PathBuf),
+    /// `key` of `store`, written by [`TableWriter::create_in_named`]; errors name `name`.
+    Store {
+        /// The store.
+        store: Arc<dyn Store>,
+        /// The key of the file, or the prefix of a Hive directory.
+        key: String,
+        /// The name errors give the table (e.g. its URL).
+        name: String,
+    },
+}
+
+impl TableTarget {
+    /// The name errors give the table: the path, or the store target's name.
+    pub fn name(&self) -> String {
+        match self {
+            TableTarget::Path(path) => path.display().to_string(),
+            TableTarget::Store { name, .. } => name.clone(),
+        }
+    }
+
+    /// The last segment of the path or key (a file name, whose extension picks the format).
+    pub fn file_name(&self) -> String {
+        match self {
+            TableTarget::Path(path) => path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            TableTarget::Store { key, .. } => key
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        }
+    }
+
+    /// A writer of `schema` at the target.
+    pub fn create(&self, schema: SchemaRef, opts: &WriteOptions) -> Result<TableWriter> {
+        match self {
+            TableTarget::Path(path) => TableWriter::create(path, schema, opts),
+            TableTarget::Store { store, key, name } => {
+                TableWriter::create_in_named(store.clone(), key, name, schema, opts)
+            }
+        }
+    }
+}
+
 /// Writes a table through a [`Store`]: Arrow IPC (file format) or Parquet into one value,
 /// or a Hive-partitioned Parquet directory (one value per part file).
 ///
