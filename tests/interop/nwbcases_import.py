@@ -11,10 +11,9 @@ Imported into tests/interop/nwb2/test_import_nwb2.py and nwb3/test_import_nwb3.p
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ import nwbfixtures
 import nwbh5
 import nwbpeer
 import nwbwalk
+from nwbcli import assert_inspect_equal
 
 CONVENTION = nwbfixtures.this_convention()
 THIRDPARTY = Path(__file__).resolve().parents[3] / "shared" / "thirdparty"
@@ -229,3 +229,65 @@ def test_bad_input_is_one_error_and_nothing_written(nwb, h5_sources, tmp_path):
     with h5py.File(missing, "w") as f:
         f["gone"] = h5py.ExternalLink("second.nwb", "/acquisition/remote_ts")
     _fails(nwb, missing, dst, "/gone", "second.nwb")
+
+
+# -- against hdmf-zarr's own export ------------------------------------------------------------
+
+
+def _export(src: Path, dst: Path) -> Path:
+    """NWBZarrIO.export from NWBHDF5IO: hdmf-zarr's own route from HDF5."""
+    import warnings
+
+    from hdmf_zarr.nwb import NWBZarrIO
+    from pynwb import NWBHDF5IO
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with NWBHDF5IO(str(src), "r") as source, NWBZarrIO(str(dst), mode="w") as target:
+            target.export(src_io=source, write_args={"link_data": False})
+    return dst
+
+
+@pytest.mark.parametrize("kind", ["ecephys", "ophys", "dandi"])
+def test_inspect_equals_hdmf_zarr_export(nwb, h5_sources, tmp_path, kind):
+    """`nwb inspect --json` of the import equals that of hdmf-zarr's export of the same file:
+    objects (path, type, namespace, object id), links, attribute and dataset references. One
+    difference is hdmf-zarr's: its export writes the electrodes table of the DANDI file (NWB
+    2.1.0, stored as `DynamicTable`) as pynwb's current `ElectrodesTable`, a type the file
+    never had; the import keeps the stored type."""
+    src = DANDI if kind == "dandi" else h5_sources[kind]
+    if not src.exists():
+        pytest.skip(f"{src} is not present")
+    exported = nwb.inspect(_export(src, tmp_path / "exported.nwb.zarr"))
+    imported = nwb.inspect(_import(nwb, src, tmp_path / "imported.nwb.zarr"))
+    if kind == "dandi":
+        path = "/general/extracellular_ephys/electrodes"
+        [theirs] = [o for o in exported["objects"] if o["path"] == path]
+        [ours] = [o for o in imported["objects"] if o["path"] == path]
+        assert (theirs["neurodata_type"], ours["neurodata_type"]) == ("ElectrodesTable", "DynamicTable")
+        with h5py_file(src) as f:
+            assert f[path].attrs["neurodata_type"] in ("DynamicTable", b"DynamicTable")
+        theirs.update(namespace=ours["namespace"], neurodata_type=ours["neurodata_type"])
+    assert_inspect_equal(imported, exported)
+
+
+def test_external_link_kept_where_hdmf_zarr_export_copies(nwb, h5_sources, tmp_path):
+    """hdmf-zarr's export replaces the external link by a copy of the linked TimeSeries (the
+    link is lost and the data duplicated); the import keeps it as a link into the imported
+    second file. Everything else is the same."""
+    exported = nwb.inspect(_export(h5_sources["linking"], tmp_path / "exported.nwb.zarr"))
+    imported = nwb.inspect(_import(nwb, h5_sources["linking"], tmp_path / "imported.nwb.zarr"))
+    assert [o["path"] for o in exported["objects"] if o["path"] == "/acquisition/remote_ts"] == ["/acquisition/remote_ts"]
+    assert exported["links"] == []
+    assert imported["links"] == [{"path": "/acquisition/remote_ts", "target": "/acquisition/remote_ts", "source": "../second.nwb.zarr"}]
+    exported["objects"] = [o for o in exported["objects"] if o["path"] != "/acquisition/remote_ts"]
+    exported["links"] = imported["links"]
+    assert_inspect_equal(imported, exported)
+
+
+@contextlib.contextmanager
+def h5py_file(path: Path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        yield f
