@@ -5,8 +5,8 @@
   units with ragged columns, trials/epochs with a TimeSeriesReferenceVectorData column, a
   dataset link), `ophys.nwb` (a PlaneSegmentation with image masks and pixel masks, a
   RoiResponseSeries region), `second.nwb` and `linking.nwb` (an external link into
-  `second.nwb`), and `constructs.h5` (h5py only: region references, a compound with a
-  reference field, scalars, fixed and variable-length text, an h5py bool, a big-endian
+  `second.nwb`), and `constructs.h5` (h5py only: a chunked + gzip array large enough to be referenced
+  by byte ranges, region references, a compound with a reference field, scalars, fixed and variable-length text, an h5py bool, a big-endian
   contiguous array, a compact array, a fill value, an empty chunked array, a hard link).
 * `snapshot(nwbfile)` is every object pynwb read (by place): type, name, and every
   field normalised (containers by place, arrays as dtype + nested lists, text as str,
@@ -96,6 +96,7 @@ def constructs(path: Path) -> Path:
 
     with h5py.File(path, "w") as f:
         grid = f.create_dataset("grid", data=np.arange(200, dtype="<i4").reshape(20, 10), chunks=(7, 4), compression="gzip", shuffle=True)
+        f.create_dataset("large", data=np.arange(5000, dtype="<i4").reshape(100, 50), chunks=(30, 20), compression="gzip", shuffle=True)
         f.create_dataset("big_endian", data=np.linspace(0, 1, 12).reshape(3, 4).astype(">f8"))
         dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
         dcpl.set_layout(h5py.h5d.COMPACT)

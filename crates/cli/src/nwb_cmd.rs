@@ -230,10 +230,19 @@ pub(crate) enum NwbCommand {
     Import {
         /// The HDF5 file.
         src: PathBuf,
-        /// The NWB Zarr file to write (a directory, replaced if it exists).
+        /// The NWB Zarr file to write (a directory, replaced if it exists); with --virtual, the
+        /// reference file (`NAME.lindi.json`).
         dst: PathBuf,
-        #[arg(long, value_enum)]
-        convention: ConventionArg,
+        #[arg(long, value_enum, required_unless_present = "virtual_refs")]
+        convention: Option<ConventionArg>,
+        /// Write a LINDI reference file instead of copying: Zarr metadata whose chunk entries
+        /// are byte ranges of the HDF5 file (small datasets and attributes inline).
+        #[arg(long = "virtual", id = "virtual_refs", conflicts_with_all = ["compressors", "chunks"])]
+        virtual_refs: bool,
+        /// With --virtual: the URL (or path) the chunk entries name (default: the source's
+        /// absolute path).
+        #[arg(long, requires = "virtual_refs")]
+        url: Option<String>,
         /// Compressors of every numeric dataset, e.g. zstd:3 or blosc:lz4:5 (default: the
         /// HDF5 filters' equivalents, or the convention's default where there is none).
         #[arg(long, value_name = "SPEC")]
@@ -534,12 +543,45 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             src,
             dst,
             convention,
+            virtual_refs,
+            url,
             compressors,
             chunks,
             allow_external,
             allow_any_external,
             write,
         } => {
+            if virtual_refs {
+                if !dst.to_string_lossy().ends_with(".lindi.json") {
+                    return Err(Failure(format!(
+                        "{}: a reference file's name must end in .lindi.json",
+                        dst.display()
+                    )));
+                }
+                let options = neurochunk_hdf5::VirtualOptions {
+                    url,
+                    allowed_roots: allow_external,
+                    allow_any_external,
+                };
+                let summary = neurochunk_hdf5::write_reference_file(&src, &dst, &options)?;
+                for note in &summary.notes {
+                    eprintln!("note: {note}");
+                }
+                outln!(
+                    "wrote {} -> {}: {} groups, {} datasets ({} inline), {} chunk references, {} links",
+                    src.display(),
+                    dst.display(),
+                    summary.groups,
+                    summary.datasets,
+                    summary.inline,
+                    summary.chunk_refs,
+                    summary.links
+                );
+                return Ok(());
+            }
+            let Some(convention) = convention else {
+                return Err(Failure("--convention is required".into()));
+            };
             let (chunk_bytes, chunk_shapes) = parse_chunks(&chunks)?;
             let options = neurochunk_hdf5::ImportOptions {
                 convention: convention.into(),

@@ -141,7 +141,7 @@ pub fn import_into(
 }
 
 /// One thing the walk found.
-enum Item {
+pub(crate) enum Item {
     Group(String),
     Dataset(String),
     /// A soft link (or second hard link): parent, name, absolute target.
@@ -153,8 +153,6 @@ enum Item {
 struct Ctx<'a> {
     name: String,
     file: &'a File,
-    /// The source file's directory (external links are relative to it).
-    dir: PathBuf,
     options: &'a ImportOptions,
     raw: std::fs::File,
     /// Bytes in the file (stored chunks must lie inside).
@@ -168,6 +166,57 @@ impl Ctx<'_> {
     }
 }
 
+/// Where external links may lead.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WalkOptions {
+    pub allowed_roots: Vec<PathBuf>,
+    pub allow_any_external: bool,
+}
+
+/// The walk's view of the file.
+struct WalkCtx<'a> {
+    name: String,
+    file: &'a File,
+    dir: PathBuf,
+    options: &'a WalkOptions,
+}
+
+impl WalkCtx<'_> {
+    fn err(&self, path: &str, message: impl Into<String>) -> Hdf5Error {
+        Hdf5Error::object(&self.name, path, message)
+    }
+}
+
+/// The directory holding `source` (external links are relative to it).
+fn source_dir(source: &Path) -> PathBuf {
+    source
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Every link of the file, by name, depth first (the root excluded).
+pub(crate) fn walk_file(
+    source: &Path,
+    file: &File,
+    options: &WalkOptions,
+) -> Hdf5Result<Vec<Item>> {
+    let ctx = WalkCtx {
+        name: source.display().to_string(),
+        file,
+        dir: source_dir(source),
+        options,
+    };
+    let root: &Group = file;
+    let mut seen = HashMap::new();
+    if let Ok(info) = root.loc_info() {
+        seen.insert(format!("{:?}", info.token), "/".to_string());
+    }
+    let mut items = Vec::new();
+    walk(&ctx, root, "/", &mut seen, &mut items)?;
+    Ok(items)
+}
+
 fn join(parent: &str, name: &str) -> String {
     if parent == "/" {
         format!("/{name}")
@@ -177,7 +226,7 @@ fn join(parent: &str, name: &str) -> String {
 }
 
 /// `target` (absolute, or relative to `parent`) as a normalised absolute path.
-fn absolute_target(parent: &str, target: &str) -> String {
+pub(crate) fn absolute_target(parent: &str, target: &str) -> String {
     let joined = if target.starts_with('/') {
         target.to_string()
     } else {
@@ -197,7 +246,7 @@ fn absolute_target(parent: &str, target: &str) -> String {
 }
 
 fn walk(
-    ctx: &Ctx,
+    ctx: &WalkCtx,
     group: &Group,
     path: &str,
     seen: &mut HashMap<String, String>,
@@ -254,7 +303,7 @@ fn walk(
 
 /// An external link must lead to an existing file inside the allowed directories, and to an
 /// object that exists in it.
-fn check_external(ctx: &Ctx, link: &str, file: &str, object: &str) -> Hdf5Result<()> {
+fn check_external(ctx: &WalkCtx, link: &str, file: &str, object: &str) -> Hdf5Result<()> {
     let target = ctx.dir.join(file);
     let real = target.canonicalize().map_err(|e| {
         ctx.err(
@@ -306,34 +355,26 @@ fn import_opened(
     progress: &dyn Progress,
 ) -> Hdf5Result<ImportSummary> {
     let name = source.display().to_string();
-    let dir = source
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let raw = std::fs::File::open(source).map_err(|e| Hdf5Error::file(&name, e.to_string()))?;
     let userblock = h5::userblock(file).map_err(|m| Hdf5Error::file(&name, m))?;
     let file_len = raw
         .metadata()
         .map_err(|e| Hdf5Error::file(&name, e.to_string()))?
         .len();
+    let walk_options = WalkOptions {
+        allowed_roots: options.allowed_roots.clone(),
+        allow_any_external: options.allow_any_external,
+    };
+    let items = walk_file(source, file, &walk_options)?;
     let ctx = Ctx {
         name,
         file,
-        dir,
         options,
         raw,
         file_len,
         userblock,
     };
     let mut summary = ImportSummary::default();
-
-    let root: &Group = file;
-    let mut seen = HashMap::new();
-    if let Ok(info) = root.loc_info() {
-        seen.insert(format!("{:?}", info.token), "/".to_string());
-    }
-    let mut items = Vec::new();
-    walk(&ctx, root, "/", &mut seen, &mut items)?;
 
     // The root's attributes; `.specloc` (an object reference in HDF5) names the cache.
     let mut root_attrs = read_attributes(&ctx, file, "/")?;
@@ -484,7 +525,7 @@ fn read_attributes(
     Ok(out)
 }
 
-fn attribute_value(data: &h5::AttributeData) -> Result<AttributeValue, String> {
+pub(crate) fn attribute_value(data: &h5::AttributeData) -> Result<AttributeValue, String> {
     match &data.extent {
         Extent::Null => Ok(AttributeValue::Value(Value::Null)),
         Extent::Scalar => match data.cells.first() {
@@ -572,7 +613,7 @@ fn cell_json(cell: &Cell) -> Result<Value, String> {
     })
 }
 
-fn region(selection: &H5Selection) -> Region {
+pub(crate) fn region(selection: &H5Selection) -> Region {
     match selection {
         H5Selection::All => Region::Slices(Vec::new()),
         H5Selection::Slices(axes) => Region::Slices(
@@ -587,7 +628,7 @@ fn region(selection: &H5Selection) -> Region {
 // ---------------------------------------------------------------------------------------------
 // Datasets
 
-fn data_type(kind: &Kind) -> Option<DataType> {
+pub(crate) fn data_type(kind: &Kind) -> Option<DataType> {
     Some(match kind {
         Kind::Bool => DataType::Bool,
         Kind::Int { size, signed } | Kind::Enum { size, signed } => match (size, signed) {
@@ -754,7 +795,7 @@ fn cell_reference(cell: &Cell) -> Option<Reference> {
     }
 }
 
-fn push_number(out: &mut Vec<u8>, dt: &DataType, cell: &Cell) -> Result<(), String> {
+pub(crate) fn push_number(out: &mut Vec<u8>, dt: &DataType, cell: &Cell) -> Result<(), String> {
     let (i, u, f) = match *cell {
         Cell::Int(v) => (v, v as u64, v as f64),
         Cell::UInt(v) => (v as i64, v, v as f64),
@@ -1070,7 +1111,7 @@ fn chunk_elements_in(idx: &[u64], chunks: &[usize], dims: &[u64]) -> u64 {
         .product()
 }
 
-fn unravel(mut n: u64, grid: &[u64]) -> Vec<u64> {
+pub(crate) fn unravel(mut n: u64, grid: &[u64]) -> Vec<u64> {
     let mut idx = vec![0; grid.len()];
     for axis in (0..grid.len()).rev() {
         idx[axis] = n % grid[axis];

@@ -16,6 +16,8 @@
 pub mod error;
 pub mod h5;
 pub mod import;
+pub mod lindi;
 
 pub use error::{Hdf5Error, Hdf5Result};
 pub use import::{import_file, import_into, ImportOptions, ImportSummary, Progress};
+pub use lindi::{write_reference_file, VirtualOptions, VirtualSummary};
