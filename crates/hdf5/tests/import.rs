@@ -297,3 +297,67 @@ fn bad_input_names_the_object_and_writes_nothing() {
     let summary = import_file(&escaping, &dst, &allowed, &|_: u64| {}).unwrap();
     assert_eq!(summary.external_links, 1);
 }
+
+#[test]
+fn a_reference_file_reads_like_the_import() {
+    use neurochunk_hdf5::{write_reference_file, VirtualOptions};
+    use neurochunk_hdmf::FileLocation;
+    use neurochunk_store::LindiStore;
+
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("source.nwb");
+    write_source(&src);
+    let out = dir.path().join("source.lindi.json");
+    let summary = write_reference_file(&src, &out, &VirtualOptions::default()).unwrap();
+    // The grid's 9 chunks are byte ranges of the source; the small arrays are inline.
+    assert_eq!(
+        summary.chunk_refs, 0,
+        "200 elements are inlined: {summary:?}"
+    );
+    assert_eq!(summary.links, 1);
+    let store: Arc<dyn Store> = Arc::new(LindiStore::open(&out, &[]).unwrap());
+    let file = NwbFile::open_location(
+        FileLocation::named(store, "", "refs"),
+        ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(file.nwb_version(), Some("2.8.0"));
+    // The `_SOFT_LINK` group is a link.
+    assert_eq!(
+        file.resolve("/acquisition/alias").unwrap().path,
+        "/acquisition/grid"
+    );
+    match file.read_dataset("/acquisition/alias", None).unwrap().value {
+        DatasetValue::Numeric { bytes, .. } => assert_eq!(le_i32(&bytes), grid()),
+        other => panic!("{other:?}"),
+    }
+
+    // A larger chunked dataset is referenced chunk by chunk and read through the store.
+    let big = dir.path().join("big.nwb");
+    {
+        let f = hdf5_metno::File::create(&big).unwrap();
+        let values: Vec<i32> = (0..6000).collect();
+        let ds = f
+            .new_dataset::<i32>()
+            .shape([100, 60])
+            .chunk([40, 25])
+            .shuffle()
+            .deflate(3)
+            .create("values")
+            .unwrap();
+        ds.write_raw(&values[..]).unwrap();
+    }
+    let out = dir.path().join("big.lindi.json");
+    let summary = write_reference_file(&big, &out, &VirtualOptions::default()).unwrap();
+    assert_eq!(summary.chunk_refs, 3 * 3);
+    let store: Arc<dyn Store> = Arc::new(LindiStore::open(&out, &[]).unwrap());
+    let array = neurochunk_array::Array::open(store, "values").unwrap();
+    let (shape, data) = array.read_all().unwrap();
+    assert_eq!(shape, vec![100, 60]);
+    match data {
+        neurochunk_array::ArrayBytes::Fixed(bytes) => {
+            assert_eq!(le_i32(&bytes), (0..6000).collect::<Vec<i32>>())
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -120,3 +120,27 @@ def test_reference_file_ranges_outside_its_directory_are_refused(nwb, sources, t
     proc = nwb.run("get", out / "large", "-o", tmp_path / "x.npy", check=False)
     assert proc.returncode == 1
     assert "outside" in proc.stderr and "large" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["ecephys", "ophys", "linking"])
+def test_nwb_inspect_of_the_reference_file_equals_the_import(nwb, sources, tmp_path, kind):
+    """The NWB layer reads LINDI's conventions (`_SOFT_LINK` groups as links, `_REFERENCE`
+    elements as references, `_COMPOUND_DTYPE` compounds, `_SCALAR` scalars): the reference
+    file's inventory is the import's, except external links, which LINDI cannot hold."""
+    from nwbcli import assert_inspect_equal
+
+    src = sources[kind]
+    out = src.parent / f"inspect-{kind}.lindi.json"
+    _virtual(nwb, src, out)
+    imported = tmp_path / f"{kind}.nwb.zarr"
+    nwb.run("nwb", "import", src, imported, "--convention", "zarr2")
+    got, expected = nwb.inspect(out), nwb.inspect(imported)
+    if kind == "linking":
+        assert [link["source"] for link in expected["links"]] == ["../second.nwb.zarr"]
+        expected["links"] = []
+    assert_inspect_equal(got, expected)
+    if kind == "ecephys":
+        for path in ("/intervals/trials/timeseries", "/general/extracellular_ephys/electrodes/group",
+                     "/units/spike_times_index", "/session_start_time", "/acquisition/compressed/data"):
+            np.testing.assert_array_equal(nwb.nwb_get(out, path), nwb.nwb_get(imported, path), err_msg=path)
+        assert nwb.check(out).returncode == 0
