@@ -956,11 +956,35 @@ fn stream_numeric(
         guess_chunks(dims, item, DEFAULT_CHUNK_BYTES)
     };
     let mapped = zarr_codecs(&info.filters, item);
-    let raw =
-        hdf5_chunks.as_ref() == Some(&chunks) && mapped.is_some() && writer.compressors().is_none();
-    if !raw {
+    // The stored chunks are Zarr chunks of the same description (same chunk shape, element
+    // layout and codecs): they are copied as they are, or (other compressors asked for)
+    // decoded here in parallel; anything else goes through the library.
+    let direct =
+        hdf5_chunks.as_ref() == Some(&chunks) && mapped.is_some() && info.ty.file_size == item;
+    let raw = direct && writer.compressors().is_none();
+    if !direct {
         check_filters(ctx, path, &info.filters)?;
     }
+    let source_chain = if direct && !raw {
+        let filters = crate::lindi::numcodecs_filters(&info.filters, item).unwrap_or_default();
+        let file_endian = if info.ty.big_endian {
+            Endian::Big
+        } else {
+            Endian::Little
+        };
+        let v2 = neurochunk_dtype::v2::dtype_to_json(dt, file_endian)
+            .map_err(|e| ctx.err(path, e.to_string()))?;
+        let doc = serde_json::json!({
+            "chunks": chunks, "compressor": null, "dtype": v2.dtype, "fill_value": null,
+            "filters": if filters.is_empty() { Value::Null } else { Value::Array(filters) },
+            "order": "C", "shape": dims, "zarr_format": 2,
+        });
+        let meta = neurochunk_array::ArrayMetadata::from_v2(&doc, None, "hdf5")
+            .map_err(|e| ctx.err(path, e.to_string()))?;
+        Some(meta)
+    } else {
+        None
+    };
     let endian = if raw && info.ty.big_endian {
         Endian::Big
     } else {
@@ -1012,7 +1036,7 @@ fn stream_numeric(
         let indices: Vec<Vec<u64>> = (next..end).map(|n| unravel(n, &grid)).collect();
         next = end;
         // Where each chunk is (chunked sources, kept chunking), under the library's lock.
-        let locations: Vec<Option<(u64, u64, u32)>> = if raw {
+        let locations: Vec<Option<(u64, u64, u32)>> = if direct {
             indices
                 .iter()
                 .map(|idx| {
@@ -1031,7 +1055,8 @@ fn stream_numeric(
         // Chunks to decode through the library (not copied as stored): read under the lock.
         let mut decoded: Vec<Option<DecodedBox>> = Vec::with_capacity(indices.len());
         for (k, idx) in indices.iter().enumerate() {
-            let stored_as_is = raw && locations[k].is_none_or(|(_, _, mask)| mask == 0);
+            // A chunk stored with a filter skipped is read through the library.
+            let stored_as_is = direct && locations[k].is_none_or(|(_, _, mask)| mask == 0);
             if stored_as_is {
                 decoded.push(None);
                 continue;
@@ -1084,11 +1109,27 @@ fn stream_numeric(
                                 read_at(&ctx.raw, addr + ctx.userblock, size).map_err(|e| {
                                     ctx.err(path, format!("chunk {idx:?} at byte {addr}: {e}"))
                                 })?;
-                            array
-                                .store()
-                                .set(&array.chunk_key(idx), bytes.into())
-                                .map_err(|e| ctx.err(path, e.to_string()))?;
-                            copied.fetch_add(1, Ordering::Relaxed);
+                            match &source_chain {
+                                None => {
+                                    array
+                                        .store()
+                                        .set(&array.chunk_key(idx), bytes.into())
+                                        .map_err(|e| ctx.err(path, e.to_string()))?;
+                                    copied.fetch_add(1, Ordering::Relaxed);
+                                }
+                                Some(meta) => {
+                                    let decoded = meta
+                                        .codecs
+                                        .decode(bytes, &meta.chunk_repr())
+                                        .map_err(|e| {
+                                            ctx.err(path, format!("chunk {idx:?} at byte {addr}: {e}"))
+                                        })?;
+                                    array
+                                        .store_chunk(idx, decoded)
+                                        .map_err(|e| ctx.err(path, e.to_string()))?;
+                                    encoded.fetch_add(1, Ordering::Relaxed);
+                                }
+                            }
                         }
                     }
                 }

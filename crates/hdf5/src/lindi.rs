@@ -582,7 +582,7 @@ fn describe_storage(info: &DatasetInfo) -> String {
 }
 
 /// numcodecs configurations equal to an HDF5 filter pipeline (in the pipeline's order).
-fn numcodecs_filters(filters: &[h5::Filter], element_size: usize) -> Option<Vec<Value>> {
+pub(crate) fn numcodecs_filters(filters: &[h5::Filter], element_size: usize) -> Option<Vec<Value>> {
     let mut out = Vec::new();
     for f in filters {
         out.push(match f.id {

@@ -361,3 +361,39 @@ fn a_reference_file_reads_like_the_import() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn other_compressors_decode_the_stored_chunks_in_parallel() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("source.nwb");
+    write_source(&src);
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let options = ImportOptions {
+        write: WriteOptions {
+            compressors: Some(vec![neurochunk_codec::Codec::zstd(1)]),
+            ..WriteOptions::default()
+        },
+        ..ImportOptions::new(Convention::V3)
+    };
+    let writer = NwbWriter::create_in(
+        store.clone(),
+        "z.nwb.zarr",
+        Convention::V3,
+        options.write.clone(),
+    )
+    .unwrap();
+    let summary = import_into(&src, writer, &options, &|_: u64| {}).unwrap();
+    // Nothing copied as stored: the grid's 9 chunks decoded from deflate + shuffle, the sparse
+    // one's and the contiguous array's encoded.
+    assert_eq!(summary.chunks_copied, 0, "{summary:?}");
+    assert!(summary.chunks_encoded >= 9 + 1, "{summary:?}");
+    let file = NwbFile::open_store(store, "z.nwb.zarr", ReadOptions::default()).unwrap();
+    let array = file.open_array("/acquisition/grid").unwrap();
+    let chain = format!("{:?}", array.metadata().codecs);
+    assert!(chain.contains("Zstd") && !chain.contains("Zlib"), "{chain}");
+    assert_eq!(array.metadata().chunk_shape, vec![7, 4]);
+    match file.read_dataset("/acquisition/grid", None).unwrap().value {
+        DatasetValue::Numeric { bytes, .. } => assert_eq!(le_i32(&bytes), grid()),
+        other => panic!("{other:?}"),
+    }
+}
