@@ -17,13 +17,29 @@ pub(crate) struct Location {
     pub display: String,
 }
 
-/// Open `location` (a local directory path today) as a store rooted at it, writable unless
-/// `read_only`.
+/// Open `location` (a local directory path today, or a path through a LINDI reference file)
+/// as a store rooted at it, writable unless `read_only`.
 pub(crate) fn open_store(location: &str, read_only: bool) -> PyResult<Location> {
     if location.contains("://") {
         return Err(crate::errors::invalid(format!(
             "'{location}': URLs are not supported yet; give a local directory path"
         )));
+    }
+    // A path through a LINDI reference file (`x.lindi.json/group/array`): its read-only store
+    // and the key after it.
+    if let Some((file, key)) = neurochunk::store::lindi::split_reference_path(Path::new(location)) {
+        if !read_only {
+            return Err(crate::errors::invalid(format!(
+                "'{location}': a LINDI reference file is read-only; open it with mode 'r'"
+            )));
+        }
+        let store = neurochunk::store::LindiStore::open(&file, &[])
+            .map_err(|e| crate::errors::invalid(format!("'{location}': {e}")))?;
+        return Ok(Location {
+            store: Arc::new(store),
+            path: key,
+            display: location.to_string(),
+        });
     }
     let root: PathBuf = Path::new(location).to_path_buf();
     let store: Arc<dyn Store> = if read_only {
