@@ -143,6 +143,22 @@ pub(crate) fn open_store(location: &str, read_only: bool, options: &str) -> PyRe
              not local paths"
         )));
     }
+    // A path through a LINDI reference file (`x.lindi.json/group/array`): its read-only store
+    // and the key after it.
+    if let Some((file, key)) = neurochunk::store::lindi::split_reference_path(Path::new(location)) {
+        if !read_only {
+            return Err(crate::errors::invalid(format!(
+                "'{location}': a LINDI reference file is read-only; open it with mode 'r'"
+            )));
+        }
+        let store = neurochunk::store::LindiStore::open(&file, &[])
+            .map_err(|e| crate::errors::invalid(format!("'{location}': {e}")))?;
+        return Ok(Location {
+            store: Arc::new(store),
+            path: key,
+            display: location.to_string(),
+        });
+    }
     let root: PathBuf = Path::new(location).to_path_buf();
     let store: Arc<dyn Store> = if read_only {
         Arc::new(FsStore::read_only(root))

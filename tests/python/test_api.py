@@ -411,3 +411,41 @@ def test_categorize_filter_on_strings(tmp_path):
     a[...] = data
     assert a.metadata["filters"][0]["labels"] == labels
     assert nc.open(tmp_path / "c")[...].tolist() == data.tolist()
+
+
+def test_lindi_reference_files_open_read_only(tmp_path):
+    """A path through a LINDI reference file (`x.lindi.json/array`) opens its read-only store:
+    inline values and byte ranges of a file beside it; ranges leading out of its directory are
+    refused."""
+    values = np.arange(60, dtype="<i4").reshape(6, 10)
+    raw = tmp_path / "data.bin"
+    raw.write_bytes(b"header" + values[:3].tobytes() + values[3:].tobytes())
+    half = values[:3].nbytes
+    zarray = {"chunks": [3, 10], "compressor": None, "dtype": "<i4", "fill_value": 0, "filters": None,
+              "order": "C", "shape": [6, 10], "zarr_format": 2}
+    refs = {
+        "version": 1,
+        "refs": {
+            ".zgroup": {"zarr_format": 2},
+            "a/.zarray": zarray,
+            "a/.zattrs": {"unit": "mV"},
+            "a/0.0": [str(raw), 6, half],
+            "a/1.0": [str(raw), 6 + half, half],
+            "b/.zarray": dict(zarray, shape=[3, 10]),
+            "b/0.0": "base64:" + __import__("base64").b64encode(values[:3].tobytes()).decode(),
+        },
+    }
+    ref_file = tmp_path / "x.lindi.json"
+    ref_file.write_text(json.dumps(refs))
+    a = nc.open(str(ref_file / "a"))
+    np.testing.assert_array_equal(a[...], values)
+    np.testing.assert_array_equal(a[2:5, 3:7], values[2:5, 3:7])
+    assert a.attrs["unit"] == "mV"
+    np.testing.assert_array_equal(nc.open(str(ref_file / "b"))[...], values[:3])
+    with pytest.raises(nc.Error):
+        nc.open(str(ref_file / "a"), mode="r+")
+    outside = tmp_path / "sub"
+    outside.mkdir()
+    (outside / "y.lindi.json").write_text(json.dumps(refs))
+    with pytest.raises(nc.Error, match="outside"):
+        nc.open(str(outside / "y.lindi.json" / "a"))[...]

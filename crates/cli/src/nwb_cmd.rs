@@ -286,6 +286,98 @@ pub(crate) enum NwbCommand {
         #[command(flatten)]
         write: WriteArgs,
     },
+    /// Import an HDF5 NWB file (as pynwb's NWBHDF5IO writes them) into either convention.
+    ///
+    /// Chunking and compression are kept where Zarr can express them (deflate -> zlib,
+    /// shuffle -> shuffle; such chunks are copied as stored); contiguous datasets get chunks of
+    /// about 1 MiB. External links must lead inside the source file's directory (or an
+    /// --allow-external tree); their target file is named with `.zarr` appended, the name it
+    /// gets when imported beside this one.
+    Import {
+        /// The HDF5 file.
+        src: PathBuf,
+        /// The NWB Zarr file to write (a directory, replaced if it exists); with --virtual, the
+        /// reference file (`NAME.lindi.json`).
+        dst: PathBuf,
+        #[arg(long, value_enum, required_unless_present = "virtual_refs")]
+        convention: Option<ConventionArg>,
+        /// Write a LINDI reference file instead of copying: Zarr metadata whose chunk entries
+        /// are byte ranges of the HDF5 file (small datasets and attributes inline).
+        #[arg(long = "virtual", id = "virtual_refs", conflicts_with_all = ["compressors", "chunks"])]
+        virtual_refs: bool,
+        /// With --virtual: the URL (or path) the chunk entries name (default: the source's
+        /// absolute path).
+        #[arg(long, requires = "virtual_refs")]
+        url: Option<String>,
+        /// Compressors of every numeric dataset, e.g. zstd:3 or blosc:lz4:5 (default: the
+        /// HDF5 filters' equivalents, or the convention's default where there is none).
+        #[arg(long, value_name = "SPEC")]
+        compressors: Option<String>,
+        /// Re-chunk numeric datasets: a size in bytes per chunk (e.g. 4M) for all, or
+        /// PATH=D0,D1,... for one dataset (repeatable).
+        #[arg(long, value_name = "SIZE|PATH=SHAPE")]
+        chunks: Vec<String>,
+        /// Also allow external links into this directory tree (repeatable).
+        #[arg(long, value_name = "DIR")]
+        allow_external: Vec<PathBuf>,
+        /// Allow external links anywhere.
+        #[arg(long)]
+        allow_any_external: bool,
+        #[command(flatten)]
+        write: WriteArgs,
+    },
+}
+
+/// `--chunks`: a chunk size in bytes for all numeric datasets, and shapes of particular ones.
+type ChunkArgs = (
+    Option<usize>,
+    std::collections::BTreeMap<String, Vec<usize>>,
+);
+
+/// `--chunks` values: one size for all numeric datasets, shapes for particular ones.
+fn parse_chunks(specs: &[String]) -> Result<ChunkArgs, Failure> {
+    let mut size = None;
+    let mut shapes = std::collections::BTreeMap::new();
+    for spec in specs {
+        if let Some((path, shape)) = spec.split_once('=') {
+            let dims = shape
+                .split(',')
+                .map(|d| d.trim().parse::<usize>().ok().filter(|&d| d > 0))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    Failure(format!(
+                        "--chunks {spec}: the shape must be positive integers separated by commas"
+                    ))
+                })?;
+            let path = format!("/{}", path.trim_matches('/'));
+            shapes.insert(path, dims);
+        } else {
+            let text = spec.trim();
+            let (digits, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+                Some(i) => text.split_at(i),
+                None => (text, ""),
+            };
+            let factor: usize = match unit.to_ascii_lowercase().as_str() {
+                "" | "b" => 1,
+                "k" | "kb" | "kib" => 1 << 10,
+                "m" | "mb" | "mib" => 1 << 20,
+                "g" | "gb" | "gib" => 1 << 30,
+                _ => 0,
+            };
+            let n = digits
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_mul(factor))
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    Failure(format!(
+                        "--chunks {spec}: expected a size such as 4M, or PATH=D0,D1,..."
+                    ))
+                })?;
+            size = Some(n);
+        }
+    }
+    Ok((size, shapes))
 }
 
 /// One line on standard error per problem, naming the file, the node and what is wrong.
@@ -513,6 +605,98 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             );
             Ok(())
         }
+        NwbCommand::Import {
+            src,
+            dst,
+            convention,
+            virtual_refs,
+            url,
+            compressors,
+            chunks,
+            allow_external,
+            allow_any_external,
+            write,
+        } => {
+            if virtual_refs {
+                if !dst.to_string_lossy().ends_with(".lindi.json") {
+                    return Err(Failure(format!(
+                        "{}: a reference file's name must end in .lindi.json",
+                        dst.display()
+                    )));
+                }
+                let options = neurochunk_hdf5::VirtualOptions {
+                    url,
+                    allowed_roots: allow_external,
+                    allow_any_external,
+                };
+                let summary = neurochunk_hdf5::write_reference_file(&src, &dst, &options)?;
+                for note in &summary.notes {
+                    eprintln!("note: {note}");
+                }
+                outln!(
+                    "wrote {} -> {}: {} groups, {} datasets ({} inline), {} chunk references, {} links",
+                    src.display(),
+                    dst.display(),
+                    summary.groups,
+                    summary.datasets,
+                    summary.inline,
+                    summary.chunk_refs,
+                    summary.links
+                );
+                return Ok(());
+            }
+            let Some(convention) = convention else {
+                return Err(Failure("--convention is required".into()));
+            };
+            let (chunk_bytes, chunk_shapes) = parse_chunks(&chunks)?;
+            let options = neurochunk_hdf5::ImportOptions {
+                convention: convention.into(),
+                write: WriteOptions {
+                    compressors: parse_compressors(compressors.as_deref())?,
+                    durability: write.durability(),
+                },
+                chunk_bytes,
+                chunks: chunk_shapes,
+                allowed_roots: allow_external,
+                allow_any_external,
+                ..neurochunk_hdf5::ImportOptions::default()
+            };
+            let bar = crate::progress::bytes_bar("importing");
+            let progress = BarProgress(&bar);
+            let summary = neurochunk_hdf5::import_file(&src, &dst, &options, &progress)?;
+            bar.finish_and_clear();
+            for note in &summary.notes {
+                eprintln!("note: {note}");
+            }
+            outln!(
+                "imported {} -> {} ({}): {} groups, {} datasets ({} streamed: {} chunks copied as stored, {} encoded), {} links, {} external links, {} cached namespaces",
+                src.display(),
+                dst.display(),
+                Convention::from(convention),
+                summary.groups,
+                summary.datasets,
+                summary.streamed,
+                summary.chunks_copied,
+                summary.chunks_encoded,
+                summary.links,
+                summary.external_links,
+                summary.namespaces
+            );
+            Ok(())
+        }
+    }
+}
+
+/// The import's progress on a bar of bytes.
+struct BarProgress<'a>(&'a indicatif::ProgressBar);
+
+impl neurochunk_hdf5::Progress for BarProgress<'_> {
+    fn total(&self, bytes: u64) {
+        self.0.set_length(bytes);
+    }
+
+    fn advance(&self, bytes: u64) {
+        self.0.inc(bytes);
     }
 }
 

@@ -168,3 +168,15 @@ mod tests {
         );
     }
 }
+
+/// A bar counting bytes of `what` (its length set later).
+pub(crate) fn bytes_bar(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    let template = format!(
+        "{{spinner}} {what} [{{bar:40}}] {{bytes}}/{{total_bytes}} ({{binary_bytes_per_sec}}, eta {{eta}})"
+    );
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}

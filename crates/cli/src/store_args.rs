@@ -97,11 +97,16 @@ impl std::fmt::Display for Location {
 }
 
 impl Location {
-    /// The local path, or `None` for a URL.
+    /// The local path, or `None` for a URL and for a path through a LINDI reference file
+    /// (`x.lindi.json/group/array`: a read-only store, opened like a URL's).
     pub(crate) fn local(&self) -> Option<&Path> {
         match &self.0 {
-            StoreLocation::Local(path) => Some(path),
-            StoreLocation::Url { .. } => None,
+            StoreLocation::Local(path)
+                if neurochunk_store::lindi::split_reference_path(path).is_none() =>
+            {
+                Some(path)
+            }
+            _ => None,
         }
     }
 

@@ -81,7 +81,7 @@ pub const SPECLOC: &str = ".specloc";
 pub const ARRAY_DIMENSIONS: &str = "_ARRAY_DIMENSIONS";
 
 /// Attributes that encode structure rather than user data; hidden from attribute listings.
-pub const RESERVED_ATTRIBUTES: [&str; 7] = [
+pub const RESERVED_ATTRIBUTES: [&str; 9] = [
     LEGACY_DTYPE,
     LEGACY_LINKS,
     V3_DTYPE,
@@ -89,6 +89,9 @@ pub const RESERVED_ATTRIBUTES: [&str; 7] = [
     V3_REFERENCE_FIELDS,
     V3_SCALAR,
     SPECLOC,
+    // LINDI reference files: compound field types and soft-link groups.
+    "_COMPOUND_DTYPE",
+    "_SOFT_LINK",
 ];
 
 /// Whether `name` is one of the reserved attributes.

@@ -594,12 +594,16 @@ impl NwbFile {
         Ok(out)
     }
 
-    /// The datasets whose markers say they hold references.
+    /// The datasets whose markers say they hold references (and, in LINDI reference files,
+    /// the unmarked JSON object arrays, which may).
     pub fn reference_datasets(&self) -> Vec<String> {
         self.index
             .nodes
             .iter()
-            .filter(|(_, n)| n.kind == NodeKind::Dataset && holds_references(&n.attributes))
+            .filter(|(_, n)| {
+                n.kind == NodeKind::Dataset
+                    && (holds_references(&n.attributes) || lindi_object_array(n))
+            })
             .map(|(p, _)| p.clone())
             .collect()
     }
@@ -1020,6 +1024,98 @@ pub fn reference_source_adapter() -> neurochunk_array::convert::SourceAdapter {
     })
 }
 
+/// A JSON (`json2`) object array without hdmf-zarr's type marker: LINDI reference files store
+/// text, references and compounds this way.
+fn lindi_object_array(node: &NodeDoc) -> bool {
+    !node.attributes.contains_key(LEGACY_DTYPE)
+        && node
+            .array_doc
+            .as_ref()
+            .and_then(|d| d.get("filters"))
+            .and_then(Value::as_array)
+            .is_some_and(|f| {
+                f.iter()
+                    .any(|c| c.get("id").and_then(Value::as_str) == Some("json2"))
+            })
+}
+
+/// The attribute LINDI puts on compound datasets: `[[name, numpy type], ...]`, `"<REFERENCE>"`
+/// for reference fields.
+const LINDI_COMPOUND_DTYPE: &str = "_COMPOUND_DTYPE";
+
+/// A LINDI compound: each element the JSON text of a row (a list of field values).
+fn lindi_compound(list: &[Value], texts: &[String]) -> Result<DatasetValue, String> {
+    let mut fields = Vec::with_capacity(list.len());
+    for entry in list {
+        let (Some(name), Some(ty)) = (
+            entry.get(0).and_then(Value::as_str),
+            entry.get(1).and_then(Value::as_str),
+        ) else {
+            return Err(format!(
+                "'{LINDI_COMPOUND_DTYPE}' entry {entry} is not [name, type]"
+            ));
+        };
+        let kind = if ty == "<REFERENCE>" {
+            FieldKind::Reference
+        } else if let Some(dt) = numeric_type_from_name(ty) {
+            FieldKind::Numeric(dt)
+        } else {
+            FieldKind::Text
+        };
+        fields.push(CompoundField {
+            name: name.to_string(),
+            kind,
+        });
+    }
+    let rows = texts
+        .iter()
+        .map(|t| {
+            let row: Value = serde_json::from_str(t)
+                .map_err(|e| format!("compound element is not JSON ({e}): {t}"))?;
+            let cells = row
+                .as_array()
+                .filter(|c| c.len() == fields.len())
+                .ok_or_else(|| {
+                    format!("compound element {t} does not have {} fields", fields.len())
+                })?;
+            cells
+                .iter()
+                .zip(&fields)
+                .map(|(cell, f)| {
+                    Ok(match &f.kind {
+                        FieldKind::Reference => FieldValue::Reference(match cell {
+                            Value::Null => None,
+                            v => Some(Reference::from_json(v)?),
+                        }),
+                        FieldKind::Text => FieldValue::Text(match cell {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        }),
+                        FieldKind::Numeric(_) => FieldValue::Number(cell.clone()),
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(DatasetValue::Compound { fields, rows })
+}
+
+/// Whether every non-empty element is a LINDI reference (`{"_REFERENCE": {...}}`).
+fn lindi_references(texts: &[String]) -> bool {
+    let mut any = false;
+    for t in texts {
+        let t = t.trim();
+        if t.is_empty() || t == "null" {
+            continue;
+        }
+        if !t.starts_with(r#"{"_REFERENCE""#) {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
 /// Whether the dataset's type marker says its elements are references.
 fn reference_marker(attrs: &Map<String, Value>) -> bool {
     let marker = |k: &str| attrs.get(k).and_then(Value::as_str);
@@ -1115,6 +1211,18 @@ fn interpret(
             }
             if let Some(fields) = legacy_field_list(attrs) {
                 return legacy_compound(&fields, array_doc, &texts);
+            }
+            if !attrs.contains_key(LEGACY_DTYPE) && !attrs.contains_key(V3_DTYPE) {
+                if let Some(list) = attrs.get(LINDI_COMPOUND_DTYPE).and_then(Value::as_array) {
+                    return lindi_compound(list, &texts);
+                }
+                if lindi_references(&texts) {
+                    return texts
+                        .iter()
+                        .map(|t| Reference::from_element(t))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map(DatasetValue::References);
+                }
             }
             Ok(DatasetValue::Text {
                 values: texts,

@@ -109,11 +109,14 @@ impl NodeIndex {
                 })
             }
         };
-        let nodes = walk
+        let mut nodes = walk
             .nodes
             .into_iter()
             .map(|node| (format!("/{}", node.path), NodeDoc::from(node)))
             .collect();
+        if convention == Convention::Legacy {
+            fold_lindi_soft_links(&mut nodes);
+        }
         Ok((
             convention,
             NodeIndex {
@@ -135,6 +138,39 @@ impl NodeIndex {
                 .map_err(|e| walk_error(file, e))?
                 .map(NodeDoc::from),
         )
+    }
+}
+
+/// The attribute LINDI reference files mark a soft link's group with: `{"path": target}`.
+pub(crate) const LINDI_SOFT_LINK: &str = "_SOFT_LINK";
+
+/// LINDI reference files store a soft link as a group holding only a `_SOFT_LINK` attribute:
+/// turn each into an entry of its parent's link list (as the legacy convention stores links),
+/// so that links are followed, listed and checked alike.
+fn fold_lindi_soft_links(nodes: &mut BTreeMap<String, NodeDoc>) {
+    let links: Vec<(String, String)> = nodes
+        .iter()
+        .filter(|(p, n)| n.kind == NodeKind::Group && p.as_str() != "/")
+        .filter_map(|(p, n)| {
+            let target = n.attributes.get(LINDI_SOFT_LINK)?.get("path")?.as_str()?;
+            Some((p.clone(), target.to_string()))
+        })
+        .collect();
+    for (path, target) in links {
+        nodes.remove(&path);
+        let (parent, name) = split_parent(&path);
+        let entry = serde_json::json!({"name": name, "path": target, "source": "."});
+        if let Some(p) = nodes.get_mut(&parent) {
+            match p.attributes.get_mut(crate::convention::LEGACY_LINKS) {
+                Some(Value::Array(list)) => list.push(entry),
+                _ => {
+                    p.attributes.insert(
+                        crate::convention::LEGACY_LINKS.into(),
+                        Value::Array(vec![entry]),
+                    );
+                }
+            }
+        }
     }
 }
 

@@ -76,6 +76,10 @@ impl Reference {
         let obj = value
             .as_object()
             .ok_or_else(|| format!("a reference must be a JSON object, found {value}"))?;
+        // LINDI reference files wrap dataset elements as attributes are wrapped in v3.
+        if let (Some(inner), None) = (obj.get(V3_REFERENCE), obj.get("path")) {
+            return Reference::from_json(inner);
+        }
         let path = obj
             .get("path")
             .and_then(Value::as_str)

@@ -674,6 +674,69 @@ impl NwbWriter {
         Ok(())
     }
 
+    /// Create an empty numeric dataset that the caller fills chunk by chunk (through the
+    /// returned [`Array`]: `store_chunk`, `write`, or raw encoded chunks at `chunk_key`), with
+    /// the convention's type marker and `attrs`. `codecs` are the bytes→bytes codecs
+    /// (compressions, filters) and `endian` the byte order of the stored elements; the session's
+    /// [`WriteOptions::compressors`] replace `codecs` when set, and `None` takes the
+    /// convention's default (Blosc/LZ4 legacy, Zstandard v3, as hdmf-zarr writes).
+    #[allow(clippy::too_many_arguments)]
+    pub fn create_array(
+        &mut self,
+        path: &str,
+        typed: Option<&TypeInfo>,
+        attrs: &[(String, AttributeValue)],
+        shape: &[u64],
+        data_type: &DataType,
+        chunks: &[usize],
+        endian: Endian,
+        codecs: Option<Vec<neurochunk_codec::Codec>>,
+        fill_value: neurochunk_array::FillValue,
+    ) -> HdmfResult<Array> {
+        use neurochunk_codec::{BloscCompressor, BloscShuffle, Codec};
+        let path = crate::reference::absolute(path);
+        if self.groups.contains_key(&path) || !self.datasets.insert(path.clone()) {
+            return Err(self.err(&path, "an object already exists at this path"));
+        }
+        let name = numeric_type_name(data_type)
+            .ok_or_else(|| self.err(&path, format!("{data_type} is not a numeric type")))?;
+        let mut map = self.encode_attributes(typed, attrs);
+        map.insert(self.convention.dtype_attribute().into(), name.into());
+        let compressors = match (&self.options.compressors, codecs) {
+            (Some(c), _) => c.clone(),
+            (None, Some(c)) => c,
+            (None, None) => match self.convention {
+                Convention::Legacy => vec![Codec::Blosc {
+                    cname: BloscCompressor::Lz4,
+                    clevel: 5,
+                    shuffle: BloscShuffle::Shuffle,
+                }],
+                Convention::V3 => vec![Codec::zstd(0)],
+            },
+        };
+        let mut all = vec![Codec::Bytes { endian }];
+        all.extend(compressors);
+        let builder = neurochunk_array::ArrayBuilder::new(shape.to_vec(), data_type.clone())
+            .format(self.convention.zarr_format())
+            .chunk_key_separator(match self.convention {
+                Convention::Legacy => '.',
+                Convention::V3 => '/',
+            })
+            .chunks(chunks.iter().map(|&c| c.max(1)).collect::<Vec<_>>())
+            .codecs(all)
+            .fill_value(fill_value)
+            .attributes(map);
+        builder
+            .create(self.store.clone(), store_key(&path))
+            .map_err(|e| self.array_err(e))
+    }
+
+    /// The compressors every numeric dataset of this session gets, when the caller chose them
+    /// ([`WriteOptions::compressors`]).
+    pub fn compressors(&self) -> Option<&[neurochunk_codec::Codec]> {
+        self.options.compressors.as_deref()
+    }
+
     /// Cache a namespace under `/specifications/<name>/<version>/<document>`.
     pub fn cache_namespace(&mut self, namespace: &NamespaceDocs) -> HdmfResult<()> {
         for (doc_name, doc) in &namespace.documents {

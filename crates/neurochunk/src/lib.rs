@@ -5,7 +5,8 @@
 //! * chunked N-d arrays in **Zarr v2**, **Zarr v3** (sharding, consolidated metadata) and
 //!   **N5**, with Zarr's whole data type model ([`array`](mod@array), [`dtype`], [`codec`]);
 //! * with the `nwb` feature, **NWB files on Zarr** as pynwb and hdmf-zarr write them, in both
-//!   hdmf-zarr conventions (module `nwb`);
+//!   hdmf-zarr conventions (module `nwb`); with the `hdf5` feature, HDF5 NWB files imported
+//!   into either convention (module `hdf5`, through the HDF5 C library);
 //! * with the `tables` feature, **neurarrow tables** as Arrow IPC, Parquet and Hive-partitioned
 //!   Parquet, with the specification's validator (module `table`);
 //! * the restricted **pickle** reader and writer ([`pickle`]) that numcodecs' object codec and
@@ -40,6 +41,9 @@ pub use neurochunk_dtype as dtype;
 pub use neurochunk_pickle as pickle;
 pub use neurochunk_store as store;
 
+/// NWB from HDF5: import HDF5 NWB files into either convention: see [`neurochunk_hdf5`].
+#[cfg(feature = "hdf5")]
+pub use neurochunk_hdf5 as hdf5;
 /// NWB files on Zarr (both hdmf-zarr conventions): see [`neurochunk_hdmf`].
 #[cfg(feature = "nwb")]
 pub use neurochunk_hdmf as nwb;

@@ -307,7 +307,14 @@ impl StoreLocation {
     /// URL's path as the key.
     pub fn open(&self, options: &RemoteOptions) -> StoreResult<(Arc<dyn Store>, String)> {
         match self {
-            StoreLocation::Local(path) => Ok((Arc::new(FsStore::new(path)), String::new())),
+            StoreLocation::Local(path) => {
+                // A path through a LINDI reference file is the file's read-only store and the
+                // key after it.
+                if let Some((file, key)) = crate::lindi::split_reference_path(path) {
+                    return Ok((Arc::new(crate::LindiStore::open(&file, &[])?), key));
+                }
+                Ok((Arc::new(FsStore::new(path)), String::new()))
+            }
             StoreLocation::Url {
                 scheme,
                 url,

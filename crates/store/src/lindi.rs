@@ -1,0 +1,445 @@
+//! A read-only store over a LINDI reference file (`.lindi.json`): the kerchunk-style JSON
+//! document `{"refs": {key: value}, "templates"?: {...}}` whose values are the key's bytes
+//! (a string, `base64:`-prefixed when binary), a JSON document (an object), or a byte range
+//! `[url, offset, length]` of another file.
+//!
+//! Byte ranges of local files are read with positioned reads. A reference file is input like
+//! any other: a range may only name a file inside the directory holding the reference file
+//! (after symbolic links are resolved), or inside a directory the caller allows; anything else,
+//! and ranges of remote URLs, are refused with an error naming the key.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use base64::Engine;
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::{validate_key, validate_prefix, ByteRange, DirListing, Store, StoreError, StoreResult};
+
+/// Where the bytes of one key are.
+#[derive(Clone, Debug)]
+enum Entry {
+    /// Held in the reference file.
+    Inline(Bytes),
+    /// `length` bytes at `offset` of file number `file` (an index into `LindiStore::files`).
+    Range {
+        file: usize,
+        offset: u64,
+        length: u64,
+    },
+    /// A range of a file that may not be read (a URL, or outside the allowed directories).
+    Refused(String),
+}
+
+/// A read-only store over a LINDI reference file.
+#[derive(Debug)]
+pub struct LindiStore {
+    name: String,
+    entries: BTreeMap<String, Entry>,
+    files: Vec<PathBuf>,
+    open: Mutex<HashMap<usize, Arc<std::fs::File>>>,
+}
+
+fn bad(name: &str, key: &str, message: impl Into<String>) -> StoreError {
+    StoreError::backend(name, key, message.into())
+}
+
+impl LindiStore {
+    /// Open the reference file at `path`; byte ranges may name files inside its directory or
+    /// inside `allowed_roots`.
+    pub fn open(path: &Path, allowed_roots: &[PathBuf]) -> StoreResult<Self> {
+        let name = path.display().to_string();
+        let text = std::fs::read(path).map_err(|e| bad(&name, "", e.to_string()))?;
+        let doc: Value = serde_json::from_slice(&text).map_err(|e| {
+            bad(
+                &name,
+                "",
+                format!("not a LINDI reference file (invalid JSON: {e})"),
+            )
+        })?;
+        let refs = doc
+            .get("refs")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad(&name, "", "not a LINDI reference file: no \"refs\" object"))?;
+        let templates: Vec<(String, String)> = doc
+            .get("templates")
+            .and_then(Value::as_object)
+            .map(|t| {
+                t.iter()
+                    .filter_map(|(k, v)| Some((format!("{{{{{k}}}}}"), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let base = path
+            .canonicalize()
+            .map_err(|e| bad(&name, "", e.to_string()))?
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut roots = vec![base.clone()];
+        roots.extend(
+            allowed_roots
+                .iter()
+                .map(|r| r.canonicalize().unwrap_or_else(|_| r.clone())),
+        );
+        let mut files: Vec<PathBuf> = Vec::new();
+        let mut file_index: HashMap<String, Result<usize, String>> = HashMap::new();
+        let mut entries = BTreeMap::new();
+        for (key, value) in refs {
+            let key = key.trim_start_matches('/').to_string();
+            if validate_key(&key).is_err() {
+                return Err(bad(&name, &key, "not a valid store key"));
+            }
+            let entry = match value {
+                Value::String(s) => match s.strip_prefix("base64:") {
+                    Some(b64) => Entry::Inline(Bytes::from(
+                        base64::engine::general_purpose::STANDARD
+                            .decode(b64)
+                            .map_err(|e| bad(&name, &key, format!("invalid base64: {e}")))?,
+                    )),
+                    None => Entry::Inline(Bytes::from(s.clone().into_bytes())),
+                },
+                Value::Object(_) => Entry::Inline(Bytes::from(value.to_string().into_bytes())),
+                Value::Array(parts) => {
+                    let (Some(url), Some(offset), Some(length), 3) = (
+                        parts.first().and_then(Value::as_str),
+                        parts.get(1).and_then(Value::as_u64),
+                        parts.get(2).and_then(Value::as_u64),
+                        parts.len(),
+                    ) else {
+                        return Err(bad(
+                            &name,
+                            &key,
+                            "a byte range must be [url, offset, length]",
+                        ));
+                    };
+                    if offset.checked_add(length).is_none() {
+                        return Err(bad(&name, &key, "byte range overflows"));
+                    }
+                    let mut url = url.to_string();
+                    for (t, v) in &templates {
+                        url = url.replace(t, v);
+                    }
+                    let resolved = file_index
+                        .entry(url.clone())
+                        .or_insert_with(|| {
+                            resolve_file(&url, &base, &roots).map(|p| {
+                                files.push(p);
+                                files.len() - 1
+                            })
+                        })
+                        .clone();
+                    match resolved {
+                        Ok(file) => Entry::Range {
+                            file,
+                            offset,
+                            length,
+                        },
+                        Err(why) => Entry::Refused(why),
+                    }
+                }
+                other => return Err(bad(&name, &key, format!("unexpected value {other}"))),
+            };
+            entries.insert(key, entry);
+        }
+        Ok(LindiStore {
+            name,
+            entries,
+            files,
+            open: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn read_entry(&self, key: &str, entry: &Entry) -> StoreResult<Bytes> {
+        match entry {
+            Entry::Inline(b) => Ok(b.clone()),
+            Entry::Refused(why) => Err(bad(&self.name, key, why.clone())),
+            Entry::Range {
+                file,
+                offset,
+                length,
+            } => {
+                let handle = {
+                    let mut open = self
+                        .open
+                        .lock()
+                        .map_err(|_| bad(&self.name, key, "file table poisoned"))?;
+                    match open.get(file) {
+                        Some(h) => h.clone(),
+                        None => {
+                            let path = &self.files[*file];
+                            let h = Arc::new(std::fs::File::open(path).map_err(|e| {
+                                bad(&self.name, key, format!("{}: {e}", path.display()))
+                            })?);
+                            open.insert(*file, h.clone());
+                            h
+                        }
+                    }
+                };
+                let size = handle
+                    .metadata()
+                    .map_err(|e| bad(&self.name, key, e.to_string()))?
+                    .len();
+                if offset + length > size {
+                    return Err(bad(
+                        &self.name,
+                        key,
+                        format!(
+                            "byte range {offset}+{length} is past the end of {} ({size} bytes)",
+                            self.files[*file].display()
+                        ),
+                    ));
+                }
+                let mut buf = vec![0u8; *length as usize];
+                read_exact_at(&handle, &mut buf, *offset)
+                    .map_err(|e| bad(&self.name, key, e.to_string()))?;
+                Ok(Bytes::from(buf))
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &std::fs::File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        let n = file.seek_read(buf, offset)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf = &mut buf[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+/// The local file a range's URL names, if it may be read.
+fn resolve_file(url: &str, base: &Path, roots: &[PathBuf]) -> Result<PathBuf, String> {
+    if url.starts_with("http://")
+        || url.starts_with("https://")
+        || url.contains("://") && !url.starts_with("file://")
+    {
+        return Err(format!(
+            "byte ranges of remote files ({url}) are not read from reference files yet"
+        ));
+    }
+    let path = url.strip_prefix("file://").unwrap_or(url);
+    let path = Path::new(path);
+    let full = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    };
+    let real = full
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", full.display()))?;
+    if !roots.iter().any(|r| real.starts_with(r)) {
+        return Err(format!(
+            "the byte range names {}, which is outside the reference file's directory{}",
+            real.display(),
+            if roots.len() > 1 {
+                " and the allowed directories"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(real)
+}
+
+impl Store for LindiStore {
+    fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
+        validate_key(key)?;
+        match self.entries.get(key) {
+            Some(entry) => self.read_entry(key, entry).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>> {
+        let Some(value) = self.get(key)? else {
+            return Ok(None);
+        };
+        let size = value.len() as u64;
+        ranges
+            .iter()
+            .map(|range| {
+                let (start, end) = range.resolve_for(key, size)?;
+                Ok(value.slice(start as usize..end as usize))
+            })
+            .collect::<StoreResult<Vec<_>>>()
+            .map(Some)
+    }
+
+    fn size(&self, key: &str) -> StoreResult<Option<u64>> {
+        validate_key(key)?;
+        Ok(match self.entries.get(key) {
+            Some(Entry::Inline(b)) => Some(b.len() as u64),
+            Some(Entry::Range { length, .. }) => Some(*length),
+            Some(Entry::Refused(why)) => return Err(bad(&self.name, key, why.clone())),
+            None => None,
+        })
+    }
+
+    fn set(&self, key: &str, _value: Bytes) -> StoreResult<()> {
+        Err(StoreError::ReadOnly {
+            key: key.to_string(),
+        })
+    }
+
+    fn delete(&self, key: &str) -> StoreResult<()> {
+        Err(StoreError::ReadOnly {
+            key: key.to_string(),
+        })
+    }
+
+    fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        validate_prefix(prefix)?;
+        Ok(self
+            .entries
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, _)| k.clone())
+            .collect())
+    }
+
+    fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
+        validate_prefix(prefix)?;
+        let base = match prefix.trim_end_matches('/') {
+            "" => String::new(),
+            p => format!("{p}/"),
+        };
+        let mut listing = DirListing::default();
+        for key in self
+            .entries
+            .range(base.clone()..)
+            .take_while(|(k, _)| k.starts_with(&base))
+            .map(|(k, _)| k)
+        {
+            let rest = &key[base.len()..];
+            match rest.split_once('/') {
+                Some((dir, _)) => {
+                    if listing.prefixes.last().map(String::as_str) != Some(dir) {
+                        listing.prefixes.push(dir.to_string());
+                    }
+                }
+                None => listing.keys.push(rest.to_string()),
+            }
+        }
+        listing.prefixes.sort();
+        listing.prefixes.dedup();
+        Ok(listing)
+    }
+}
+
+/// If `path` leads through a LINDI reference file (a component ending in `.lindi.json` that
+/// is a file), that file and the key inside it.
+pub fn split_reference_path(path: &Path) -> Option<(PathBuf, String)> {
+    let mut file = PathBuf::new();
+    let mut components = path.components();
+    for c in components.by_ref() {
+        file.push(c);
+        if c.as_os_str().to_string_lossy().ends_with(".lindi.json") && file.is_file() {
+            let key: Vec<String> = components
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            return Some((file, key.join("/")));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_ranges_templates_and_refusals() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data.bin");
+        std::fs::write(&data, b"0123456789").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.bin");
+        std::fs::write(&secret, b"secret").unwrap();
+        let doc = serde_json::json!({
+            "version": 1,
+            "templates": {"u": data.display().to_string()},
+            "refs": {
+                ".zgroup": {"zarr_format": 2},
+                "a/0": "base64:AAEC",
+                "a/1": ["{{u}}", 2, 3],
+                "a/2": ["data.bin", 8, 2],
+                "b/0": [secret.display().to_string(), 0, 6],
+                "c/0": ["https://example.invalid/x.h5", 0, 1],
+                "d/0": ["data.bin", 8, 5],
+            }
+        });
+        let refs = dir.path().join("x.lindi.json");
+        std::fs::write(&refs, doc.to_string()).unwrap();
+        let store = LindiStore::open(&refs, &[]).unwrap();
+        assert_eq!(
+            store.get(".zgroup").unwrap().unwrap(),
+            Bytes::from(r#"{"zarr_format":2}"#)
+        );
+        assert_eq!(
+            store.get("a/0").unwrap().unwrap(),
+            Bytes::from_static(&[0, 1, 2])
+        );
+        assert_eq!(
+            store.get("a/1").unwrap().unwrap(),
+            Bytes::from_static(b"234")
+        );
+        assert_eq!(
+            store.get("a/2").unwrap().unwrap(),
+            Bytes::from_static(b"89")
+        );
+        assert_eq!(store.get("missing").unwrap(), None);
+        let e = store.get("b/0").unwrap_err().to_string();
+        assert!(e.contains("b/0") && e.contains("outside"), "{e}");
+        assert!(store.get("c/0").unwrap_err().to_string().contains("remote"));
+        assert!(store
+            .get("d/0")
+            .unwrap_err()
+            .to_string()
+            .contains("past the end"));
+        assert!(store.set("a/0", Bytes::new()).is_err());
+        let listing = store.list_dir("").unwrap();
+        assert_eq!(listing.keys, vec![".zgroup"]);
+        assert_eq!(listing.prefixes, vec!["a", "b", "c", "d"]);
+        // Allowed explicitly, the outside file is read.
+        let store = LindiStore::open(&refs, &[outside.path().to_path_buf()]).unwrap();
+        assert_eq!(
+            store.get("b/0").unwrap().unwrap(),
+            Bytes::from_static(b"secret")
+        );
+        let (file, key) = split_reference_path(&refs.join("a/0")).unwrap();
+        assert_eq!((file, key.as_str()), (refs.clone(), "a/0"));
+        assert!(split_reference_path(&data).is_none());
+    }
+
+    #[test]
+    fn malformed_reference_files_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let refs = dir.path().join("x.lindi.json");
+        for text in [
+            "not json",
+            r#"{"version": 1}"#,
+            r#"{"refs": {"a": ["x", -1, 2]}}"#,
+            r#"{"refs": {"a": ["x", 1]}}"#,
+            r#"{"refs": {"a": 5}}"#,
+            r#"{"refs": {"../a": "x"}}"#,
+            r#"{"refs": {"a": "base64:%%%"}}"#,
+        ] {
+            std::fs::write(&refs, text).unwrap();
+            assert!(LindiStore::open(&refs, &[]).is_err(), "{text}");
+        }
+    }
+}
