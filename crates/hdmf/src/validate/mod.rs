@@ -1,0 +1,3 @@
+//! Validation of NWB files against their specifications.
+
+pub mod schema;
