@@ -879,7 +879,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Whether a child may be matched to a specification (name, kind and type).
-    fn compatible(&self, spec: ChildSpec<'_>, child: &ChildInfo<'_>) -> bool {
+    fn compatible(&self, spec: ChildSpec<'_>, child: &ChildInfo<'a>) -> bool {
         if spec.name().is_some_and(|n| n != child.name) {
             return false;
         }
@@ -891,21 +891,23 @@ impl<'a> Checker<'a> {
         self.type_fits(spec.data_type(), &child.lookup)
     }
 
+    /// The type definition of an object: its own, or for an object whose namespace is missing
+    /// (reported once), the type of that name in any loaded namespace.
+    fn definition<'l>(&self, lookup: &'l TypeLookup<'a>) -> Option<&'a TypeDef> {
+        match lookup {
+            TypeLookup::Known(def) => Some(*def),
+            TypeLookup::MissingNamespace(_, name) => self.schema.lookup(None, name),
+            TypeLookup::Untyped | TypeLookup::Unknown(_) => None,
+        }
+    }
+
     /// Whether an object of `lookup`'s type may stand where a specification asks for `want`.
-    fn type_fits(&self, want: Option<&str>, lookup: &TypeLookup<'_>) -> bool {
+    fn type_fits(&self, want: Option<&str>, lookup: &TypeLookup<'a>) -> bool {
         match want {
             None => true,
             // A type no loaded namespace defines cannot be checked (its namespace is reported).
             Some(t) if !self.schema.knows_type(t) => true,
-            Some(t) => match lookup {
-                TypeLookup::Known(def) => def.is_a(t),
-                // The object's namespace is missing (and reported once): take its type by name.
-                TypeLookup::MissingNamespace(_, name) => self
-                    .schema
-                    .lookup(None, name)
-                    .is_some_and(|def| def.is_a(t)),
-                TypeLookup::Untyped | TypeLookup::Unknown(_) => false,
-            },
+            Some(t) => self.definition(lookup).is_some_and(|def| def.is_a(t)),
         }
     }
 
@@ -921,9 +923,18 @@ impl<'a> Checker<'a> {
         let mut matched: Vec<Vec<usize>> = vec![Vec::new(); specs.len()];
         let mut unmatched = Vec::new();
         for (ci, c) in children.iter().enumerate() {
-            let candidates: Vec<usize> = (0..specs.len())
+            let mut candidates: Vec<usize> = (0..specs.len())
                 .filter(|&si| self.compatible(specs[si], c))
                 .collect();
+            // A specification of the child's very name is more specific than an unnamed one
+            // (hdmf's validator takes the first unsatisfied candidate, so an optional named
+            // column of a table fell to the table's unnamed `VectorData *` and went unchecked).
+            if candidates
+                .iter()
+                .any(|&si| specs[si].name() == Some(c.name.as_str()))
+            {
+                candidates.retain(|&si| specs[si].name() == Some(c.name.as_str()));
+            }
             let unsatisfied = |si: &usize| {
                 let q = specs[*si].quantity();
                 let n = matched[*si].len() as u64;
@@ -1079,17 +1090,18 @@ impl<'a> Checker<'a> {
                         (target.clone(), true)
                     }
                 };
-                let (effective, child_label): (Cow<'_, NodeSpec>, String) = match &c.lookup {
-                    TypeLookup::Known(t) => (
-                        if child_spec.refines() {
-                            Cow::Owned(super::schema::refine(&t.resolved, child_spec))
-                        } else {
-                            Cow::Borrowed(&t.resolved)
-                        },
-                        t.name.clone(),
-                    ),
-                    _ => (Cow::Borrowed(child_spec), format!("{label}/{}", c.name)),
-                };
+                let (effective, child_label): (Cow<'_, NodeSpec>, String) =
+                    match self.definition(&c.lookup) {
+                        Some(t) => (
+                            if child_spec.refines() {
+                                Cow::Owned(super::schema::refine(&t.resolved, child_spec))
+                            } else {
+                                Cow::Borrowed(&t.resolved)
+                            },
+                            t.name.clone(),
+                        ),
+                        None => (Cow::Borrowed(child_spec), format!("{label}/{}", c.name)),
+                    };
                 self.validate_object(&target, c.kind, &effective, &child_label, via);
             }
         }

@@ -35,12 +35,13 @@ fn length_of(file: &NwbFile, path: &str) -> Option<u64> {
 }
 
 /// Read the integers of the dataset at `path` (no links followed) in slabs, calling `each`
-/// with the flat index and value until it returns `false`. Non-integer data is an error.
+/// with the flat index and value until it returns `false`. `Ok(false)`: the dataset does not
+/// hold integers (its dtype is reported by the schema checks), nothing was read.
 pub(crate) fn stream_integers(
     file: &NwbFile,
     path: &str,
     mut each: impl FnMut(u64, i128) -> bool,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let array = file.open_array(path).map_err(|e| e.to_string())?;
     let meta = array.metadata();
     let data_type = meta.data_type.clone();
@@ -49,7 +50,7 @@ pub(crate) fn stream_integers(
         DataType::Int16 | DataType::UInt16 => 2,
         DataType::Int32 | DataType::UInt32 => 4,
         DataType::Int64 | DataType::UInt64 => 8,
-        other => return Err(format!("holds {other}, not integers")),
+        _ => return Ok(false),
     };
     let decode = |b: &[u8]| -> i128 {
         let mut buf = [0u8; 8];
@@ -91,12 +92,12 @@ pub(crate) fn stream_integers(
         };
         for element in bytes.chunks_exact(width) {
             if !each(index, decode(element)) {
-                return Ok(());
+                return Ok(true);
             }
             index += 1;
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The path a reference attribute of `attrs` leads to (links followed), if it resolves.
@@ -164,7 +165,25 @@ impl Checker<'_> {
                 .flatten()
                 .and_then(|n| reference_target(file, &n.attributes, "target"))
             {
-                index_of.insert(target, p.clone());
+                // Only an index of a column of this table counts.
+                if crate::index::split_parent(&target).0 == path {
+                    index_of.insert(target, p.clone());
+                }
+            }
+        }
+        // An index whose target is missing or wrong (reported by the schema checks) is still
+        // found by hdmf's naming convention, `<column>_index`.
+        for (p, kind, def) in &self.typed {
+            if *kind == NodeKind::Dataset && def.is_a("VectorIndex") {
+                let (parent, name) = crate::index::split_parent(p);
+                if parent == path {
+                    if let Some(column) = name.strip_suffix("_index") {
+                        let column = child(path, column);
+                        if !index_of.values().any(|i| i == p) {
+                            index_of.entry(column).or_insert_with(|| p.clone());
+                        }
+                    }
+                }
             }
         }
         let rows = length_of(file, &child(path, "id"));
@@ -304,7 +323,7 @@ impl Checker<'_> {
                 None,
                 format!("its values cannot be read: {e}"),
             ),
-            Ok(()) => {
+            Ok(_) => {
                 if let Some(message) = problem {
                     self.find(Rule::TableRegion, path, label, None, message);
                 }
@@ -333,7 +352,7 @@ impl Checker<'_> {
                 None,
                 format!("its values cannot be read: {e}"),
             ),
-            Ok(()) => {
+            Ok(_) => {
                 if let Some((v, a, b)) = first {
                     self.find(
                         Rule::DuplicateIds,
