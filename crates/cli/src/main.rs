@@ -11,6 +11,7 @@ mod demo;
 mod inspect;
 mod npz;
 mod nwb_cmd;
+mod nwb_validate;
 mod progress;
 mod store_args;
 mod table_cmd;
@@ -64,8 +65,8 @@ enum Command {
         #[command(subcommand)]
         command: table_cmd::TableCommand,
     },
-    /// NWB files on Zarr (both hdmf-zarr conventions): inspect, check, read, dereference,
-    /// write a demo, convert between conventions.
+    /// NWB files on Zarr (both hdmf-zarr conventions): inspect, check, validate, read,
+    /// dereference, write a demo, convert between conventions.
     Nwb {
         #[command(subcommand)]
         command: nwb_cmd::NwbCommand,
@@ -110,6 +111,9 @@ fn main() -> ExitCode {
         Command::Consolidate(args) => arrays::consolidate(args),
         Command::Demo(args) => demo::run(args),
         Command::Table { command } => return table_cmd::run(command),
+        Command::Nwb {
+            command: nwb_cmd::NwbCommand::Validate(args),
+        } => return ExitCode::from(nwb_validate::run(args)),
         Command::Nwb { command } => nwb_cmd::run(command),
     };
     match result {

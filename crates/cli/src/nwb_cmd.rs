@@ -104,7 +104,7 @@ pub(crate) struct ExternalArgs {
 }
 
 impl ExternalArgs {
-    fn open(&self, location: &Location) -> Result<NwbFile, Failure> {
+    pub(crate) fn open(&self, location: &Location) -> Result<NwbFile, Failure> {
         let use_consolidated = !self.no_consolidated;
         if location.local().is_some() {
             let mut allowed_roots = Vec::new();
@@ -269,6 +269,11 @@ pub(crate) enum NwbCommand {
         #[command(flatten)]
         write: WriteArgs,
     },
+    /// Validate files against the specifications they cache (or --namespace ones): schema
+    /// rules and DynamicTable rules, one line per problem; exit 0 valid, 1 invalid, 2
+    /// unreadable.
+    #[command(after_help = URL_FORMS)]
+    Validate(crate::nwb_validate::ValidateArgs),
     /// Convert a file to the other convention (or re-compress it in the same one).
     #[command(after_help = URL_FORMS)]
     Convert {
@@ -439,6 +444,10 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             }
         }
         NwbCommand::Specs { path, json, show } => specs(path, json, show),
+        NwbCommand::Validate(args) => match crate::nwb_validate::run(args) {
+            0 => Ok(()),
+            status => Err(Failure(format!("validation failed (status {status})"))),
+        },
         NwbCommand::Find {
             path,
             neurodata_type,

@@ -73,6 +73,7 @@ mod index;
 pub mod inspect;
 pub mod reference;
 pub mod specs;
+pub mod validate;
 pub mod values;
 pub mod write;
 

@@ -1,0 +1,100 @@
+//! `neurochunk nwb validate PATH… [--namespace FILE.yaml]… [--json]`: check NWB files against
+//! the specifications they cache (or those given), with the rules hdmf-common states in prose.
+//!
+//! Output: per file a summary line, then one line per problem (`error [rule] /path (Type):
+//! message`), errors before warnings; with `--json`, one list of objects (`file`, `severity`,
+//! `path`, `type`, `rule`, `message`, and `attribute` for attribute problems) for all files.
+//! Exit status: 0 every file valid (warnings allowed), 1 at least one invalid, 2 at least one
+//! that could not be read or validated (no specifications, unreadable cache or metadata).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
+use neurochunk_hdmf::validate::{namespaces_for, validate_with, SchemaSet, ValidateOptions};
+use neurochunk_hdmf::{load_namespace_file, NamespaceDocs};
+use serde_json::{json, Value};
+
+use crate::nwb_cmd::ExternalArgs;
+use crate::store_args::Location;
+
+/// Exit status of `nwb validate` when a file could not be read or validated.
+pub(crate) const UNREADABLE: u8 = 2;
+/// Exit status when a file does not conform.
+pub(crate) const INVALID: u8 = 1;
+
+#[derive(Args, Debug)]
+pub(crate) struct ValidateArgs {
+    /// The NWB files (.nwb.zarr directories or URLs).
+    #[arg(required = true)]
+    paths: Vec<Location>,
+    /// Validate against this namespace YAML (and its schema sources) instead of the cached
+    /// namespace of the same name (repeatable).
+    #[arg(long, value_name = "NAMESPACE.yaml")]
+    namespace: Vec<PathBuf>,
+    /// Print the problems of all files as one JSON list.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    external: ExternalArgs,
+}
+
+/// Validate every file; the exit status (0, 1 or 2).
+pub(crate) fn run(args: ValidateArgs) -> u8 {
+    let mut given: Vec<NamespaceDocs> = Vec::new();
+    for path in &args.namespace {
+        match load_namespace_file(path) {
+            Ok(docs) => given.extend(docs),
+            Err(e) => {
+                eprintln!("neurochunk: error: --namespace: {e}");
+                return UNREADABLE;
+            }
+        }
+    }
+    let options = ValidateOptions {
+        namespaces: given,
+        use_cached: true,
+    };
+    let mut status = 0u8;
+    let mut all: Vec<Value> = Vec::new();
+    for path in &args.paths {
+        let report = args.external.open(path).map_err(|f| f.0).and_then(|file| {
+            let docs = namespaces_for(&file, &options).map_err(|e| e.to_string())?;
+            let schema = SchemaSet::from_namespace_docs(&docs);
+            Ok(validate_with(&file, &schema))
+        });
+        match report {
+            Err(message) => {
+                eprintln!("neurochunk: error: {}", message.replace('\n', " "));
+                if args.json {
+                    all.push(json!({
+                        "file": path.display(),
+                        "severity": "error",
+                        "path": "/",
+                        "type": "",
+                        "rule": "unreadable",
+                        "message": message,
+                    }));
+                }
+                status = status.max(UNREADABLE);
+            }
+            Ok(report) => {
+                if !report.is_valid() {
+                    status = status.max(INVALID);
+                }
+                if args.json {
+                    all.extend(report.to_json());
+                } else {
+                    out!("{}", report.to_text());
+                }
+            }
+        }
+    }
+    if args.json {
+        outln!(
+            "{}",
+            to_python_json(&Value::Array(all), PyJsonStyle::ZARR_PYTHON3)
+        );
+    }
+    status
+}
