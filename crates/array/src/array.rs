@@ -467,7 +467,8 @@ impl Array {
         let repr = self.repr();
         let chunk_bytes = repr.num_elements() * repr.data_type.fixed_size().unwrap_or(16);
         crate::read::pipelined(
-            crate::read::Batches::new(tasks.len(), |_| chunk_bytes),
+            crate::read::Batches::new(tasks.len(), |_| chunk_bytes)
+                .with_budget(crate::read::batch_budget(self.store.as_ref())),
             |batch| {
                 let fetched = self.fetch_partial_chunks(&tasks, batch)?;
                 let values = fetched

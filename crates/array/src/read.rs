@@ -35,6 +35,21 @@ pub(crate) const FETCH_BATCH_BYTES: usize = 4 << 20;
 /// The most requests in one batch, whatever their size.
 const MAX_BATCH_REQUESTS: usize = 1024;
 
+/// Decoded bytes per request in flight a batch may hold for a store that serves many reads
+/// at once ([`Store::concurrent_reads`](neurochunk_store::Store::concurrent_reads)): a remote
+/// store with 64 requests in flight gets batches of up to 64 MiB, so that a batch keeps its
+/// requests busy (with [`FETCH_BATCH_BYTES`], a batch of 512 KiB chunks would be 8 requests).
+const BATCH_BYTES_PER_REQUEST: usize = 1 << 20;
+
+/// The decoded bytes a batch of reads from `store` may hold: [`FETCH_BATCH_BYTES`], more for
+/// a store that serves many reads at once. Memory is then bounded by the requests in flight.
+pub(crate) fn batch_budget(store: &dyn neurochunk_store::Store) -> usize {
+    store
+        .concurrent_reads()
+        .saturating_mul(BATCH_BYTES_PER_REQUEST)
+        .max(FETCH_BATCH_BYTES)
+}
+
 /// Cuts the tasks `0..total` into consecutive batches, each at most [`FETCH_BATCH_BYTES`] by
 /// the tasks' estimated cost, but at least one task per worker. The first batch holds one
 /// task per worker and each following one up to twice as many as the one before (at most
@@ -43,6 +58,8 @@ pub(crate) struct Batches<C: Fn(usize) -> usize> {
     next: usize,
     total: usize,
     cost: C,
+    /// Decoded bytes a batch may hold ([`FETCH_BATCH_BYTES`] or [`batch_budget`]).
+    budget: usize,
     /// Tasks a batch holds whatever their cost: one per worker, so that every worker decodes.
     min_count: usize,
     max_count: usize,
@@ -56,9 +73,16 @@ impl<C: Fn(usize) -> usize> Batches<C> {
             next: 0,
             total,
             cost,
+            budget: FETCH_BATCH_BYTES,
             min_count: workers,
             max_count: workers,
         }
+    }
+
+    /// The same batches, each up to `budget` bytes (see [`batch_budget`]).
+    pub fn with_budget(mut self, budget: usize) -> Self {
+        self.budget = budget.max(1);
+        self
     }
 }
 
@@ -74,7 +98,7 @@ impl<C: Fn(usize) -> usize> Iterator for Batches<C> {
         let mut bytes = 0usize;
         while end < self.total && end - start < self.max_count {
             let cost = (self.cost)(end);
-            if end - start >= self.min_count && bytes.saturating_add(cost) > FETCH_BATCH_BYTES {
+            if end - start >= self.min_count && bytes.saturating_add(cost) > self.budget {
                 break;
             }
             bytes = bytes.saturating_add(cost);
@@ -207,7 +231,8 @@ impl Array {
         let fill_is_zero = repr.fill_value.iter().all(|&b| b == 0);
         let chunk_bytes = repr.num_elements() * elem;
         pipelined(
-            Batches::new(tasks.len(), |_| chunk_bytes),
+            Batches::new(tasks.len(), |_| chunk_bytes)
+                .with_budget(batch_budget(self.store().as_ref())),
             |batch| self.fetch_chunks(tasks, batch),
             |fetched| {
                 fetched
@@ -253,7 +278,8 @@ impl Array {
     ) -> ArrayResult<Vec<ArrayBytes>> {
         let chunk_bytes = repr.num_elements() * 16;
         let mut chunks = Vec::with_capacity(tasks.len());
-        for batch in Batches::new(tasks.len(), |_| chunk_bytes) {
+        let budget = batch_budget(self.store().as_ref());
+        for batch in Batches::new(tasks.len(), |_| chunk_bytes).with_budget(budget) {
             let fetched = self.fetch_chunks(tasks, batch)?;
             let decoded: Vec<ArrayBytes> = fetched
                 .into_par_iter()

@@ -106,7 +106,8 @@ pub(crate) fn read_shards_into(
     let inner_shape = sharding.inner_chunk_shape();
     let batches = Batches::new(tasks.len(), |t| {
         layout.cost(&BlockTasks::new(&tasks.get(t).runs, inner_shape))
-    });
+    })
+    .with_budget(crate::read::batch_budget(array.store().as_ref()));
     pipelined(
         batches,
         |batch| fetch_shards(array, &layout, tasks, batch),

@@ -190,9 +190,14 @@ struct BatchRecordingStore {
     inner: MemoryStore,
     direct: AtomicUsize,
     batches: std::sync::Mutex<Vec<Vec<ReadRequest>>>,
+    /// What `concurrent_reads` says (0: the default).
+    concurrency: usize,
 }
 
 impl Store for BatchRecordingStore {
+    fn concurrent_reads(&self) -> usize {
+        self.concurrency.max(1)
+    }
     fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
         self.direct.fetch_add(1, Ordering::Relaxed);
         self.inner.get(key)
@@ -1127,4 +1132,35 @@ fn a_resumed_conversion_writes_only_the_chunks_not_stored_yet() {
     counting.reset();
     convert_array(&src, dst.clone(), "fresh", &resumed, &|_| {}).unwrap();
     assert_eq!(counting.counts().writes, 25 + 1); // the chunks and .zarray
+}
+
+#[test]
+fn batches_keep_a_remote_stores_requests_in_flight() {
+    // 64 chunks of 256 KiB decoded: 16 fit the local batch budget of 4 MiB; a store serving 64
+    // reads at once gets batches of up to 64 MiB, so batches grow past 16 chunks.
+    let largest_batch = |concurrency: usize| {
+        let recording = Arc::new(BatchRecordingStore {
+            concurrency,
+            ..Default::default()
+        });
+        let s: Arc<dyn Store> = recording.clone();
+        let a = Array::create(
+            s,
+            "",
+            meta(ZarrFormat::V3, &[8 * 512, 8 * 256], &[512, 256], &[]),
+        )
+        .unwrap();
+        let values: Vec<u16> = (0..8 * 512 * 8 * 256u32)
+            .map(|v| (v % 65521) as u16)
+            .collect();
+        a.write_all(&u16s(&values)).unwrap();
+        recording.reset();
+        assert_eq!(as_u16(&a.read_all().unwrap().1), values);
+        let batches = recording.batches();
+        assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), 64);
+        batches.iter().map(Vec::len).max().unwrap_or(0)
+    };
+    let workers = rayon::current_num_threads();
+    assert!(largest_batch(1) <= 16.max(workers), "{}", largest_batch(1));
+    assert!(largest_batch(64) > 16, "{}", largest_batch(64));
 }

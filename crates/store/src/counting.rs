@@ -134,6 +134,10 @@ impl Store for CountingStore {
         Ok(parts)
     }
 
+    fn concurrent_reads(&self) -> usize {
+        self.inner.concurrent_reads()
+    }
+
     fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
         add(&self.counters.batches, 1);
         let responses = self.inner.get_many(requests);

@@ -382,6 +382,14 @@ pub trait Store: Send + Sync + Debug {
         })
     }
 
+    /// How many reads the store serves at once (requests in flight): `1` for local stores,
+    /// [`RemoteOptions::max_requests`](crate::RemoteOptions) for a remote one. The array layer
+    /// sizes its batches of [`get_many`](Store::get_many) reads by it, so that a batch keeps
+    /// that many requests in flight; wrappers pass on their inner store's.
+    fn concurrent_reads(&self) -> usize {
+        1
+    }
+
     /// Answer a batch of reads, one result per request in the same order. One failed request
     /// does not fail the others.
     ///

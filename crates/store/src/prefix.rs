@@ -128,6 +128,10 @@ impl Store for PrefixStore {
 
     /// Passes the whole batch to the inner store (so its concurrency is used); requests with
     /// invalid keys are answered here.
+    fn concurrent_reads(&self) -> usize {
+        self.inner.concurrent_reads()
+    }
+
     fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
         // Refused keys are answered here (`Some`); the rest go to the inner store as one batch.
         let mut inner_requests = Vec::with_capacity(requests.len());

@@ -834,6 +834,10 @@ impl Store for RemoteStore {
         Ok(listing)
     }
 
+    fn concurrent_reads(&self) -> usize {
+        self.max_requests
+    }
+
     /// Puts up to [`RemoteOptions::max_requests`] requests in flight at once; when the server
     /// ignores ranges, each key of the batch is read once.
     fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {

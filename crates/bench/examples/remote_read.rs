@@ -1,0 +1,112 @@
+//! The neurochunk side of the remote benchmark (`crates/bench/py/remote_s3.py`): reads an
+//! array at a URL and prints one JSON line with the time of the reads alone (the open
+//! included), a checksum of the values, the requests and bytes the remote store counted and
+//! the peak RSS.
+//!
+//! ```text
+//! remote_read URL whole
+//! remote_read URL box Z,Y,X DZ,DY,DX
+//! remote_read URL voxels COORDS.txt      (one "z y x" per line, read one after the other)
+//! ```
+//!
+//! The S3 endpoint and credentials come from the usual variables (`AWS_ENDPOINT_URL`, …).
+
+use std::time::Instant;
+
+use neurochunk_array::{Array, ArrayBytes, Selection};
+use neurochunk_store::{open_url, traffic, PrefixStore, RemoteOptions, Store};
+
+fn parse3(text: &str) -> Result<Vec<u64>, String> {
+    let v: Vec<u64> = text
+        .split(',')
+        .map(|p| p.trim().parse::<u64>().map_err(|e| format!("{text}: {e}")))
+        .collect::<Result<_, _>>()?;
+    if v.len() != 3 {
+        return Err(format!("{text}: three numbers expected"));
+    }
+    Ok(v)
+}
+
+fn sum_u16(data: &ArrayBytes) -> u64 {
+    match data {
+        ArrayBytes::Fixed(bytes) => bytes
+            .chunks_exact(2)
+            .map(|c| u64::from(u16::from_le_bytes([c[0], c[1]])))
+            .sum(),
+        ArrayBytes::Variable { .. } => 0,
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (url, op) = match args.as_slice() {
+        [url, op, ..] => (url.as_str(), op.as_str()),
+        _ => return Err("usage: remote_read URL whole|box|voxels ...".into()),
+    };
+    let options = RemoteOptions::from_env()?;
+    let started = Instant::now();
+    let (store, key) = open_url(url, &options).map_err(|e| e.to_string())?;
+    let store: std::sync::Arc<dyn Store> = if key.is_empty() {
+        store
+    } else {
+        std::sync::Arc::new(PrefixStore::new(store, &key).map_err(|e| e.to_string())?)
+    };
+    let array = Array::open(store, "").map_err(|e| e.to_string())?;
+    let mut sum = 0u64;
+    let mut reads = 0u64;
+    match op {
+        "whole" => {
+            let (_, data) = array.read_all().map_err(|e| e.to_string())?;
+            sum = sum_u16(&data);
+            reads = 1;
+        }
+        "box" => {
+            let (origin, extent) = match &args[2..] {
+                [o, e] => (parse3(o)?, parse3(e)?),
+                _ => return Err("box Z,Y,X DZ,DY,DX".into()),
+            };
+            let (_, data) = array
+                .read(&Selection::from_box(&origin, &extent))
+                .map_err(|e| e.to_string())?;
+            sum = sum_u16(&data);
+            reads = 1;
+        }
+        "voxels" => {
+            let file = args.get(2).ok_or("voxels COORDS.txt")?;
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+            let coords: Vec<Vec<u64>> = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| parse3(&l.split_whitespace().collect::<Vec<_>>().join(",")))
+                .collect::<Result<_, _>>()?;
+            // Timed from here: the coordinates are not part of the reads.
+            for c in &coords {
+                let (_, data) = array
+                    .read(&Selection::from_box(c, &[1, 1, 1]))
+                    .map_err(|e| e.to_string())?;
+                sum += sum_u16(&data);
+                reads += 1;
+            }
+        }
+        other => return Err(format!("unknown operation {other}")),
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let t = traffic();
+    println!(
+        "{{\"seconds\": {seconds:.6}, \"sum\": {sum}, \"reads\": {reads}, \"requests\": {}, \"bytes_read\": {}, \"peak_rss\": {}}}",
+        t.requests,
+        t.bytes_read,
+        neurochunk_bench::rss::peak_bytes().unwrap_or(0)
+    );
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("remote_read: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
