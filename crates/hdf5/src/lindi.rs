@@ -83,10 +83,12 @@ pub fn write_reference_file(
         allow_any_external: options.allow_any_external,
     };
     let items = walk_file(source, &file, &walk)?;
+    let userblock = h5::userblock(&file).map_err(|m| Hdf5Error::file(&name, m))?;
     let mut writer = RefWriter {
         name: name.clone(),
         file: &file,
         url,
+        userblock,
         refs: Map::new(),
         summary: VirtualSummary::default(),
         object_ids: HashMap::new(),
@@ -158,6 +160,8 @@ struct RefWriter<'a> {
     name: String,
     file: &'a File,
     url: String,
+    /// Chunk addresses are relative to the end of the user block.
+    userblock: u64,
     refs: Map<String, Value>,
     summary: VirtualSummary,
     object_ids: HashMap<String, Option<String>>,
@@ -519,7 +523,10 @@ impl RefWriter<'_> {
                 &idx.iter().map(u64::to_string).collect::<Vec<_>>().join("."),
             );
             if mask == 0 {
-                self.put_json(&chunk_key, json!([self.url, address, size]));
+                self.put_json(
+                    &chunk_key,
+                    json!([self.url, address + self.userblock, size]),
+                );
                 self.summary.chunk_refs += 1;
                 continue;
             }

@@ -52,7 +52,26 @@ impl LindiStore {
     pub fn open(path: &Path, allowed_roots: &[PathBuf]) -> StoreResult<Self> {
         let name = path.display().to_string();
         let text = std::fs::read(path).map_err(|e| bad(&name, "", e.to_string()))?;
-        let doc: Value = serde_json::from_slice(&text).map_err(|e| {
+        let base = path
+            .canonicalize()
+            .map_err(|e| bad(&name, "", e.to_string()))?
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        Self::from_slice(&name, &text, &base, allowed_roots)
+    }
+
+    /// A store over the reference file `text` (named `name` in errors), whose relative byte
+    /// ranges are relative to the directory `base`; byte ranges may name files inside `base`
+    /// or inside `allowed_roots`.
+    pub fn from_slice(
+        name: &str,
+        text: &[u8],
+        base: &Path,
+        allowed_roots: &[PathBuf],
+    ) -> StoreResult<Self> {
+        let name = name.to_string();
+        let doc: Value = serde_json::from_slice(text).map_err(|e| {
             bad(
                 &name,
                 "",
@@ -72,12 +91,7 @@ impl LindiStore {
                     .collect()
             })
             .unwrap_or_default();
-        let base = path
-            .canonicalize()
-            .map_err(|e| bad(&name, "", e.to_string()))?
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let base = base.to_path_buf();
         let mut roots = vec![base.clone()];
         roots.extend(
             allowed_roots
