@@ -130,6 +130,8 @@ pub fn write_reference_file(
     });
     let text =
         serde_json::to_string(&document).map_err(|e| Hdf5Error::file(&name, e.to_string()))?;
+    // Non-finite floats as the bare tokens Python's json module (and so LINDI) reads.
+    let text = neurochunk_store::lindi::bare_non_finite(&text);
     write_atomically(output, text.as_bytes())
         .map_err(|e| Hdf5Error::file(&output.display().to_string(), e.to_string()))?;
     Ok(writer.summary)
@@ -358,7 +360,10 @@ impl RefWriter<'_> {
         match cell {
             Cell::Int(v) => json!(v),
             Cell::UInt(v) => json!(v),
-            Cell::Float(v) => serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number),
+            Cell::Float(v) => serde_json::Number::from_f64(*v).map_or_else(
+                || neurochunk_dtype::json::non_finite_value(*v),
+                Value::Number,
+            ),
             Cell::Bool(b) => json!(b),
             Cell::Text(t, _) => json!(t),
             Cell::Object(None) | Cell::Region(None) => Value::Null,

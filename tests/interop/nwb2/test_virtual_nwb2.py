@@ -64,6 +64,8 @@ def test_lindi_reads_what_h5py_reads(nwb, sources, tmp_path):
         assert list(_plain(g["vlen_text"][()])) == list(_plain(f["vlen_text"][()]))
         assert [g[r].name for r in g["refs"][:2]] == ["/group", "/grid"]
         assert g["group"].attrs["text"] == "attribute text"
+        assert np.isnan(g["group"].attrs["not_a_number"])
+        np.testing.assert_array_equal(g["group"].attrs["limits"], [-np.inf, 0.5, np.inf])
         np.testing.assert_array_equal(g["group"].attrs["numbers"], f["group"].attrs["numbers"])
         assert g[g["group"].attrs["target"]].name == "/grid"
         for field in ("start", "value"):
