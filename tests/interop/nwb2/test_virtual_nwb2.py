@@ -85,8 +85,9 @@ def test_neurochunk_reads_the_reference_file_as_a_store(nwb, sources, tmp_path):
         for name in ("large", "grid", "compact", "fill"):
             np.testing.assert_array_equal(nwb.get(out / name), f[name][()], err_msg=name)
         np.testing.assert_array_equal(nwb.get(out / "large", "2:90,1:47"), f["large"][2:90, 1:47])
-    tree = nwb.tree(out)
-    assert tree
+    nodes = {n["path"]: n for n in nwb.tree(out)["nodes"]}
+    assert nodes["/large"]["shape"] == [100, 50] and nodes["/large"]["chunks"] == [30, 20]
+    assert nodes["/group"]["node_type"] == "group"
 
 
 @pytest.mark.parametrize("kind", ["ecephys", "ophys"])
