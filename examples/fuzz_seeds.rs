@@ -6,7 +6,7 @@
 //! cargo run --release -p neurochunk --example fuzz_seeds -- OUT_DIR
 //! ```
 //! writes `OUT_DIR/<target>/<case>` for the targets `metadata`, `chunk`, `pickle`, `npy`,
-//! `nwb_attributes`, `table_file` and `swc`.
+//! `nwb_attributes`, `table_file`, `swc` and `lindi`.
 //!
 //! Framed inputs (`metadata`, `chunk`, `nwb_attributes`) are `selector | u16 LE document length |
 //! document | payload`, the layout `fuzz/src/lib.rs` splits.
@@ -447,6 +447,53 @@ fn table_and_swc_seeds(seeds: &mut Seeds) -> Result<()> {
     Ok(())
 }
 
+/// LINDI reference files: a group with attributes, a soft link, an array with zlib chunks
+/// inline (base64), a JSON object array of references, a scalar, a byte range and a template.
+fn lindi_seeds(seeds: &mut Seeds) -> Result<()> {
+    use base64::Engine;
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = ArrayBuilder::new(vec![6u64, 4], DataType::Int16)
+        .format(ZarrFormat::V2)
+        .chunks(vec![3, 4])
+        .codecs([Codec::Zlib { level: 3 }])
+        .create(store.clone(), "acquisition/data")?;
+    let values: Vec<u8> = (0..24i16).flat_map(|v| v.to_le_bytes()).collect();
+    array.write_all(&ArrayBytes::Fixed(values))?;
+    let mut refs = serde_json::Map::new();
+    for key in store.list_prefix("")? {
+        let bytes = store.get_required(&key)?;
+        let value = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Ok(v) if v.is_object() => v,
+            _ => serde_json::Value::String(format!(
+                "base64:{}",
+                base64::engine::general_purpose::STANDARD.encode(&bytes)
+            )),
+        };
+        refs.insert(key, value);
+    }
+    let json2 = serde_json::json!({"id": "json2", "encoding": "utf-8", "allow_nan": true, "check_circular": true, "ensure_ascii": true, "indent": null, "separators": [",", ":"], "skipkeys": false, "sort_keys": true, "strict": true});
+    for (key, value) in [
+        (".zgroup", serde_json::json!({"zarr_format": 2})),
+        (".zattrs", serde_json::json!({"neurodata_type": "NWBFile", "namespace": "core", "nwb_version": "2.8.0", "object_id": "0"})),
+        ("acquisition/.zgroup", serde_json::json!({"zarr_format": 2})),
+        ("acquisition/data/.zattrs", serde_json::json!({"unit": "mV", "target": {"_REFERENCE": {"path": "/acquisition", "source": ".", "object_id": null, "source_object_id": null}}})),
+        ("alias/.zgroup", serde_json::json!({"zarr_format": 2})),
+        ("alias/.zattrs", serde_json::json!({"_SOFT_LINK": {"path": "/acquisition"}})),
+        ("refs/.zarray", serde_json::json!({"chunks": [2], "compressor": null, "dtype": "|O", "fill_value": 0, "filters": [json2], "order": "C", "shape": [2], "zarr_format": 2})),
+        ("refs/0", serde_json::Value::String(r#"[{"_REFERENCE":{"path":"/acquisition/data","source":"."}},{"_REFERENCE":{"path":"/alias","source":"."}},"|O",[2]]"#.into())),
+        ("scalar/.zarray", serde_json::json!({"chunks": [1], "compressor": null, "dtype": "<f8", "fill_value": 0.0, "filters": null, "order": "C", "shape": [1], "zarr_format": 2})),
+        ("scalar/.zattrs", serde_json::json!({"_SCALAR": true})),
+        ("scalar/0", serde_json::Value::String("base64:AAAAAAAA+D8=".into())),
+        ("ranged/.zarray", serde_json::json!({"chunks": [4], "compressor": null, "dtype": "<i4", "fill_value": 0, "filters": null, "order": "C", "shape": [4], "zarr_format": 2})),
+        ("ranged/0", serde_json::json!(["{{u}}", 16, 16])),
+    ] {
+        refs.insert(key.to_string(), value);
+    }
+    let doc = serde_json::json!({"version": 1, "templates": {"u": "data.h5"}, "refs": refs});
+    seeds.put("lindi", "nwb", serde_json::to_string(&doc)?.as_bytes())?;
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let Some(dir) = std::env::args_os().nth(1) else {
         return Err("usage: fuzz_seeds OUT_DIR".into());
@@ -459,6 +506,7 @@ fn main() -> Result<()> {
     pickle_and_npy_seeds(&mut seeds)?;
     nwb_seeds(&mut seeds)?;
     table_and_swc_seeds(&mut seeds)?;
+    lindi_seeds(&mut seeds)?;
     println!("{} seeds in {}", seeds.written, seeds.dir.display());
     Ok(())
 }

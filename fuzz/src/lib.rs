@@ -62,6 +62,19 @@ pub fn store_with(entries: &[(&str, &[u8])]) -> Arc<dyn Store> {
     Arc::new(store)
 }
 
+/// An empty directory (created once): what the `lindi` target resolves byte ranges against,
+/// so that no range can read a file.
+pub fn empty_dir() -> std::path::PathBuf {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir =
+            std::env::temp_dir().join(format!("neurochunk-fuzz-empty-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        dir.canonicalize().unwrap_or(dir)
+    })
+    .clone()
+}
+
 /// Read at most 4 elements along each axis from the array's origin: whatever the metadata
 /// declares, the output is small, so any large allocation is the library's doing.
 pub fn read_corner(array: &Array) {

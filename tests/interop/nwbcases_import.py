@@ -156,6 +156,9 @@ def test_constructs_read_back_as_h5py_reads_them(nwb, h5_sources, tmp_path):
     attrs = nwbwalk.attrs_of(nwbwalk.open_root(dst)["group"])
     assert attrs["text"] == "attribute text"
     assert attrs["numbers"] == [[1, 2], [3, 4]]
+    # Non-finite floats are stored as zarr-python stores them (bare NaN / Infinity).
+    assert np.isnan(attrs["not_a_number"])
+    assert attrs["limits"] == [-np.inf, 0.5, np.inf]
     nwb.run("nwb", "deref", dst, "/group", "--attribute", "target", "-o", tmp_path / "t.npy")
     np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), np.arange(200).reshape(20, 10))
     np.testing.assert_array_equal(nwb.nwb_get(dst, "/hard"), np.arange(200).reshape(20, 10))

@@ -114,6 +114,8 @@ def constructs(path: Path) -> Path:
         group = f.create_group("group")
         group.attrs["text"] = "attribute text"
         group.attrs["numbers"] = np.array([[1, 2], [3, 4]], dtype="i2")
+        group.attrs["not_a_number"] = np.nan
+        group.attrs["limits"] = np.array([-np.inf, 0.5, np.inf])
         group.attrs["target"] = grid.ref
         group.attrs["region"] = grid.regionref[2:5, 1:3]
         refs = np.array([group.ref, grid.ref, h5py.Reference()], dtype=h5py.ref_dtype)

@@ -577,20 +577,11 @@ fn nest(flat: &[Value], dims: &[u64]) -> Value {
     }
 }
 
+/// A float as JSON; non-finite values as the dtype crate's markers, written as the bare tokens
+/// zarr-python writes (`NaN`, `Infinity`).
 fn float_json(v: f64) -> Value {
     serde_json::Number::from_f64(v).map_or_else(
-        || {
-            Value::String(
-                if v.is_nan() {
-                    "NaN"
-                } else if v > 0.0 {
-                    "Infinity"
-                } else {
-                    "-Infinity"
-                }
-                .into(),
-            )
-        },
+        || neurochunk_dtype::json::non_finite_value(v),
         Value::Number,
     )
 }

@@ -83,10 +83,12 @@ pub fn write_reference_file(
         allow_any_external: options.allow_any_external,
     };
     let items = walk_file(source, &file, &walk)?;
+    let userblock = h5::userblock(&file).map_err(|m| Hdf5Error::file(&name, m))?;
     let mut writer = RefWriter {
         name: name.clone(),
         file: &file,
         url,
+        userblock,
         refs: Map::new(),
         summary: VirtualSummary::default(),
         object_ids: HashMap::new(),
@@ -128,6 +130,8 @@ pub fn write_reference_file(
     });
     let text =
         serde_json::to_string(&document).map_err(|e| Hdf5Error::file(&name, e.to_string()))?;
+    // Non-finite floats as the bare tokens Python's json module (and so LINDI) reads.
+    let text = neurochunk_store::lindi::bare_non_finite(&text);
     write_atomically(output, text.as_bytes())
         .map_err(|e| Hdf5Error::file(&output.display().to_string(), e.to_string()))?;
     Ok(writer.summary)
@@ -158,6 +162,8 @@ struct RefWriter<'a> {
     name: String,
     file: &'a File,
     url: String,
+    /// Chunk addresses are relative to the end of the user block.
+    userblock: u64,
     refs: Map<String, Value>,
     summary: VirtualSummary,
     object_ids: HashMap<String, Option<String>>,
@@ -354,7 +360,10 @@ impl RefWriter<'_> {
         match cell {
             Cell::Int(v) => json!(v),
             Cell::UInt(v) => json!(v),
-            Cell::Float(v) => serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number),
+            Cell::Float(v) => serde_json::Number::from_f64(*v).map_or_else(
+                || neurochunk_dtype::json::non_finite_value(*v),
+                Value::Number,
+            ),
             Cell::Bool(b) => json!(b),
             Cell::Text(t, _) => json!(t),
             Cell::Object(None) | Cell::Region(None) => Value::Null,
@@ -519,7 +528,10 @@ impl RefWriter<'_> {
                 &idx.iter().map(u64::to_string).collect::<Vec<_>>().join("."),
             );
             if mask == 0 {
-                self.put_json(&chunk_key, json!([self.url, address, size]));
+                self.put_json(
+                    &chunk_key,
+                    json!([self.url, address + self.userblock, size]),
+                );
                 self.summary.chunk_refs += 1;
                 continue;
             }

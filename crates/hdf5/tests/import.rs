@@ -397,3 +397,75 @@ fn other_compressors_decode_the_stored_chunks_in_parallel() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn chunk_addresses_count_from_the_end_of_a_user_block() {
+    use neurochunk_hdf5::{write_reference_file, VirtualOptions};
+    use neurochunk_store::LindiStore;
+
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("ub.h5");
+    {
+        let f = hdf5_metno::File::with_options()
+            .with_fcpl(|p| p.userblock(1024))
+            .create(&src)
+            .unwrap();
+        let ds = f
+            .new_dataset::<i32>()
+            .shape([100, 50])
+            .chunk([30, 20])
+            .shuffle()
+            .deflate(4)
+            .create("x")
+            .unwrap();
+        ds.write_raw(&(0..5000).collect::<Vec<i32>>()[..]).unwrap();
+        f.new_dataset::<f64>()
+            .shape([2000])
+            .create("c")
+            .unwrap()
+            .write_raw(&(0..2000).map(f64::from).collect::<Vec<f64>>()[..])
+            .unwrap();
+    }
+    let expected: Vec<i32> = (0..5000).collect();
+    let read_x = |store: Arc<dyn Store>, key: &str| -> Vec<i32> {
+        let array = neurochunk_array::Array::open(store, key).unwrap();
+        match array.read_all().unwrap().1 {
+            neurochunk_array::ArrayBytes::Fixed(bytes) => le_i32(&bytes),
+            other => panic!("{other:?}"),
+        }
+    };
+    // Imported: the stored chunks are copied from their real place in the file.
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let writer = NwbWriter::create_in(
+        store.clone(),
+        "ub",
+        Convention::Legacy,
+        WriteOptions::default(),
+    )
+    .unwrap();
+    let summary = import_into(
+        &src,
+        writer,
+        &ImportOptions::new(Convention::Legacy),
+        &|_: u64| {},
+    )
+    .unwrap();
+    assert_eq!(summary.chunks_copied, 4 * 3);
+    assert_eq!(read_x(store, "ub/x"), expected);
+    // Referenced: chunk and contiguous entries point at the right bytes.
+    let out = dir.path().join("ub.lindi.json");
+    write_reference_file(&src, &out, &VirtualOptions::default()).unwrap();
+    let store: Arc<dyn Store> = Arc::new(LindiStore::open(&out, &[]).unwrap());
+    assert_eq!(read_x(store.clone(), "x"), expected);
+    let c = neurochunk_array::Array::open(store, "c").unwrap();
+    match c.read_all().unwrap().1 {
+        neurochunk_array::ArrayBytes::Fixed(bytes) => {
+            let values: Vec<f64> = bytes
+                .chunks(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            assert_eq!(values, (0..2000).map(f64::from).collect::<Vec<f64>>());
+        }
+        other => panic!("{other:?}"),
+    }
+}

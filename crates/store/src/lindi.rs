@@ -52,6 +52,26 @@ impl LindiStore {
     pub fn open(path: &Path, allowed_roots: &[PathBuf]) -> StoreResult<Self> {
         let name = path.display().to_string();
         let text = std::fs::read(path).map_err(|e| bad(&name, "", e.to_string()))?;
+        let base = path
+            .canonicalize()
+            .map_err(|e| bad(&name, "", e.to_string()))?
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        Self::from_slice(&name, &text, &base, allowed_roots)
+    }
+
+    /// A store over the reference file `text` (named `name` in errors), whose relative byte
+    /// ranges are relative to the directory `base`; byte ranges may name files inside `base`
+    /// or inside `allowed_roots`.
+    pub fn from_slice(
+        name: &str,
+        text: &[u8],
+        base: &Path,
+        allowed_roots: &[PathBuf],
+    ) -> StoreResult<Self> {
+        let name = name.to_string();
+        let text = marked_non_finite(text);
         let doc: Value = serde_json::from_slice(&text).map_err(|e| {
             bad(
                 &name,
@@ -72,12 +92,7 @@ impl LindiStore {
                     .collect()
             })
             .unwrap_or_default();
-        let base = path
-            .canonicalize()
-            .map_err(|e| bad(&name, "", e.to_string()))?
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let base = base.to_path_buf();
         let mut roots = vec![base.clone()];
         roots.extend(
             allowed_roots
@@ -101,7 +116,9 @@ impl LindiStore {
                     )),
                     None => Entry::Inline(Bytes::from(s.clone().into_bytes())),
                 },
-                Value::Object(_) => Entry::Inline(Bytes::from(value.to_string().into_bytes())),
+                Value::Object(_) => Entry::Inline(Bytes::from(
+                    bare_non_finite(&value.to_string()).into_bytes(),
+                )),
                 Value::Array(parts) => {
                     let (Some(url), Some(offset), Some(length), 3) = (
                         parts.first().and_then(Value::as_str),
@@ -199,6 +216,73 @@ impl LindiStore {
             }
         }
     }
+}
+
+/// The JSON text of a marked non-finite float (the dtype crate's `NON_FINITE_MARKER`, NUL,
+/// before the token), as serde writes it.
+const MARKED: [(&str, &str); 3] = [
+    ("\"\\u0000NaN\"", "NaN"),
+    ("\"\\u0000Infinity\"", "Infinity"),
+    ("\"\\u0000-Infinity\"", "-Infinity"),
+];
+
+/// `text` with marked non-finite floats written as the bare tokens (`NaN`, `Infinity`,
+/// `-Infinity`) that Python's json module, zarr-python and LINDI write and read.
+pub fn bare_non_finite(text: &str) -> String {
+    if !text.contains("\\u0000") {
+        return text.to_string();
+    }
+    let mut out = text.to_string();
+    for (marked, bare) in MARKED {
+        out = out.replace(marked, bare);
+    }
+    out
+}
+
+/// `text` with bare `NaN`, `Infinity` and `-Infinity` outside strings turned into marked
+/// strings, so that a strict JSON parser accepts what Python's json module writes.
+fn marked_non_finite(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if in_string {
+            out.push(b);
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        let rest = &text[i..];
+        let token = [&b"NaN"[..], b"Infinity", b"-Infinity"]
+            .into_iter()
+            .find(|t| rest.starts_with(t));
+        match (b, token) {
+            (b'"', _) => {
+                in_string = true;
+                out.push(b);
+                i += 1;
+            }
+            (_, Some(t)) => {
+                out.extend_from_slice(b"\"\\u0000");
+                out.extend_from_slice(t);
+                out.push(b'"');
+                i += t.len();
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(unix)]
@@ -423,6 +507,16 @@ mod tests {
         let (file, key) = split_reference_path(&refs.join("a/0")).unwrap();
         assert_eq!((file, key.as_str()), (refs.clone(), "a/0"));
         assert!(split_reference_path(&data).is_none());
+    }
+
+    #[test]
+    fn bare_non_finite_floats_as_python_writes_them() {
+        let text =
+            br#"{"refs": {".zattrs": {"a": NaN, "b": [Infinity, -Infinity], "c": "NaN x"}}}"#;
+        let dir = tempfile::tempdir().unwrap();
+        let store = LindiStore::from_slice("x", text, dir.path(), &[]).unwrap();
+        let attrs = String::from_utf8(store.get(".zattrs").unwrap().unwrap().to_vec()).unwrap();
+        assert_eq!(attrs, r#"{"a":NaN,"b":[Infinity,-Infinity],"c":"NaN x"}"#);
     }
 
     #[test]

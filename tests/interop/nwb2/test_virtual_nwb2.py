@@ -64,6 +64,8 @@ def test_lindi_reads_what_h5py_reads(nwb, sources, tmp_path):
         assert list(_plain(g["vlen_text"][()])) == list(_plain(f["vlen_text"][()]))
         assert [g[r].name for r in g["refs"][:2]] == ["/group", "/grid"]
         assert g["group"].attrs["text"] == "attribute text"
+        assert np.isnan(g["group"].attrs["not_a_number"])
+        np.testing.assert_array_equal(g["group"].attrs["limits"], [-np.inf, 0.5, np.inf])
         np.testing.assert_array_equal(g["group"].attrs["numbers"], f["group"].attrs["numbers"])
         assert g[g["group"].attrs["target"]].name == "/grid"
         for field in ("start", "value"):
@@ -83,8 +85,9 @@ def test_neurochunk_reads_the_reference_file_as_a_store(nwb, sources, tmp_path):
         for name in ("large", "grid", "compact", "fill"):
             np.testing.assert_array_equal(nwb.get(out / name), f[name][()], err_msg=name)
         np.testing.assert_array_equal(nwb.get(out / "large", "2:90,1:47"), f["large"][2:90, 1:47])
-    tree = nwb.tree(out)
-    assert tree
+    nodes = {n["path"]: n for n in nwb.tree(out)["nodes"]}
+    assert nodes["/large"]["shape"] == [100, 50] and nodes["/large"]["chunks"] == [30, 20]
+    assert nodes["/group"]["node_type"] == "group"
 
 
 @pytest.mark.parametrize("kind", ["ecephys", "ophys"])
