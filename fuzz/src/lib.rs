@@ -133,7 +133,9 @@ pub fn apply_heap_cap() {
 
 impl CappedHeap {
     fn grow(&self, by: usize) {
-        let live = LIVE_BYTES.fetch_add(by, Ordering::Relaxed).saturating_add(by);
+        let live = LIVE_BYTES
+            .fetch_add(by, Ordering::Relaxed)
+            .saturating_add(by);
         if live > CAP_BYTES.load(Ordering::Relaxed) {
             // No allocation from here on: a fixed message, then the abort libFuzzer reports.
             let _ = std::io::Write::write_all(
