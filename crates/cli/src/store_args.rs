@@ -265,10 +265,13 @@ const NODE_DOCUMENTS: [&str; 4] = [".zarray", ".zgroup", "zarr.json", "attribute
 
 /// Where a new node at `key` of `store` belongs: the key of its hierarchy's root and its path
 /// below it, found by listing (one delimiter listing per level, never the bucket's root).
-/// The rules of a local path: when the deepest prefix of `key` (itself included) that holds
-/// anything is a node, the hierarchy is the chain of nodes above it; otherwise the root is
-/// the shallowest prefix that holds nothing yet (or `key` itself when it exists), so
-/// `new.n5/a/b/ds` on an empty bucket is dataset `a/b/ds` of a new container `new.n5`.
+/// As for a local path, when the deepest prefix of `key` (itself included) that holds
+/// anything is a node, the hierarchy is the chain of nodes above it. Otherwise, since object
+/// stores have no directories to create, a new hierarchy is rooted at the shallowest prefix
+/// that holds nothing yet *and is named like a store* (`*.zarr`, `*.n5`, `*.zarr2`,
+/// `*.zarr3`), else at `key` itself: `new.n5/a/b/ds` on an empty bucket is dataset `a/b/ds`
+/// of a new container `new.n5`, while `projects/2026/a.zarr` is an array at its own prefix
+/// (`projects` does not become a group).
 pub(crate) fn locate_node_in(store: &dyn Store, key: &str) -> Result<(String, String), StoreError> {
     let segments: Vec<&str> = key.split('/').filter(|s| !s.is_empty()).collect();
     let prefix = |n: usize| segments[..n].join("/");
@@ -296,10 +299,19 @@ pub(crate) fn locate_node_in(store: &dyn Store, key: &str) -> Result<(String, St
             }
             root
         }
-        (n, _) if n < segments.len() => n + 1,
-        _ => segments.len(),
+        (n, _) => (n + 1..=segments.len())
+            .find(|&k| is_store_name(segments[k - 1]))
+            .unwrap_or(segments.len()),
     };
     Ok((prefix(root_len), segments[root_len..].join("/")))
+}
+
+/// True for a path segment named like a Zarr or N5 store.
+fn is_store_name(segment: &str) -> bool {
+    let lower = segment.to_ascii_lowercase();
+    [".zarr", ".n5", ".zarr2", ".zarr3"]
+        .iter()
+        .any(|ext| lower.len() > ext.len() && lower.ends_with(ext))
 }
 
 /// `store` seen from `key` (`store` itself for `""`).
@@ -425,6 +437,17 @@ mod tests {
         );
         // An existing prefix that is not a node is replaced whole.
         assert_eq!(locate(&other, "data"), pair("data", ""));
+        // Plain prefixes above the store do not become groups.
+        assert_eq!(locate(&empty, "w/a.zarr"), pair("w/a.zarr", ""));
+        assert_eq!(
+            locate(&empty, "projects/2026/vol"),
+            pair("projects/2026/vol", "")
+        );
+        assert_eq!(
+            locate(&empty, "p/lab.ZARR/raw/s0"),
+            pair("p/lab.ZARR", "raw/s0")
+        );
+        assert_eq!(locate(&other, "data/y/z"), pair("data/y/z", ""));
     }
 
     #[test]
