@@ -140,7 +140,12 @@ pub(crate) struct Checker<'a> {
     /// Reference and link targets already resolved: (source, path) → type or error.
     targets: HashMap<(String, String), Result<Option<String>, String>>,
     pub findings: Vec<Finding>,
+    /// How many groups deep the walk is.
+    depth: usize,
 }
+
+/// How deep the walk goes (a bound on its recursion, for hostile hierarchies).
+const MAX_DEPTH: usize = 512;
 
 impl<'a> Checker<'a> {
     pub fn new(file: &'a NwbFile, schema: &'a SchemaSet) -> Self {
@@ -159,6 +164,7 @@ impl<'a> Checker<'a> {
             typed: Vec::new(),
             targets: HashMap::new(),
             findings: Vec::new(),
+            depth: 0,
         };
         for (path, kind) in file.nodes() {
             if path == "/" || checker.in_specloc(path) {
@@ -366,7 +372,18 @@ impl<'a> Checker<'a> {
         self.check_attributes(path, &node.attributes, spec, label);
         match kind {
             NodeKind::Dataset => self.check_dataset(path, &node, spec, label),
-            NodeKind::Group => self.check_children(path, spec, label, via_link),
+            NodeKind::Group if self.depth >= MAX_DEPTH => self.find(
+                Rule::Unreadable,
+                path,
+                label,
+                None,
+                format!("more than {MAX_DEPTH} levels deep: its children are not checked"),
+            ),
+            NodeKind::Group => {
+                self.depth += 1;
+                self.check_children(path, spec, label, via_link);
+                self.depth -= 1;
+            }
         }
     }
 

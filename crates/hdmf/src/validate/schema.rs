@@ -862,6 +862,10 @@ pub struct MissingInclude {
     pub namespace: String,
 }
 
+/// How many ancestors a type may have before its chain is cut (a bound on the recursion of
+/// cached, possibly hostile, specifications).
+const MAX_INHERITANCE: usize = 256;
+
 /// (namespace, type name): where a type is defined.
 type TypeKey = (String, String);
 
@@ -1106,6 +1110,16 @@ impl SchemaSet {
         done: &mut HashSet<(String, String)>,
     ) {
         if done.contains(key) {
+            return;
+        }
+        if visiting.len() >= MAX_INHERITANCE {
+            self.problem(
+                &key.0,
+                format!(
+                    "type '{}' has more than {MAX_INHERITANCE} ancestors; its chain is cut there",
+                    key.1
+                ),
+            );
             return;
         }
         if visiting.contains(key) {
