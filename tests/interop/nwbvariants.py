@@ -9,9 +9,9 @@ written file instead (`post`: the cached specifications).
 
 Each variant states what `nwb validate` must report (rule and object path) and what pynwb.validate
 reports on the HDF5 twin: an error class and location, or None where pynwb's validator misses a
-problem the schema states (the table rules hdmf-common states in prose, which pynwb enforces when
-it builds the objects on read, not in its validator; fixed values; unknown types and namespaces;
-references inside compound fields; arrays where a scalar is specified).
+problem the schema states (the table rules hdmf-common states in prose, some of which pynwb
+enforces only when it builds the objects on read; fixed values; unknown types and namespaces;
+reference targets of references held in datasets; arrays where a scalar is specified).
 
 Run as a script to write the corpus and print the manifest (JSON), or pynwb's verdicts; `--shard
 I/N` takes every N-th variant from the I-th, so that N processes share the work:
@@ -179,7 +179,8 @@ class Variant:
     pynwb: Optional[tuple[str, str]]
     why: str = ""
     post: Optional[Callable] = None
-    # Whether NWBHDF5IO.read() of the HDF5 twin fails (pynwb enforcing the rule on read).
+    # Whether NWBHDF5IO.read() of the HDF5 twin fails (pynwb enforcing the rule on read); checked
+    # for the variants pynwb's validator misses.
     read_fails: bool = False
 
 
@@ -193,7 +194,7 @@ DATASET_REFS = (
     "pynwb checks the target type of references held in attributes; references read back from a dataset "
     "(h5py references, not builders) are not followed"
 )
-PROSE = "a rule hdmf-common states in prose; pynwb enforces it when it builds the table on read, its validator does not check it"
+PROSE = "a rule hdmf-common states in prose: pynwb's validator does not check it (its read refuses some of these files: read_fails)"
 
 VARIANTS: list[Variant] = [
     # -- missing required attributes -------------------------------------------------------
@@ -234,7 +235,8 @@ VARIANTS: list[Variant] = [
     Variant("shape_create_date_scalar", data("file_create_date", b"2024-01-02T04:05:06+00:00"), "shape", "/file_create_date", ("ExpectedArrayError", "file_create_date")),
     Variant("shape_colnames_scalar", set_attr("units", "colnames", "spike_times"), "shape", "/units", ("ExpectedArrayError", "units.colnames")),
     Variant("shape_identifier_array", data("identifier", ["a", "b"]), "shape", "/identifier", None,
-            why="an untyped dataset without shape is a scalar; pynwb's check_shape accepts any shape when the specification gives none"),
+            why="an untyped dataset without shape is a scalar; pynwb's check_shape accepts any shape when the specification gives none",
+            read_fails=True),
     # -- reference and link targets of the wrong type ---------------------------------------
     Variant("reftarget_region_table", ref_attr(f"{ES}/electrodes", "table", PROBE), "reference-target", f"/{ES}/electrodes", ("IncorrectDataType", f"{ES}/electrodes.table")),
     Variant("reftarget_index_target", ref_attr("units/spike_times_index", "target", PROBE), "reference-target", "/units/spike_times_index", ("IncorrectDataType", "units/spike_times_index.target")),
@@ -254,9 +256,10 @@ VARIANTS: list[Variant] = [
     Variant("table_duplicate_ids", data("units/id", np.array([0, 1, 1])), "duplicate-ids", "/units/id", None, why=PROSE),
     # -- types, namespaces, values, time zones ----------------------------------------------
     Variant("unknown_type", set_attr(TS1, "neurodata_type", "TimeSeriez"), "unknown-type", f"/{TS1}", None,
-            why="pynwb's validator leaves an object whose type matches no child specification unchecked"),
+            why="pynwb's validator leaves an object whose type matches no child specification unchecked", read_fails=True),
     Variant("unknown_namespace", set_attr(TS1, "namespace", "ndx-absent"), "missing-namespace", f"/{TS1}", None,
-            why="pynwb's validator looks types up by name in the namespace it validates against and ignores the object's namespace attribute"),
+            why="pynwb's validator looks types up by name in the namespace it validates against and ignores the object's namespace attribute",
+            read_fails=True),
     Variant("missing_cached_namespace", lambda root: None, "missing-namespace", "/specifications", ("raises", "Could not load namespace 'hdmf-common'"),
             post=drop_cached_namespace("hdmf-common")),
     Variant("value_unit", set_attr(f"{ES}/data", "unit", "millivolts"), "value", f"/{ES}/data", None,

@@ -5,6 +5,11 @@ Usage:
                                                  its objects (CONVENTION: zarr2 or zarr3)
   python nwb_hdmf_zarr.py namespaces             print pynwb's core and hdmf-common namespace
                                                  files (cached in the file neurochunk writes)
+  python nwb_hdmf_zarr.py export PATH CONVENTION OUT.h5
+                                                 read the Zarr file with NWBZarrIO and export it
+                                                 to HDF5 with NWBHDF5IO (its HDF5 twin)
+  python nwb_hdmf_zarr.py validate OUT.h5        time pynwb.validate(path=OUT.h5) (against the
+                                                 namespaces cached in the file)
 
 The peer side of the `--nwb` rows of the neurochunk benchmark (`src/nwb_rows.rs`). The timed
 region is `NWBZarrIO(path, "r")` (which loads the file's cached namespaces), `.read()` and
@@ -91,12 +96,55 @@ def read(path: str, convention: str) -> None:
     )
 
 
+def export(path: str, convention: str, out: str) -> None:
+    import hdmf_zarr
+    from hdmf_zarr.nwb import NWBZarrIO
+    from pynwb import NWBHDF5IO
+
+    if (convention == "zarr2") != (version_tuple(hdmf_zarr.__version__) < (0, 14)):
+        print(f"hdmf-zarr {hdmf_zarr.__version__} cannot read the {convention} convention", file=sys.stderr)
+        sys.exit(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        with NWBZarrIO(path, mode="r") as src, NWBHDF5IO(out, mode="w") as dst:
+            dst.export(src_io=src, write_args={"link_data": False})
+        seconds = time.perf_counter() - t0
+    emit({"seconds": seconds, "bytes": Path(out).stat().st_size})
+
+
+def validate(path: str) -> None:
+    t0 = time.perf_counter()
+    import pynwb
+
+    import_seconds = time.perf_counter() - t0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        errors = pynwb.validate(path=path)
+        seconds = time.perf_counter() - t0
+    emit(
+        {
+            "seconds": seconds,
+            "import_seconds": import_seconds,
+            "errors": len(errors),
+            "first_errors": [str(e)[:300] for e in errors[:5]],
+            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "pynwb": pynwb.__version__,
+        }
+    )
+
+
 def main() -> None:
     match sys.argv[1:]:
         case ["namespaces"]:
             namespaces()
         case ["read", path, convention]:
             read(path, convention)
+        case ["export", path, convention, out]:
+            export(path, convention, out)
+        case ["validate", path]:
+            validate(path)
         case _:
             sys.exit(__doc__)
 

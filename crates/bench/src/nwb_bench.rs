@@ -8,10 +8,12 @@
 //!   pynwb would cache its schema.
 //! - **open**: [`NwbFile::open`] (one read of the consolidated metadata) and
 //!   [`NwbFile::typed_objects`]; the count must exceed `SCALE`.
+//! - **validate**: [`NwbFile::open`] and [`validate`] against the cached namespaces; the file
+//!   must be valid and hold more than `SCALE` typed objects.
 //!
 //! The child prints one line starting with [`RESULT_MARKER`] holding a JSON object: `seconds`
-//! (the operation alone), `peak_rss_bytes` (`VmHWM`), and for **open** the number of typed
-//! objects. A bench target that registers [`crate::nwb_rows::NWB`] must call [`child_main`]
+//! (the operation alone), `peak_rss_bytes` (`VmHWM`), and for **open** and **validate** the
+//! number of typed objects. A bench target that registers [`crate::nwb_rows::NWB`] must call [`child_main`]
 //! first thing in its `main`.
 
 use std::ffi::OsString;
@@ -20,6 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use neurochunk_hdmf::demo::{write_demo, DemoOptions};
+use neurochunk_hdmf::validate::{validate as validate_file, ValidateOptions};
 use neurochunk_hdmf::{load_namespace_file, Convention, NwbFile, WriteOptions};
 use serde_json::{json, Value};
 
@@ -40,6 +43,8 @@ pub enum NwbOp {
     Write,
     /// Open the file and list its typed objects.
     Open,
+    /// Open the file and validate it against its cached namespaces.
+    Validate,
 }
 
 impl NwbOp {
@@ -48,6 +53,7 @@ impl NwbOp {
         match self {
             NwbOp::Write => "write",
             NwbOp::Open => "open",
+            NwbOp::Validate => "validate",
         }
     }
 }
@@ -86,14 +92,16 @@ impl NwbRequest {
 
     /// Parse the arguments after [`CHILD_FLAG`].
     pub fn parse(args: &[String]) -> BenchResult<NwbRequest> {
-        let usage =
-            format!("usage: {CHILD_FLAG} write|open zarr2|zarr3 SCALE PATH [NAMESPACE_FILE …]");
+        let usage = format!(
+            "usage: {CHILD_FLAG} write|open|validate zarr2|zarr3 SCALE PATH [NAMESPACE_FILE …]"
+        );
         let [op, convention, scale, path, namespaces @ ..] = args else {
             return Err(BenchError(usage));
         };
         let op = match op.as_str() {
             "write" => NwbOp::Write,
             "open" => NwbOp::Open,
+            "validate" => NwbOp::Validate,
             _ => return Err(BenchError(format!("unknown operation {op:?}; {usage}"))),
         };
         Ok(NwbRequest {
@@ -173,6 +181,33 @@ pub fn open(convention: Convention, scale: usize, path: &Path) -> BenchResult<Va
     }))
 }
 
+/// Open the file at `path` and validate it against its cached namespaces; fails unless it is
+/// valid and holds more than `scale` typed objects.
+pub fn validate(convention: Convention, scale: usize, path: &Path) -> BenchResult<Value> {
+    let rss_before = rss::current_bytes();
+    let started = Instant::now();
+    let file = NwbFile::open(path).context(format!("opening {}", path.display()))?;
+    let report = validate_file(&file, &ValidateOptions::default())
+        .context(format!("validating {}", path.display()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    if !report.is_valid() || report.objects <= scale || file.convention() != convention {
+        return Err(BenchError(format!(
+            "{} ({}): expected a valid file of more than {scale} typed objects, got:\n{}",
+            path.display(),
+            file.convention(),
+            report.to_text()
+        )));
+    }
+    Ok(json!({
+        "seconds": seconds,
+        "peak_rss_bytes": rss::peak_bytes(),
+        "rss_before_bytes": rss_before,
+        "typed_objects": report.objects,
+        "warnings": report.warnings().count(),
+        "namespaces": report.namespaces.iter().map(|(n, v)| format!("{n} {v}")).collect::<Vec<_>>(),
+    }))
+}
+
 /// Run one request in this process.
 pub fn run_request(request: &NwbRequest) -> BenchResult<Value> {
     match request.op {
@@ -183,6 +218,7 @@ pub fn run_request(request: &NwbRequest) -> BenchResult<Value> {
             &request.namespaces,
         ),
         NwbOp::Open => open(request.convention, request.scale, &request.path),
+        NwbOp::Validate => validate(request.convention, request.scale, &request.path),
     }
 }
 
@@ -246,6 +282,12 @@ mod tests {
             write(convention, 3, &path, &[]).expect("writes");
             let opened = open(convention, 3, &path).expect("opens");
             assert!(opened["typed_objects"].as_u64().expect("count") > 3);
+            // Without cached namespaces there is nothing to validate against.
+            let err = validate(convention, 3, &path).expect_err("no specifications");
+            assert!(
+                err.to_string().contains("caches no specifications"),
+                "{err}"
+            );
         }
         let _ = std::fs::remove_dir_all(&base);
     }

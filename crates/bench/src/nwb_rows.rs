@@ -6,8 +6,11 @@
 //! [`DEFAULT_SCALE`]; [`SMOKE_SCALE`] without `--bench`) typed TimeSeries, with pynwb's core and
 //! hdmf-common namespaces cached. Rows per convention: neurochunk **write**; neurochunk
 //! **open** + list typed objects against hdmf-zarr's `NWBZarrIO(path, "r").read()` + counting
-//! `nwbfile.objects`. The ratio is peer time / neurochunk time of the operation alone; whole
-//! process times (start-up, imports) are reported beside it.
+//! `nwbfile.objects`; neurochunk **validate** (open + `validate` against the cached namespaces)
+//! against `pynwb.validate` of the file's HDF5 twin (the v3 file exported once with
+//! `NWBHDF5IO.export`; pynwb cannot fully validate Zarr files). The ratio is peer time /
+//! neurochunk time of the operation alone; whole process times (start-up, imports) are reported
+//! beside it.
 //!
 //! Each convention needs its own hdmf-zarr (0.13 reads only the legacy Zarr v2 convention, 0.14
 //! only the v3 one), so each has its own Python: `$NEUROCHUNK_BENCH_PYTHON_ZARR2` /
@@ -227,6 +230,7 @@ struct ConventionRuns {
     namespaces: Vec<PathBuf>,
     write: Runs,
     open: Runs,
+    validate: Runs,
     peer_read: Runs,
     stored_bytes: u64,
     stored_files: u64,
@@ -293,6 +297,7 @@ fn measure(
         namespaces: Vec::new(),
         write: Runs::default(),
         open: Runs::default(),
+        validate: Runs::default(),
         peer_read: Runs::default(),
         stored_bytes: 0,
         stored_files: 0,
@@ -348,6 +353,21 @@ fn measure(
         );
         runs.open.push(m);
     }
+    if namespaces.is_empty() {
+        runs.validate.note = Some("no namespaces cached: nothing to validate against".into());
+    } else {
+        for rep in 0..context.reps {
+            let m = run_child(&request(NwbOp::Validate, &path))?;
+            eprintln!(
+                "  nwb {label} validate   neurochunk rep {}: {:.3} s (process {:.3} s), {} typed objects",
+                rep + 1,
+                m.0["seconds"].as_f64().unwrap_or(f64::NAN),
+                m.1,
+                m.0["typed_objects"]
+            );
+            runs.validate.push(m);
+        }
+    }
     match &peer {
         Err(note) => runs.peer_read.note = Some(note.clone()),
         Ok(p) => {
@@ -387,6 +407,85 @@ fn measure(
     Ok(runs)
 }
 
+/// `pynwb.validate` of the HDF5 twin of one convention's file (exported once by that
+/// convention's peer), best of the repetitions; the export's result is kept for the notes.
+struct TwinRuns {
+    /// The convention whose file was exported.
+    from: Option<Convention>,
+    export: Option<Value>,
+    validate: Runs,
+}
+
+fn measure_twin(all: &[ConventionRuns], context: &ExtraContext) -> TwinRuns {
+    let mut twin = TwinRuns {
+        from: None,
+        export: None,
+        validate: Runs::default(),
+    };
+    // The v3 file (hdmf-zarr 0.14 reads it faster), else the legacy one.
+    let source = all
+        .iter()
+        .rev()
+        .find(|c| c.peer_source.is_some() && !c.namespaces.is_empty());
+    let Some(source) = source else {
+        twin.validate.note =
+            Some("no peer Python with cached namespaces to export an HDF5 twin".into());
+        return twin;
+    };
+    let label = source.convention.label();
+    let Ok(p) = peer(source.convention) else {
+        return twin;
+    };
+    let path = context
+        .dir
+        .join(format!("demo-{label}-{}.nwb.zarr", context.reps));
+    let h5 = context.dir.join(format!("demo-{label}-twin.nwb.h5"));
+    let _ = std::fs::remove_file(&h5);
+    match run_python(
+        &p,
+        &[
+            "export".into(),
+            path.into(),
+            label.into(),
+            h5.clone().into(),
+        ],
+    ) {
+        Err(note) => {
+            eprintln!("  nwb HDF5 twin export ({label}): {note}");
+            twin.validate.note = Some(format!("export to HDF5: {note}"));
+            return twin;
+        }
+        Ok((v, wall)) => {
+            eprintln!(
+                "  nwb HDF5 twin of the {label} file: exported in {:.1} s (process {wall:.1} s)",
+                v["seconds"].as_f64().unwrap_or(f64::NAN)
+            );
+            twin.export = Some(v);
+            twin.from = Some(source.convention);
+        }
+    }
+    for rep in 0..context.reps {
+        match run_python(&p, &["validate".into(), h5.clone().into()]) {
+            Ok(m) => {
+                eprintln!(
+                    "  nwb HDF5 twin validate pynwb      rep {}: {:.3} s (imports {:.3} s, process {:.3} s), {} error(s)",
+                    rep + 1,
+                    m.0["seconds"].as_f64().unwrap_or(f64::NAN),
+                    m.0["import_seconds"].as_f64().unwrap_or(f64::NAN),
+                    m.1,
+                    m.0["errors"]
+                );
+                twin.validate.push(m);
+            }
+            Err(note) => {
+                twin.validate.note = Some(note);
+                break;
+            }
+        }
+    }
+    twin
+}
+
 fn convention_title(convention: Convention) -> &'static str {
     match convention {
         Convention::Legacy => "legacy (Zarr v2)",
@@ -394,13 +493,13 @@ fn convention_title(convention: Convention) -> &'static str {
     }
 }
 
-fn render_table(all: &[ConventionRuns], scale: usize, reps: usize) -> String {
+fn render_table(all: &[ConventionRuns], twin: &TwinRuns, scale: usize, reps: usize) -> String {
     let mut lines = vec![[
         "file",
-        "op (neurochunk | hdmf-zarr)",
+        "op (neurochunk | peer)",
         "neurochunk s",
-        "hdmf-zarr s",
-        "hdmf-zarr/neurochunk",
+        "peer s",
+        "peer/neurochunk",
         "process s (nc / peer)",
         "peak RSS MiB (nc / peer)",
         "objects (nc / peer)",
@@ -447,6 +546,28 @@ fn render_table(all: &[ConventionRuns], scale: usize, reps: usize) -> String {
                 objects(&c.peer_read, "objects")
             ),
         ]);
+        lines.push(vec![
+            title.into(),
+            "validate | pynwb.validate (HDF5 twin)".into(),
+            secs(c.validate.best()),
+            secs(twin.validate.best()),
+            ratio(twin.validate.best(), c.validate.best())
+                .map_or_else(|| "n/a".into(), |r| format!("{r:.1}")),
+            format!(
+                "{} / {}",
+                secs(c.validate.best_wall()),
+                secs(twin.validate.best_wall())
+            ),
+            format!(
+                "{} / {}",
+                mib(c.validate.max_u64("peak_rss_bytes")),
+                mib(twin.validate.max_u64("peak_rss_bytes"))
+            ),
+            format!("{} / -", objects(&c.validate, "typed_objects")),
+        ]);
+        if let Some(note) = &c.validate.note {
+            notes.push(format!("{title}: validate: {note}"));
+        }
         let mut about = format!(
             "{title}: {:.0} MiB in {} files, {} cached namespace file(s)",
             c.stored_bytes as f64 / (1 << 20) as f64,
@@ -499,18 +620,42 @@ fn render_table(all: &[ConventionRuns], scale: usize, reps: usize) -> String {
         }
         notes.push(about);
     }
+    match (&twin.export, twin.from) {
+        (Some(export), Some(from)) => notes.push(format!(
+            "HDF5 twin: the {} file exported by NWBHDF5IO.export in {} s ({:.0} MiB); pynwb.validate: {} error(s){}",
+            convention_title(from),
+            secs(export["seconds"].as_f64()),
+            export["bytes"].as_f64().unwrap_or(0.0) / (1 << 20) as f64,
+            twin.validate
+                .results
+                .first()
+                .and_then(|r| r["errors"].as_u64())
+                .map_or_else(|| "?".into(), |n| n.to_string()),
+            twin.validate
+                .note
+                .as_deref()
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default()
+        )),
+        _ => notes.push(format!(
+            "HDF5 twin: {}",
+            twin.validate.note.as_deref().unwrap_or("not made")
+        )),
+    }
     format!(
         "\nNWB on Zarr: ecephys demo file + {scale} TimeSeries, best of {reps} (fresh process each)\n\n{}\n\
          Times are the operation alone (process start-up, imports and loading the namespace YAML excluded); \
          'process s' is the whole process (interpreter start-up and imports included for the peer). \
-         Ratio = hdmf-zarr time / neurochunk time (higher: neurochunk faster). Objects: neurochunk's typed \
-         objects / len(list(nwbfile.objects)). Warm page cache: reads follow the write.\n{}\n",
+         Ratio = peer time / neurochunk time (the peer: hdmf-zarr for reads, pynwb for validation) (higher: neurochunk faster). Objects: neurochunk's typed \
+         objects / len(list(nwbfile.objects)). Validate: neurochunk opens and validates the Zarr file; the peer is \
+         pynwb.validate(path=...) of the file's HDF5 twin (both against the cached namespaces). Warm page cache: \
+         reads follow the write.\n{}\n",
         crate::harness::render_columns(&lines),
         notes.join("\n")
     )
 }
 
-fn report(all: &[ConventionRuns], scale: usize) -> Value {
+fn report(all: &[ConventionRuns], twin: &TwinRuns, scale: usize) -> Value {
     let rows: Vec<Value> = all
         .iter()
         .flat_map(|c| {
@@ -529,7 +674,16 @@ fn report(all: &[ConventionRuns], scale: usize) -> Value {
                 "process_ratio": ratio(c.peer_read.best_wall(), c.open.best_wall()),
                 "peer_python": c.peer_source,
             });
-            [write, read]
+            let validate = json!({
+                "convention": label,
+                "op": "open+validate / pynwb.validate of the HDF5 twin",
+                "results": {"neurochunk": c.validate.to_json(), "pynwb": twin.validate.to_json()},
+                "ratio": ratio(twin.validate.best(), c.validate.best()),
+                "process_ratio": ratio(twin.validate.best_wall(), c.validate.best_wall()),
+                "twin_exported_from": twin.from.map(|f| f.label()),
+                "twin_export": twin.export,
+            });
+            [write, read, validate]
         })
         .collect();
     let files: Map<String, Value> = all
@@ -570,6 +724,7 @@ fn run(context: &ExtraContext) -> BenchResult<Value> {
         .into_iter()
         .map(|c| measure(c, context, scale))
         .collect::<BenchResult<Vec<_>>>()?;
-    println!("{}", render_table(&all, scale, context.reps));
-    Ok(report(&all, scale))
+    let twin = measure_twin(&all, context);
+    println!("{}", render_table(&all, &twin, scale, context.reps));
+    Ok(report(&all, &twin, scale))
 }

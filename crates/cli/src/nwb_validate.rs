@@ -57,11 +57,18 @@ pub(crate) fn run(args: ValidateArgs) -> u8 {
     };
     let mut status = 0u8;
     let mut all: Vec<Value> = Vec::new();
-    for path in &args.paths {
+    for (i, path) in args.paths.iter().enumerate() {
+        let last = i + 1 == args.paths.len();
         let report = args.external.open(path).map_err(|f| f.0).and_then(|file| {
             let docs = namespaces_for(&file, &options).map_err(|e| e.to_string())?;
             let schema = SchemaSet::from_namespace_docs(&docs);
-            Ok(validate_with(&file, &schema))
+            let report = validate_with(&file, &schema);
+            if last {
+                // The process ends here: freeing the node table of a large file (every
+                // document of every node) takes longer than validating it.
+                std::mem::forget(file);
+            }
+            Ok(report)
         });
         match report {
             Err(message) => {

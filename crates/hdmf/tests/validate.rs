@@ -832,3 +832,54 @@ fn report_forms() {
         assert_eq!(Rule::from_id(rule.id()), Some(rule));
     }
 }
+
+#[test]
+fn a_hierarchy_deeper_than_the_walk_goes_is_reported_not_overflowed() {
+    let ns = "namespaces:\n- name: deep\n  version: '1'\n  schema:\n  - source: deep.yaml\n";
+    let source = "groups:\n- neurodata_type_def: Folder\n  groups:\n  - neurodata_type_inc: Folder\n    quantity: '*'\n";
+    let docs = parse_namespaces("ns.yaml", ns, &mut |s: &str| {
+        Ok((s.to_string(), source.to_string()))
+    })
+    .expect("parses");
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut w = NwbWriter::create_in(
+        store.clone(),
+        "d.nwb.zarr",
+        Convention::V3,
+        WriteOptions::default(),
+    )
+    .expect("writer");
+    w.root("2.8.0", &TypeInfo::new("deep", "Folder"), &[])
+        .expect("root");
+    let mut path = String::new();
+    for _ in 0..600 {
+        path.push_str("/f");
+        w.group(&path, Some(&TypeInfo::new("deep", "Folder")), &[])
+            .expect("group");
+    }
+    w.cache_namespace(&docs[0]).expect("cache");
+    w.finish().expect("finish");
+    let file = NwbFile::open_store(store, "d.nwb.zarr", ReadOptions::default()).expect("opens");
+    // On a thread with a small stack, as a guard against unbounded recursion.
+    let report = std::thread::Builder::new()
+        .stack_size(4 << 20)
+        .spawn(move || validate(&file, &ValidateOptions::default()).expect("validates"))
+        .expect("thread")
+        .join()
+        .expect("no overflow");
+    let errors: Vec<&Finding> = report.errors().collect();
+    assert_eq!(errors.len(), 1, "{}", report.to_text());
+    assert_eq!(errors[0].rule, Rule::Unreadable);
+    assert_eq!(
+        errors[0].path.matches("/f").count(),
+        512,
+        "{}",
+        errors[0].line()
+    );
+    assert!(
+        errors[0].message.contains("more than 512 levels"),
+        "{}",
+        errors[0].line()
+    );
+    assert_eq!(report.objects, 601);
+}

@@ -18,7 +18,7 @@ use super::stored::{
 };
 use crate::convention::Convention;
 use crate::file::{Link, NwbFile};
-use crate::index::{child, NodeDoc, NodeKind};
+use crate::index::{NodeDoc, NodeKind};
 use crate::reference::Reference;
 use crate::values::DatasetValue;
 
@@ -61,15 +61,17 @@ pub(crate) fn lookup<'s>(schema: &'s SchemaSet, attrs: &Map<String, Value>) -> T
 
 /// A child of a group as stored: a dataset, a group or a link (resolved).
 struct ChildInfo<'s> {
-    name: String,
+    name: Cow<'s, str>,
     /// Where it is stored (for a link, the link's path).
-    path: String,
+    path: Cow<'s, str>,
     /// The kind of the object (for a link, of its target).
     kind: NodeKind,
     /// For a link: the target's path and whether it is in another file.
     link_target: Option<(String, bool)>,
     /// The type of the object (for a link, of its target).
     lookup: TypeLookup<'s>,
+    /// Its documents (not for a link), until it is checked.
+    node: Option<Cow<'s, NodeDoc>>,
 }
 
 /// A child specification of a group.
@@ -123,51 +125,62 @@ impl<'n> ChildSpec<'n> {
 pub(crate) struct Checker<'a> {
     pub file: &'a NwbFile,
     pub schema: &'a SchemaSet,
-    /// Parent path → its stored datasets and groups (name, kind).
-    children: HashMap<String, Vec<(String, NodeKind)>>,
+    /// Parent path → its stored datasets and groups (name, path, kind).
+    children: HashMap<&'a str, Vec<(&'a str, &'a str, NodeKind)>>,
     /// Parent path → its links.
     links: HashMap<String, Vec<Link>>,
     /// The cached specifications' group, left out of the walk.
     specloc: Option<String>,
-    /// Objects validated against a specification.
-    visited: HashSet<String>,
+    /// `specloc` + `/`.
+    specloc_prefix: Option<String>,
+    /// Objects validated against a specification (or known to be of an unknown type's).
+    visited: HashSet<&'a str>,
     /// Typed objects of known types, for the table rules.
     pub typed: Vec<(String, NodeKind, &'a TypeDef)>,
     /// Reference and link targets already resolved: (source, path) → type or error.
     targets: HashMap<(String, String), Result<Option<String>, String>>,
     pub findings: Vec<Finding>,
+    /// How many groups deep the walk is.
+    depth: usize,
 }
+
+/// How deep the walk goes (a bound on its recursion, for hostile hierarchies).
+const MAX_DEPTH: usize = 512;
 
 impl<'a> Checker<'a> {
     pub fn new(file: &'a NwbFile, schema: &'a SchemaSet) -> Self {
         let specloc = file.specloc();
-        let in_specloc = |p: &str| {
-            specloc
-                .as_deref()
-                .is_some_and(|s| p == s || p.starts_with(&format!("{}/", s.trim_end_matches('/'))))
-        };
-        let mut children: HashMap<String, Vec<(String, NodeKind)>> = HashMap::new();
-        for (path, kind) in file.nodes() {
-            if path == "/" || in_specloc(path) {
-                continue;
-            }
-            let (parent, name) = crate::index::split_parent(path);
-            children
-                .entry(parent)
-                .or_default()
-                .push((name.to_string(), kind));
-        }
+        let specloc_prefix = specloc
+            .as_deref()
+            .map(|s| format!("{}/", s.trim_end_matches('/')));
         let mut checker = Checker {
             file,
             schema,
-            children,
+            children: HashMap::new(),
             links: HashMap::new(),
             specloc,
+            specloc_prefix,
             visited: HashSet::new(),
             typed: Vec::new(),
             targets: HashMap::new(),
             findings: Vec::new(),
+            depth: 0,
         };
+        for (path, kind) in file.nodes() {
+            if path == "/" || checker.in_specloc(path) {
+                continue;
+            }
+            let (parent, name) = match path.rsplit_once('/') {
+                Some(("", name)) => ("/", name),
+                Some((parent, name)) => (parent, name),
+                None => continue,
+            };
+            checker
+                .children
+                .entry(parent)
+                .or_default()
+                .push((name, path, kind));
+        }
         match file.links() {
             Ok(links) => {
                 for l in links {
@@ -204,9 +217,11 @@ impl<'a> Checker<'a> {
     }
 
     fn in_specloc(&self, path: &str) -> bool {
-        self.specloc.as_deref().is_some_and(|s| {
-            path == s || path.starts_with(&format!("{}/", s.trim_end_matches('/')))
-        })
+        self.specloc.as_deref().is_some_and(|s| path == s)
+            || self
+                .specloc_prefix
+                .as_deref()
+                .is_some_and(|prefix| path.starts_with(prefix))
     }
 
     /// Validate the whole file.
@@ -219,8 +234,8 @@ impl<'a> Checker<'a> {
             .unwrap_or_default();
         match lookup(self.schema, &root_attrs) {
             TypeLookup::Known(t) => {
-                let label = t.name.clone();
-                self.validate_object("/", NodeKind::Group, &t.resolved, &label, false);
+                self.typed.push(("/".into(), NodeKind::Group, t));
+                self.validate_object("/", Some("/"), NodeKind::Group, &t.resolved, &t.name, None);
             }
             TypeLookup::Untyped => self.find(
                 Rule::UnknownType,
@@ -272,26 +287,21 @@ impl<'a> Checker<'a> {
     /// Every typed object the walk did not reach is checked against its own type; unknown
     /// types and namespaces are reported here, once.
     fn sweep_typed_objects(&mut self) {
-        let nodes: Vec<(String, NodeKind)> = self
-            .file
-            .nodes()
-            .filter(|(p, _)| !self.in_specloc(p))
-            .map(|(p, k)| (p.to_string(), k))
-            .collect();
+        let file = self.file;
         // Namespace → (first object, its type, how many objects).
         let mut missing: BTreeMap<String, (String, String, usize)> = BTreeMap::new();
-        for (path, kind) in nodes {
-            let Some(node) = self.file.node(&path).ok().flatten() else {
+        for (path, kind) in file.nodes() {
+            if self.visited.contains(path) || self.in_specloc(path) {
+                continue;
+            }
+            let Some(node) = file.node(path).ok().flatten() else {
                 continue;
             };
             match lookup(self.schema, &node.attributes) {
                 TypeLookup::Untyped => {}
                 TypeLookup::Known(t) => {
-                    self.typed.push((path.clone(), kind, t));
-                    if !self.visited.contains(&path) {
-                        let label = t.name.clone();
-                        self.validate_object(&path, kind, &t.resolved, &label, false);
-                    }
+                    self.typed.push((path.to_string(), kind, t));
+                    self.validate_object(path, Some(path), kind, &t.resolved, &t.name, Some(node));
                 }
                 TypeLookup::Unknown(name) => {
                     let ns = type_attributes(&node.attributes)
@@ -300,7 +310,7 @@ impl<'a> Checker<'a> {
                         .unwrap_or_default();
                     self.find(
                         Rule::UnknownType,
-                        &path,
+                        path,
                         &name,
                         None,
                         format!(
@@ -309,7 +319,7 @@ impl<'a> Checker<'a> {
                     );
                 }
                 TypeLookup::MissingNamespace(ns, name) => {
-                    let entry = missing.entry(ns).or_insert((path.clone(), name, 0));
+                    let entry = missing.entry(ns).or_insert((path.to_string(), name, 0));
                     entry.2 += 1;
                 }
             }
@@ -328,20 +338,24 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Check one object against a specification.
+    /// Check one object against a specification. `visit`: the path under which the object
+    /// counts as checked (`None`: reached through a link; `path` is then the target and its own
+    /// links are not followed). `node`: its documents, when the caller has them.
     fn validate_object(
         &mut self,
         path: &str,
+        visit: Option<&'a str>,
         kind: NodeKind,
         spec: &NodeSpec,
         label: &str,
-        via_link: bool,
+        node: Option<Cow<'a, NodeDoc>>,
     ) {
-        if !via_link {
-            self.visited.insert(path.to_string());
+        let via_link = visit.is_none();
+        if let Some(key) = visit {
+            self.visited.insert(key);
         }
         let file = self.file;
-        let Some(node) = file.node(path).ok().flatten() else {
+        let Some(node) = node.or_else(|| file.node(path).ok().flatten()) else {
             self.find(
                 Rule::Unreadable,
                 path,
@@ -358,7 +372,18 @@ impl<'a> Checker<'a> {
         self.check_attributes(path, &node.attributes, spec, label);
         match kind {
             NodeKind::Dataset => self.check_dataset(path, &node, spec, label),
-            NodeKind::Group => self.check_children(path, spec, label, via_link),
+            NodeKind::Group if self.depth >= MAX_DEPTH => self.find(
+                Rule::Unreadable,
+                path,
+                label,
+                None,
+                format!("more than {MAX_DEPTH} levels deep: its children are not checked"),
+            ),
+            NodeKind::Group => {
+                self.depth += 1;
+                self.check_children(path, spec, label, via_link);
+                self.depth -= 1;
+            }
         }
     }
 
@@ -461,7 +486,7 @@ impl<'a> Checker<'a> {
         label: &str,
         name: &str,
         want: Primitive,
-        elements: &[(AttrElement, Value)],
+        elements: &[(AttrElement, &Value)],
     ) {
         for (element, value) in elements {
             let ok = match element {
@@ -825,20 +850,19 @@ impl<'a> Checker<'a> {
         let schema = self.schema;
         let mut out = Vec::new();
         let mut dangling = Vec::new();
-        for (name, kind) in self.children.get(path).cloned().unwrap_or_default() {
-            let child_path = child(path, &name);
-            let lookup = file
-                .node(&child_path)
-                .ok()
-                .flatten()
+        for &(name, child_path, kind) in self.children.get(path).into_iter().flatten() {
+            let node = file.node(child_path).ok().flatten();
+            let lookup = node
+                .as_ref()
                 .map(|n| lookup(schema, &n.attributes))
                 .unwrap_or(TypeLookup::Untyped);
             out.push(ChildInfo {
-                name,
-                path: child_path,
+                name: Cow::Borrowed(name),
+                path: Cow::Borrowed(child_path),
                 kind,
                 link_target: None,
                 lookup,
+                node,
             });
         }
         for link in self.links.get(path).cloned().unwrap_or_default() {
@@ -866,11 +890,12 @@ impl<'a> Checker<'a> {
                         .map(|n| lookup(schema, &n.attributes))
                         .unwrap_or(TypeLookup::Untyped);
                     out.push(ChildInfo {
-                        name: link.name.clone(),
-                        path: link.path.clone(),
+                        name: Cow::Owned(link.name.clone()),
+                        path: Cow::Owned(link.path.clone()),
                         kind: target.kind,
                         link_target: Some((target.path.clone(), external)),
                         lookup,
+                        node: None,
                     });
                 }
             }
@@ -912,7 +937,7 @@ impl<'a> Checker<'a> {
     }
 
     fn check_children(&mut self, path: &str, spec: &NodeSpec, label: &str, via_link: bool) {
-        let (children, dangling) = self.child_infos(path, label);
+        let (mut children, dangling) = self.child_infos(path, label);
         let specs: Vec<ChildSpec<'_>> = spec
             .datasets
             .iter()
@@ -931,9 +956,9 @@ impl<'a> Checker<'a> {
             // column of a table fell to the table's unnamed `VectorData *` and went unchecked).
             if candidates
                 .iter()
-                .any(|&si| specs[si].name() == Some(c.name.as_str()))
+                .any(|&si| specs[si].name() == Some(c.name.as_ref()))
             {
-                candidates.retain(|&si| specs[si].name() == Some(c.name.as_str()));
+                candidates.retain(|&si| specs[si].name() == Some(c.name.as_ref()));
             }
             let unsatisfied = |si: &usize| {
                 let q = specs[*si].quantity();
@@ -968,7 +993,7 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let named = (0..specs.len()).find(|&si| {
-                specs[si].name() == Some(c.name.as_str())
+                specs[si].name() == Some(c.name.as_ref())
                     && match specs[si] {
                         ChildSpec::Node(s) => s.kind == c.kind,
                         ChildSpec::Link(_) => c.link_target.is_some(),
@@ -1055,9 +1080,16 @@ impl<'a> Checker<'a> {
                 continue;
             };
             for &ci in &matched[si] {
+                let node = children[ci].node.take();
                 let c = &children[ci];
-                let (target, via) = match &c.link_target {
-                    None => (c.path.clone(), via_link),
+                let (target, visit) = match &c.link_target {
+                    // Objects of unknown types are reported (once) by the sweep.
+                    None => match (&c.path, &c.lookup, via_link) {
+                        (_, TypeLookup::Unknown(_) | TypeLookup::MissingNamespace(..), _)
+                        | (_, _, true)
+                        | (Cow::Owned(_), _, _) => (c.path.to_string(), None),
+                        (Cow::Borrowed(p), _, false) => (p.to_string(), Some(*p)),
+                    },
                     Some((target, external)) => {
                         if via_link {
                             // One hop: what a linked object links to is checked where that
@@ -1087,7 +1119,7 @@ impl<'a> Checker<'a> {
                             );
                             continue;
                         }
-                        (target.clone(), true)
+                        (target.clone(), None)
                     }
                 };
                 let (effective, child_label): (Cow<'_, NodeSpec>, String) =
@@ -1102,7 +1134,12 @@ impl<'a> Checker<'a> {
                         ),
                         None => (Cow::Borrowed(child_spec), format!("{label}/{}", c.name)),
                     };
-                self.validate_object(&target, c.kind, &effective, &child_label, via);
+                if visit.is_some() {
+                    if let TypeLookup::Known(t) = c.lookup {
+                        self.typed.push((target.clone(), c.kind, t));
+                    }
+                }
+                self.validate_object(&target, visit, c.kind, &effective, &child_label, node);
             }
         }
     }

@@ -862,16 +862,23 @@ pub struct MissingInclude {
     pub namespace: String,
 }
 
+/// How many ancestors a type may have before its chain is cut (a bound on the recursion of
+/// cached, possibly hostile, specifications).
+const MAX_INHERITANCE: usize = 256;
+
+/// (namespace, type name): where a type is defined.
+type TypeKey = (String, String);
+
 /// Every loaded namespace with its types resolved: what a file is validated against.
 #[derive(Clone, Debug, Default)]
 pub struct SchemaSet {
     namespaces: BTreeMap<String, NamespaceInfo>,
     types: HashMap<(String, String), TypeDef>,
-    /// Per namespace: every type name visible in it (its own and its includes') → the
-    /// namespace defining it.
-    scopes: HashMap<String, HashMap<String, String>>,
-    /// Type name → the first namespace (by name) defining it.
-    by_name: HashMap<String, String>,
+    /// Per namespace: every type name visible in it (its own and its includes') → the key
+    /// (defining namespace, type) of its definition.
+    scopes: HashMap<String, HashMap<String, TypeKey>>,
+    /// Type name → the key of its definition in the first namespace (by name) defining it.
+    by_name: HashMap<String, TypeKey>,
     problems: Vec<SchemaProblem>,
     missing_includes: Vec<MissingInclude>,
 }
@@ -1047,13 +1054,13 @@ impl SchemaSet {
         for name in names.iter().rev() {
             if let Some(ns) = self.namespaces.get(name) {
                 for t in &ns.types {
-                    self.by_name.insert(t.clone(), name.clone());
+                    self.by_name.insert(t.clone(), (name.clone(), t.clone()));
                 }
             }
         }
     }
 
-    fn scope_of(&mut self, name: &str, visiting: &mut HashSet<String>) -> HashMap<String, String> {
+    fn scope_of(&mut self, name: &str, visiting: &mut HashSet<String>) -> HashMap<String, TypeKey> {
         let mut scope = HashMap::new();
         if !visiting.insert(name.to_string()) {
             return scope;
@@ -1080,7 +1087,7 @@ impl SchemaSet {
             }
         }
         for t in &ns.types {
-            scope.insert(t.clone(), name.to_string());
+            scope.insert(t.clone(), (name.to_string(), t.clone()));
         }
         visiting.remove(name);
         scope
@@ -1105,6 +1112,16 @@ impl SchemaSet {
         if done.contains(key) {
             return;
         }
+        if visiting.len() >= MAX_INHERITANCE {
+            self.problem(
+                &key.0,
+                format!(
+                    "type '{}' has more than {MAX_INHERITANCE} ancestors; its chain is cut there",
+                    key.1
+                ),
+            );
+            return;
+        }
         if visiting.contains(key) {
             let chain: Vec<&str> = visiting.iter().map(|(_, t)| t.as_str()).collect();
             self.problem(
@@ -1125,7 +1142,7 @@ impl SchemaSet {
             .scopes
             .get(&key.0)
             .and_then(|s| s.get(&parent))
-            .map(|ns| (ns.clone(), parent.clone()));
+            .cloned();
         let Some(parent_key) = parent_key else {
             self.problem(
                 &key.0,
@@ -1173,11 +1190,11 @@ impl SchemaSet {
     /// The type `name` as seen from namespace `namespace` (its own types and those of its
     /// includes); without a namespace, the type of that name in any loaded namespace.
     pub fn lookup(&self, namespace: Option<&str>, name: &str) -> Option<&TypeDef> {
-        let defining = match namespace {
+        let key = match namespace {
             Some(ns) => self.scopes.get(ns)?.get(name)?,
             None => self.by_name.get(name)?,
         };
-        self.types.get(&(defining.clone(), name.to_string()))
+        self.types.get(key)
     }
 
     /// Every type of every loaded namespace.

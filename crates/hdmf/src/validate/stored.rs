@@ -251,13 +251,13 @@ pub(crate) enum AttrElement {
 
 /// An attribute's value as stored: its shape (`None`: scalar) and elements.
 #[derive(Clone, Debug)]
-pub(crate) struct StoredAttribute {
+pub(crate) struct StoredAttribute<'v> {
     pub shape: Option<Vec<u64>>,
-    pub elements: Vec<(AttrElement, Value)>,
+    pub elements: Vec<(AttrElement, &'v Value)>,
 }
 
 /// Classify a JSON attribute value.
-pub(crate) fn classify_attribute(value: &Value) -> StoredAttribute {
+pub(crate) fn classify_attribute(value: &Value) -> StoredAttribute<'_> {
     fn element(v: &Value) -> AttrElement {
         if let Some(r) = attribute_reference(v) {
             return match r {
@@ -297,12 +297,12 @@ pub(crate) fn classify_attribute(value: &Value) -> StoredAttribute {
             }
             StoredAttribute {
                 shape: Some(shape),
-                elements: level.into_iter().map(|v| (element(v), v.clone())).collect(),
+                elements: level.into_iter().map(|v| (element(v), v)).collect(),
             }
         }
         other => StoredAttribute {
             shape: None,
-            elements: vec![(element(other), other.clone())],
+            elements: vec![(element(other), other)],
         },
     }
 }
@@ -491,18 +491,24 @@ mod tests {
 
     #[test]
     fn attributes_are_classified_from_json() {
-        let a = classify_attribute(&json!([[1, 2, 3], [4, 5, 6]]));
+        let matrix = json!([[1, 2, 3], [4, 5, 6]]);
+        let a = classify_attribute(&matrix);
         assert_eq!(a.shape, Some(vec![2, 3]));
         assert_eq!(a.elements.len(), 6);
         assert_eq!(a.elements[0].0, AttrElement::Primitive(Stored::Int64));
-        let s = classify_attribute(&json!("text"));
+        assert_eq!(a.elements[5].1, &json!(6));
+        let text = json!("text");
+        let s = classify_attribute(&text);
         assert_eq!(s.shape, None);
         assert_eq!(s.elements[0].0, AttrElement::Primitive(Stored::Utf8));
-        let r = classify_attribute(&json!({"_REFERENCE": {"source": ".", "path": "/a"}}));
+        let reference = json!({"_REFERENCE": {"source": ".", "path": "/a"}});
+        let r = classify_attribute(&reference);
         assert!(matches!(&r.elements[0].0, AttrElement::Reference(r) if r.path == "/a"));
-        let f = classify_attribute(&json!(2.5));
+        let float = json!(2.5);
+        let f = classify_attribute(&float);
         assert_eq!(f.elements[0].0, AttrElement::Primitive(Stored::Float64));
-        let ragged = classify_attribute(&json!([[1], [2, 3]]));
+        let ragged = json!([[1], [2, 3]]);
+        let ragged = classify_attribute(&ragged);
         assert_eq!(ragged.shape, Some(vec![2]));
     }
 }
