@@ -139,6 +139,18 @@ pub(crate) fn spinner(what: &str) -> Bar {
     with_traffic(bar)
 }
 
+/// A bar counting bytes of `what` (its length set later).
+pub(crate) fn bytes_bar(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    let template = format!(
+        "{{spinner}} {what} [{{bar:40}}] {{bytes}}/{{total_bytes}} ({{binary_bytes_per_sec}}, eta {{eta}})"
+    );
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,16 +179,4 @@ mod tests {
             "512 B read, 5.00 GiB written, 1000 requests"
         );
     }
-}
-
-/// A bar counting bytes of `what` (its length set later).
-pub(crate) fn bytes_bar(what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(0);
-    let template = format!(
-        "{{spinner}} {what} [{{bar:40}}] {{bytes}}/{{total_bytes}} ({{binary_bytes_per_sec}}, eta {{eta}})"
-    );
-    if let Ok(style) = ProgressStyle::with_template(&template) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
 }
