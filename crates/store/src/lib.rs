@@ -247,6 +247,19 @@ impl ByteRange {
                 size,
             })
     }
+
+    /// Slices `ranges` out of the whole `value` of `key` (an out-of-bounds range is an error
+    /// naming `key`): how a store holding whole values answers a ranged read.
+    pub fn slice_all(key: &str, value: &Bytes, ranges: &[ByteRange]) -> StoreResult<Vec<Bytes>> {
+        let size = value.len() as u64;
+        ranges
+            .iter()
+            .map(|range| {
+                let (start, end) = range.resolve_for(key, size)?;
+                Ok(value.slice(start as usize..end as usize))
+            })
+            .collect()
+    }
 }
 
 impl std::fmt::Display for ByteRange {

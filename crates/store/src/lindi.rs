@@ -352,15 +352,7 @@ impl Store for LindiStore {
         let Some(value) = self.get(key)? else {
             return Ok(None);
         };
-        let size = value.len() as u64;
-        ranges
-            .iter()
-            .map(|range| {
-                let (start, end) = range.resolve_for(key, size)?;
-                Ok(value.slice(start as usize..end as usize))
-            })
-            .collect::<StoreResult<Vec<_>>>()
-            .map(Some)
+        ByteRange::slice_all(key, &value, ranges).map(Some)
     }
 
     fn size(&self, key: &str) -> StoreResult<Option<u64>> {

@@ -514,18 +514,6 @@ impl RemoteStore {
         }
     }
 
-    /// Slices `ranges` out of a whole value.
-    fn slice(key: &str, value: &Bytes, ranges: &[ByteRange]) -> StoreResult<Vec<Bytes>> {
-        let size = value.len() as u64;
-        ranges
-            .iter()
-            .map(|range| {
-                let (start, end) = range.resolve_for(key, size)?;
-                Ok(value.slice(start as usize..end as usize))
-            })
-            .collect()
-    }
-
     /// `ranges` of `key`, or `None` when missing.
     async fn read_ranges(
         &self,
@@ -536,7 +524,7 @@ impl RemoteStore {
     ) -> StoreResult<Option<Vec<Bytes>>> {
         if self.ignores_ranges() {
             return match self.whole(key, path, batch).await? {
-                Some(value) => Self::slice(key, &value, ranges).map(Some),
+                Some(value) => ByteRange::slice_all(key, &value, ranges).map(Some),
                 None => Ok(None),
             };
         }
@@ -670,7 +658,7 @@ impl RemoteStore {
         if is_non_partial(&e) {
             self.ignores_ranges.store(true, Ordering::Relaxed);
             return match self.whole(key, path, batch).await? {
-                Some(value) => Self::slice(key, &value, ranges).map(Some),
+                Some(value) => ByteRange::slice_all(key, &value, ranges).map(Some),
                 None => Ok(None),
             };
         }
