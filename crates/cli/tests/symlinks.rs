@@ -2,6 +2,7 @@
 //! `--fsync` writes the same data as a default write.
 #![cfg(unix)]
 
+use neurochunk_testkit::tree_files_without_uuids;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -163,45 +164,6 @@ fn fsync_writes_the_same_tree() {
     }
 }
 
-/// `bytes` with every UUID (the random object ids an NWB write draws) blanked.
-fn without_uuids(mut bytes: Vec<u8>) -> Vec<u8> {
-    let is_uuid = |w: &[u8]| {
-        w.iter().enumerate().all(|(i, &b)| {
-            if [8, 13, 18, 23].contains(&i) {
-                b == b'-'
-            } else {
-                b.is_ascii_hexdigit()
-            }
-        })
-    };
-    let mut i = 0;
-    while i + 36 <= bytes.len() {
-        if is_uuid(&bytes[i..i + 36]) {
-            bytes[i..i + 36].fill(b'0');
-            i += 36;
-        } else {
-            i += 1;
-        }
-    }
-    bytes
-}
-
-/// Every file below `path` (or `path` itself): relative names and contents, sorted.
-fn files(path: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut pending = vec![path.to_path_buf()];
-    while let Some(p) = pending.pop() {
-        if p.is_dir() {
-            pending.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
-        } else {
-            let name = p.strip_prefix(path).unwrap().to_path_buf();
-            out.push((name, without_uuids(std::fs::read(&p).unwrap())));
-        }
-    }
-    out.sort();
-    out
-}
-
 fn run_ok(args: &[&Path]) {
     let out = neurochunk(args);
     assert!(
@@ -276,8 +238,8 @@ fn fsync_nwb_and_table_writers_write_the_same_files() {
         "derived.parquet",
     ] {
         let (plain, durable) = (
-            files(&p(&format!("false-{name}"))),
-            files(&p(&format!("true-{name}"))),
+            tree_files_without_uuids(&p(&format!("false-{name}"))),
+            tree_files_without_uuids(&p(&format!("true-{name}"))),
         );
         assert!(!plain.is_empty(), "{name}: nothing written");
         assert!(plain == durable, "{name}: --fsync wrote different files");
@@ -304,7 +266,8 @@ fn demo_takes_fsync_for_every_part() {
         "session.zarr2",
     ] {
         assert!(
-            files(&plain.join(part)) == files(&durable.join(part)),
+            tree_files_without_uuids(&plain.join(part))
+                == tree_files_without_uuids(&durable.join(part)),
             "{part}: --fsync wrote different files"
         );
     }

@@ -8,50 +8,7 @@ use std::path::{Path, PathBuf};
 use neurochunk_hdmf::demo::{write_demo, DemoOptions};
 use neurochunk_hdmf::{convert_file, Convention, Durability, NwbFile, WriteOptions};
 use neurochunk_store::fsync::{self, SyncCounts};
-
-/// `bytes` with every UUID (the random object ids a write draws) replaced by the same text.
-fn without_uuids(mut bytes: Vec<u8>) -> Vec<u8> {
-    let is_uuid = |w: &[u8]| {
-        w.iter().enumerate().all(|(i, &b)| {
-            if [8, 13, 18, 23].contains(&i) {
-                b == b'-'
-            } else {
-                b.is_ascii_hexdigit()
-            }
-        })
-    };
-    let mut i = 0;
-    while i + 36 <= bytes.len() {
-        if is_uuid(&bytes[i..i + 36]) {
-            bytes[i..i + 36].copy_from_slice(b"00000000-0000-4000-8000-000000000000");
-            i += 36;
-        } else {
-            i += 1;
-        }
-    }
-    bytes
-}
-
-/// Every file below `dir`: relative paths and contents (object ids blanked), sorted.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                pending.push(p);
-            } else {
-                out.push((
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    without_uuids(std::fs::read(&p).unwrap()),
-                ));
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use neurochunk_testkit::tree_files_without_uuids;
 
 /// The two trees hold the same files with the same bytes (failures name the files only).
 fn assert_same(a: &[(PathBuf, Vec<u8>)], b: &[(PathBuf, Vec<u8>)], label: &str) {
@@ -99,8 +56,8 @@ fn durable_nwb_writes_sync_every_file_and_write_the_same_bytes() {
         let counts = counted(|| {
             write_demo(&durable, &options(Durability::Fsync)).unwrap();
         });
-        let files = tree(&durable);
-        assert_same(&tree(&plain), &files, label);
+        let files = tree_files_without_uuids(&durable);
+        assert_same(&tree_files_without_uuids(&plain), &files, label);
         // Every file once (the consolidated metadata document is rewritten at the end).
         assert!(
             counts.files >= files.len() as u64,
@@ -125,7 +82,7 @@ fn durable_nwb_writes_sync_every_file_and_write_the_same_bytes() {
             let counts = counted(|| {
                 convert_file(&source, &path, other, options, &|_| {}).unwrap();
             });
-            (tree(&path), counts)
+            (tree_files_without_uuids(&path), counts)
         };
         let (plain_tree, plain_counts) = converted("converted-plain", Durability::Buffered);
         let (durable_tree, durable_counts) = converted("converted-durable", Durability::Fsync);

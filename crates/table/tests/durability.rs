@@ -9,31 +9,8 @@ use arrow::array::RecordBatch;
 use common::*;
 use neurochunk_store::fsync::{self, SyncCounts};
 use neurochunk_table::io::{read_all, write_all, Durability, WriteOptions};
+use neurochunk_testkit::tree_files;
 use std::path::{Path, PathBuf};
-
-/// Every file below `dir` (or `dir` itself), relative paths and contents, sorted.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    if dir.is_file() {
-        return vec![(PathBuf::new(), std::fs::read(dir).unwrap())];
-    }
-    let mut out = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                pending.push(p);
-            } else {
-                out.push((
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 fn write(path: &Path, batch: &RecordBatch, opts: &WriteOptions) -> SyncCounts {
     let before = fsync::counts();
@@ -76,7 +53,11 @@ fn durable_table_writes_sync_every_file_and_write_the_same_bytes() {
             SyncCounts { files, directories },
             "{name}: a durable write"
         );
-        assert_eq!(tree(&plain), tree(&durable), "{name}: the outputs differ");
+        assert_eq!(
+            tree_files(&plain),
+            tree_files(&durable),
+            "{name}: the outputs differ"
+        );
         let (_, back) = read_all(&durable).unwrap();
         assert_eq!(back.iter().map(RecordBatch::num_rows).sum::<usize>(), 6);
 
@@ -99,6 +80,10 @@ fn durable_table_writes_sync_every_file_and_write_the_same_bytes() {
             "{name}: {} is still there",
             stale.display()
         );
-        assert_eq!(tree(&plain), tree(&durable), "{name}: the outputs differ");
+        assert_eq!(
+            tree_files(&plain),
+            tree_files(&durable),
+            "{name}: the outputs differ"
+        );
     }
 }
