@@ -10,7 +10,7 @@ use common::*;
 use neurochunk_store::fsync::{self, SyncCounts};
 use neurochunk_table::io::{read_all, write_all, Durability, WriteOptions};
 use neurochunk_testkit::tree_files;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn write(path: &Path, batch: &RecordBatch, opts: &WriteOptions) -> SyncCounts {
     let before = fsync::counts();
