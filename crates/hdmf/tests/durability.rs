@@ -3,7 +3,7 @@
 //! `neurochunk_store::fsync`, a process-wide count, so this file holds a single test), and
 //! writes the same bytes as a buffered one.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use neurochunk_hdmf::demo::{write_demo, DemoOptions};
 use neurochunk_hdmf::{convert_file, Convention, Durability, NwbFile, WriteOptions};
