@@ -239,3 +239,51 @@ pub(crate) fn reserve_total(out: &mut Vec<u8>, total: usize) {
         out.reserve_exact(total - out.len());
     }
 }
+
+/// Output sizing shared by the streaming decoders (zlib/gzip, bzip2, xz, zstd): reserve the
+/// expected decoded size, or a guess from the input when it is unknown, and return the most
+/// bytes the stream may decode to.
+pub(crate) fn start_stream_output(
+    out: &mut Vec<u8>,
+    input_len: usize,
+    decoded_size: Option<usize>,
+) -> usize {
+    out.reserve_exact(first_output_capacity(input_len, decoded_size));
+    decoded_size.unwrap_or(MAX_UNKNOWN_DECODED)
+}
+
+/// The capacity a streaming decoder starts with: the expected size, or four times the input
+/// (at least 4 KiB, at most 64 MiB) when unknown.
+pub(crate) fn first_output_capacity(input_len: usize, decoded_size: Option<usize>) -> usize {
+    decoded_size.unwrap_or_else(|| input_len.saturating_mul(4).clamp(4096, 64 << 20))
+}
+
+/// Before a streaming decoder's next step: when `out` is full and below `limit`, grow it by
+/// its capacity (64 KiB to 64 MiB at a time), never past `limit`.
+pub(crate) fn grow_stream_output(out: &mut Vec<u8>, limit: usize) {
+    if out.len() == out.capacity() && out.len() < limit {
+        let grow = out
+            .capacity()
+            .clamp(64 * 1024, 64 << 20)
+            .min(limit - out.len());
+        out.reserve_exact(grow);
+    }
+}
+
+/// The error of a streaming decoder that made no progress: with room left in `out` the input
+/// ended early (`truncated` says what), otherwise the stream decodes to more than `limit`.
+pub(crate) fn stalled_stream(
+    codec: &str,
+    out: &Vec<u8>,
+    truncated: &str,
+    limit: usize,
+) -> CodecError {
+    if out.len() < out.capacity() {
+        corrupt(codec, truncated)
+    } else {
+        corrupt(
+            codec,
+            format!("decodes to more than the expected {limit} bytes"),
+        )
+    }
+}

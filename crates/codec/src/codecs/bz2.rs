@@ -5,7 +5,10 @@
 use bzip2::{Action, Compress, Compression, Decompress, Status};
 use serde_json::{json, Value};
 
-use crate::util::{check_size, corrupt, obj, v2_json, v3_json, Conf, MAX_UNKNOWN_DECODED};
+use crate::util::{
+    check_size, corrupt, grow_stream_output, obj, stalled_stream, start_stream_output, v2_json,
+    v3_json, Conf,
+};
 use crate::{BytesToBytesCodec, CodecResult};
 
 const ID: &str = "bz2";
@@ -65,10 +68,7 @@ pub(crate) fn decompress(
     decoded_size: Option<usize>,
 ) -> CodecResult<()> {
     out.clear();
-    let limit = decoded_size.unwrap_or(MAX_UNKNOWN_DECODED);
-    out.reserve_exact(
-        decoded_size.unwrap_or_else(|| input.len().saturating_mul(4).clamp(4096, 64 << 20)),
-    );
+    let limit = start_stream_output(out, input.len(), decoded_size);
     let mut pos = 0usize;
     while pos < input.len() {
         let mut d = Decompress::new(false);
@@ -77,13 +77,7 @@ pub(crate) fn decompress(
             break;
         }
         loop {
-            if out.len() == out.capacity() && out.len() < limit {
-                let grow = out
-                    .capacity()
-                    .clamp(64 * 1024, 64 << 20)
-                    .min(limit - out.len());
-                out.reserve_exact(grow);
-            }
+            grow_stream_output(out, limit);
             let (bin, bout) = (d.total_in(), d.total_out());
             let status = d
                 .decompress_vec(&input[pos..], out)
@@ -93,13 +87,7 @@ pub(crate) fn decompress(
                 break;
             }
             if d.total_in() == bin && d.total_out() == bout {
-                if out.len() < out.capacity() {
-                    return Err(corrupt(ID, "truncated stream"));
-                }
-                return Err(corrupt(
-                    ID,
-                    format!("decodes to more than the expected {limit} bytes"),
-                ));
+                return Err(stalled_stream(ID, out, "truncated stream", limit));
             }
         }
     }

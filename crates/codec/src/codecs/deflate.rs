@@ -10,7 +10,10 @@ use std::cell::RefCell;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 use serde_json::{json, Value};
 
-use crate::util::{check_size, corrupt, obj, v2_json, v3_json, Conf, MAX_UNKNOWN_DECODED};
+use crate::util::{
+    check_size, corrupt, first_output_capacity, grow_stream_output, obj, stalled_stream, v2_json,
+    v3_json, Conf, MAX_UNKNOWN_DECODED,
+};
 use crate::{BytesToBytesCodec, CodecResult};
 
 thread_local! {
@@ -88,27 +91,15 @@ fn inflate_append(
     };
     let mut consumed = 0usize;
     let result = loop {
-        if out.len() == out.capacity() && out.len() < limit {
-            let grow = out
-                .capacity()
-                .clamp(64 * 1024, 64 << 20)
-                .min(limit - out.len());
-            out.reserve_exact(grow);
-        }
+        grow_stream_output(out, limit);
         let (before_in, before_out) = (d.total_in(), d.total_out());
         let status = d.decompress_vec(&input[consumed..], out, FlushDecompress::None);
         consumed += (d.total_in() - before_in) as usize;
         let progressed = d.total_in() != before_in || d.total_out() != before_out;
         match status {
             Ok(Status::StreamEnd) => break Ok(consumed),
-            Ok(_) if !progressed && out.len() < out.capacity() => {
-                break Err(corrupt(codec, "truncated stream"));
-            }
             Ok(_) if !progressed => {
-                break Err(corrupt(
-                    codec,
-                    format!("decodes to more than the expected {limit} bytes"),
-                ));
+                break Err(stalled_stream(codec, out, "truncated stream", limit))
             }
             Ok(_) => {}
             Err(e) => break Err(corrupt(codec, format!("invalid deflate data: {e}"))),
@@ -121,10 +112,6 @@ fn inflate_append(
         }
     });
     result
-}
-
-fn initial_capacity(input_len: usize, decoded_size: Option<usize>) -> usize {
-    decoded_size.unwrap_or_else(|| input_len.saturating_mul(4).clamp(4096, 64 << 20))
 }
 
 fn parse_level(codec: &str, config: &Value, default: u32) -> CodecResult<u32> {
@@ -225,7 +212,7 @@ pub(crate) fn gunzip(
 ) -> CodecResult<()> {
     out.clear();
     let limit = decoded_size.unwrap_or(MAX_UNKNOWN_DECODED);
-    crate::util::reserve_total(out, initial_capacity(input.len(), decoded_size));
+    crate::util::reserve_total(out, first_output_capacity(input.len(), decoded_size));
     let mut pos = 0;
     loop {
         let data = gzip_header(input, pos)?;
@@ -339,7 +326,7 @@ pub(crate) fn unzlib(
     decoded_size: Option<usize>,
 ) -> CodecResult<()> {
     out.clear();
-    crate::util::reserve_total(out, initial_capacity(input.len(), decoded_size));
+    crate::util::reserve_total(out, first_output_capacity(input.len(), decoded_size));
     inflate_append(
         "zlib",
         input,

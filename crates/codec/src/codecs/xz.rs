@@ -6,7 +6,8 @@ use liblzma::stream::{Action, Check, Filters, LzmaOptions, Status, Stream, CONCA
 use serde_json::{json, Value};
 
 use crate::util::{
-    check_size, config_err, corrupt, obj, unsupported, v2_json, v3_json, Conf, MAX_UNKNOWN_DECODED,
+    check_size, config_err, corrupt, grow_stream_output, obj, stalled_stream, start_stream_output,
+    unsupported, v2_json, v3_json, Conf,
 };
 use crate::{BytesToBytesCodec, CodecResult};
 
@@ -233,19 +234,10 @@ impl BytesToBytesCodec for LzmaCodec {
     ) -> CodecResult<()> {
         let mut s = self.decoder()?;
         out.clear();
-        let limit = decoded_size.unwrap_or(MAX_UNKNOWN_DECODED);
-        out.reserve_exact(
-            decoded_size.unwrap_or_else(|| input.len().saturating_mul(4).clamp(4096, 64 << 20)),
-        );
+        let limit = start_stream_output(out, input.len(), decoded_size);
         let mut consumed = 0usize;
         loop {
-            if out.len() == out.capacity() && out.len() < limit {
-                let grow = out
-                    .capacity()
-                    .clamp(64 * 1024, 64 << 20)
-                    .min(limit - out.len());
-                out.reserve_exact(grow);
-            }
+            grow_stream_output(out, limit);
             let (bin, bout) = (s.total_in(), s.total_out());
             let status = s
                 .process_vec(&input[consumed..], out, Action::Finish)
@@ -255,13 +247,7 @@ impl BytesToBytesCodec for LzmaCodec {
                 break;
             }
             if s.total_in() == bin && s.total_out() == bout {
-                if out.len() < out.capacity() {
-                    return Err(corrupt(ID, "truncated stream"));
-                }
-                return Err(corrupt(
-                    ID,
-                    format!("decodes to more than the expected {limit} bytes"),
-                ));
+                return Err(stalled_stream(ID, out, "truncated stream", limit));
             }
         }
         check_size(ID, out.len(), decoded_size)

@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 use zstd::zstd_safe::{self, CCtx, CParameter, DCtx, InBuffer, OutBuffer, ResetDirective};
 
 use crate::util::{
-    check_declared, check_size, corrupt, obj, v2_json, v3_json, Conf, MAX_UNKNOWN_DECODED,
+    check_declared, check_size, corrupt, grow_stream_output, obj, stalled_stream,
+    start_stream_output, v2_json, v3_json, Conf,
 };
 use crate::{BytesToBytesCodec, CodecResult};
 
@@ -143,20 +144,11 @@ fn stream_decode(
     out: &mut Vec<u8>,
     decoded_size: Option<usize>,
 ) -> CodecResult<()> {
-    let limit = decoded_size.unwrap_or(MAX_UNKNOWN_DECODED);
-    out.reserve_exact(
-        decoded_size.unwrap_or_else(|| input.len().saturating_mul(4).clamp(4096, 64 << 20)),
-    );
+    let limit = start_stream_output(out, input.len(), decoded_size);
     let mut inbuf = InBuffer::around(input);
     let mut frame_done = false;
     loop {
-        if out.len() == out.capacity() && out.len() < limit {
-            let grow = out
-                .capacity()
-                .clamp(64 * 1024, 64 << 20)
-                .min(limit - out.len());
-            out.reserve_exact(grow);
-        }
+        grow_stream_output(out, limit);
         let (pos_before, len_before) = (inbuf.pos(), out.len());
         let hint = {
             let len = out.len();
@@ -171,20 +163,12 @@ fn stream_decode(
                 return Ok(());
             }
         } else if !progressed {
-            if out.len() < out.capacity() {
-                return Err(corrupt(
-                    NAME,
-                    if frame_done {
-                        "truncated trailing frame"
-                    } else {
-                        "truncated frame"
-                    },
-                ));
-            }
-            return Err(corrupt(
-                NAME,
-                format!("decodes to more than the expected {limit} bytes"),
-            ));
+            let truncated = if frame_done {
+                "truncated trailing frame"
+            } else {
+                "truncated frame"
+            };
+            return Err(stalled_stream(NAME, out, truncated, limit));
         }
     }
 }
