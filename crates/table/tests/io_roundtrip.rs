@@ -3,7 +3,7 @@
 
 mod common;
 
-use arrow::array::{Array, AsArray};
+use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, UInt64Type};
 use common::*;
 use neurochunk_table::io::{read_all, write_all, Format, TableSource, TableWriter, WriteOptions};
@@ -28,19 +28,24 @@ fn big_skeleton() -> arrow::array::RecordBatch {
     .batch(md(&[]))
 }
 
+/// Write `batch` alone to `path` with the default options.
+fn write_batch(path: &std::path::Path, batch: &RecordBatch) {
+    write_all(
+        path,
+        batch.schema(),
+        std::slice::from_ref(batch),
+        &WriteOptions::default(),
+    )
+    .unwrap();
+}
+
 #[test]
 fn parquet_and_ipc_roundtrip_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let b = big_skeleton();
     for name in ["a.skeletons.parquet", "a.skeletons.arrow"] {
         let p = dir.path().join(name);
-        write_all(
-            &p,
-            b.schema(),
-            std::slice::from_ref(&b),
-            &WriteOptions::default(),
-        )
-        .unwrap();
+        write_batch(&p, &b);
         let (schema, batches) = read_all(&p).unwrap();
         assert_eq!(schema.fields(), b.schema().fields(), "{name}");
         assert_eq!(schema.metadata(), b.schema().metadata(), "{name}");
@@ -57,7 +62,7 @@ fn parquet_footer_has_plain_key_values() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("f.skeletons.parquet");
     let b = big_skeleton();
-    write_all(&p, b.schema(), &[b], &WriteOptions::default()).unwrap();
+    write_batch(&p, &b);
     let r = SerializedFileReader::new(File::open(&p).unwrap()).unwrap();
     let kv = r.metadata().file_metadata().key_value_metadata().unwrap();
     let get = |k: &str| kv.iter().find(|e| e.key == k).and_then(|e| e.value.clone());
@@ -80,7 +85,7 @@ fn dictionary_type_survives_parquet() {
         &["synapse", "gap_junction"],
         md(&[("unit", None)]),
     );
-    write_all(&p, b.schema(), &[b], &WriteOptions::default()).unwrap();
+    write_batch(&p, &b);
     let (schema, batches) = read_all(&p).unwrap();
     assert_eq!(
         schema.field_with_name("type").unwrap().data_type(),
@@ -203,7 +208,7 @@ fn bad_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let b = big_skeleton();
     let p = dir.path().join("t.skeletons.parquet");
-    write_all(&p, b.schema(), &[b], &WriteOptions::default()).unwrap();
+    write_batch(&p, &b);
     let data = std::fs::read(&p).unwrap();
     for cut in [4usize, data.len() / 2, data.len() - 1] {
         std::fs::write(&p, &data[..cut]).unwrap();
@@ -234,13 +239,7 @@ fn projection_reads_only_requested_columns_in_order() {
     let b = big_skeleton();
     for name in ["p.skeletons.parquet", "p.skeletons.arrow"] {
         let p = dir.path().join(name);
-        write_all(
-            &p,
-            b.schema(),
-            std::slice::from_ref(&b),
-            &WriteOptions::default(),
-        )
-        .unwrap();
+        write_batch(&p, &b);
         let src = TableSource::open(&p).unwrap();
         let cols = vec!["parent_id".to_string(), "sample_id".to_string()];
         let got: Vec<_> = src
