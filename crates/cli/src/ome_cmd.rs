@@ -9,14 +9,14 @@ use neurochunk_array::{Array, Store};
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_ome::{
     build_pyramid, convert_image, pyramid_chunk_count, validate, ConvertImageOptions, Factors,
-    Layout, Method, MultiscaleImage, PyramidOptions,
+    Layout, Method, MultiscaleImage, PyramidOptions, Severity,
 };
 use serde_json::{json, Value};
 
 use crate::arrays::{local_only_fsync, staged_destination, AxisOrderOpt, FormatArg};
-use crate::store_args::WriteArgs;
 use crate::progress;
 use crate::store_args::Location;
+use crate::store_args::WriteArgs;
 use crate::{CmdResult, Failure};
 
 /// The N5 multiscale layout to write.
@@ -133,7 +133,10 @@ fn list(text: &Option<String>) -> Option<Vec<String>> {
         .map(|t| t.split(',').map(|s| s.trim().to_string()).collect())
 }
 
-fn numbers<T: std::str::FromStr>(text: &Option<String>, what: &str) -> Result<Option<Vec<T>>, Failure> {
+fn numbers<T: std::str::FromStr>(
+    text: &Option<String>,
+    what: &str,
+) -> Result<Option<Vec<T>>, Failure> {
     list(text)
         .map(|items| {
             items
@@ -160,7 +163,11 @@ fn reporter(total: u64, lines: bool, what: &'static str) -> (progress::Bar, impl
         if lines && total > 0 {
             let (a, b) = (before * 10 / total, (before + n) * 10 / total);
             if b > a {
-                eprintln!("neurochunk: {what}: {}% ({} of {total} chunks)", b * 10, before + n);
+                eprintln!(
+                    "neurochunk: {what}: {}% ({} of {total} chunks)",
+                    b * 10,
+                    before + n
+                );
             }
         }
     };
@@ -279,7 +286,10 @@ pub(crate) fn convert_multiscale(
             .map_err(|e| Failure(format!("{}: {e}", dst.display())))?;
     }
     if !progress::quiet() {
-        eprintln!("neurochunk: note: {}: multiscale image {layout} written as {target}", dst.display());
+        eprintln!(
+            "neurochunk: note: {}: multiscale image {layout} written as {target}",
+            dst.display()
+        );
     }
     Ok(true)
 }
@@ -300,7 +310,8 @@ pub(crate) struct ValidateArgs {
     /// The image groups (directories or URLs).
     #[arg(required = true)]
     paths: Vec<Location>,
-    /// Print the problems of all images as one JSON list of {file, path, rule, message}.
+    /// Print the problems of all images as one JSON list of {file, severity, path, rule,
+    /// message}.
     #[arg(long)]
     json: bool,
 }
@@ -341,30 +352,53 @@ fn run_validate(args: ValidateArgs) -> u8 {
                 eprintln!("neurochunk: error: {message}");
                 status = status.max(2);
                 if args.json {
-                    all.push(json!({"file": path.display(), "path": "/", "rule": "unreadable", "message": message}));
+                    all.push(json!({"file": path.display(), "severity": "error", "path": "/", "rule": "unreadable", "message": message}));
                 }
             }
             Ok(problems) => {
-                if !problems.is_empty() {
+                let errors = problems
+                    .iter()
+                    .filter(|p| p.severity == Severity::Error)
+                    .count();
+                if errors > 0 {
                     status = status.max(1);
                 }
                 if args.json {
                     all.extend(problems.iter().map(|p| {
-                        json!({"file": path.display(), "path": p.path, "rule": p.rule, "message": p.message})
+                        json!({"file": path.display(), "severity": p.severity.name(), "path": p.path, "rule": p.rule, "message": p.message})
                     }));
-                } else if problems.is_empty() {
-                    outln!("{}: valid", path.display());
-                } else {
-                    outln!("{}: {} problem{}", path.display(), problems.len(), if problems.len() == 1 { "" } else { "s" });
-                    for p in &problems {
-                        outln!("  error [{}] {}: {}", p.rule, p.path, p.message);
-                    }
+                    continue;
+                }
+                let warnings = problems.len() - errors;
+                let verdict = if errors == 0 { "valid" } else { "INVALID" };
+                outln!(
+                    "{}: {verdict} ({errors} error{}, {warnings} warning{})",
+                    path.display(),
+                    if errors == 1 { "" } else { "s" },
+                    if warnings == 1 { "" } else { "s" }
+                );
+                // Errors first.
+                for p in problems
+                    .iter()
+                    .filter(|p| p.severity == Severity::Error)
+                    .chain(problems.iter().filter(|p| p.severity == Severity::Warning))
+                {
+                    outln!(
+                        "  {} [{}] {}: {}",
+                        p.severity.name(),
+                        p.rule,
+                        p.path,
+                        p.message
+                    );
                 }
             }
         }
     }
     if args.json {
-        outln!("{}", to_python_json(&Value::Array(all), PyJsonStyle::ZARR_PYTHON3));
+        outln!(
+            "{}",
+            to_python_json(&Value::Array(all), PyJsonStyle::ZARR_PYTHON3)
+        );
     }
     status
 }
@@ -374,7 +408,10 @@ fn info(args: InfoArgs) -> CmdResult {
     let image = MultiscaleImage::open(store, "")
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if args.json {
-        outln!("{}", to_python_json(&image.to_json(), PyJsonStyle::ZARR_PYTHON3));
+        outln!(
+            "{}",
+            to_python_json(&image.to_json(), PyJsonStyle::ZARR_PYTHON3)
+        );
         return Ok(());
     }
     outln!("path:        {}", args.path.display());
@@ -384,7 +421,10 @@ fn info(args: InfoArgs) -> CmdResult {
 
 /// The text description of a multiscale image (for `ome info` and `info`).
 pub(crate) fn print_image(image: &MultiscaleImage, indent: &str) {
-    let version = image.version().map(|v| format!(" (version {v})")).unwrap_or_default();
+    let version = image
+        .version()
+        .map(|v| format!(" (version {v})"))
+        .unwrap_or_default();
     outln!("{indent}multiscale:  {}{version}", image.layout());
     if let Some(name) = image.name() {
         outln!("{indent}name:        {name}");
@@ -396,7 +436,10 @@ pub(crate) fn print_image(image: &MultiscaleImage, indent: &str) {
         .axes()
         .iter()
         .map(|a| {
-            let details: Vec<&str> = [a.kind.as_deref(), a.unit.as_deref()].into_iter().flatten().collect();
+            let details: Vec<&str> = [a.kind.as_deref(), a.unit.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect();
             if details.is_empty() {
                 a.name.clone()
             } else {
@@ -417,12 +460,20 @@ pub(crate) fn print_image(image: &MultiscaleImage, indent: &str) {
             .as_ref()
             .map(|t| format!("  translation {t:?}"))
             .unwrap_or_default();
-        outln!("{indent}  {k}  {}  {shape}  scale {:?}{translation}", level.path, level.scale);
+        outln!(
+            "{indent}  {k}  {}  {shape}  scale {:?}{translation}",
+            level.path,
+            level.scale
+        );
     }
     if !image.labels().is_empty() {
         outln!("{indent}labels:      {}", image.labels().join(", "));
     }
-    if let Some(channels) = image.omero().and_then(|o| o.get("channels")).and_then(Value::as_array) {
+    if let Some(channels) = image
+        .omero()
+        .and_then(|o| o.get("channels"))
+        .and_then(Value::as_array)
+    {
         let labels: Vec<&str> = channels
             .iter()
             .map(|c| c.get("label").and_then(Value::as_str).unwrap_or("?"))
@@ -446,7 +497,11 @@ pub(crate) fn tree_summary(store: &Arc<dyn Store>, path: &str) -> Option<String>
             None => a.name.clone(),
         })
         .collect();
-    let scales: Vec<String> = image.levels().iter().map(|l| format!("{:?}", l.scale)).collect();
+    let scales: Vec<String> = image
+        .levels()
+        .iter()
+        .map(|l| format!("{:?}", l.scale))
+        .collect();
     Some(format!(
         "multiscale {}: {} levels, axes {}, scales {}",
         image.layout(),
