@@ -175,14 +175,27 @@ fn ome_zarr_py_versions_0_1_and_0_2() {
 fn bioformats2raw_series() {
     let dir = root().join("ome-zarr-py/pr174/tests/data/bf2raw/fake-series-2.zarr");
     let store: Arc<dyn Store> = Arc::new(FsStore::read_only(dir));
-    let err = MultiscaleImage::open(store.clone(), "").unwrap_err().to_string();
-    assert!(err.contains("bioformats2raw") && err.contains("'/0'"), "{err}");
+    let err = MultiscaleImage::open(store.clone(), "")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bioformats2raw") && err.contains("'/0'"),
+        "{err}"
+    );
     for (series, sum) in [("0", 33_411_110u64), ("1", 33_411_210)] {
         let image = MultiscaleImage::open(store.clone(), series).unwrap();
         assert_eq!(image.levels().len(), 2);
-        let (_, l0) = image.level_array(0).unwrap().read_elements::<u8>(&Selection::all()).unwrap();
+        let (_, l0) = image
+            .level_array(0)
+            .unwrap()
+            .read_elements::<u8>(&Selection::all())
+            .unwrap();
         assert_eq!(l0.iter().map(|&v| v as u64).sum::<u64>(), sum);
-        let (_, l1) = image.level_array(1).unwrap().read_elements::<u8>(&Selection::all()).unwrap();
+        let (_, l1) = image
+            .level_array(1)
+            .unwrap()
+            .read_elements::<u8>(&Selection::all())
+            .unwrap();
         // Level 1 is level 0 at even rows and columns: what our stride method computes.
         let expected = neurochunk_ome::downsample_block(
             &neurochunk_array::DataType::UInt8,
@@ -193,6 +206,8 @@ fn bioformats2raw_series() {
         )
         .unwrap();
         assert_eq!(l1, expected);
-        assert!(neurochunk_ome::validate(store.clone(), series).unwrap().is_empty());
+        assert!(neurochunk_ome::validate(store.clone(), series)
+            .unwrap()
+            .is_empty());
     }
 }
