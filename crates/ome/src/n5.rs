@@ -54,13 +54,13 @@ fn array_attributes(store: &dyn Store, path: &str) -> Option<Map<String, Value>>
     }
 }
 
-/// Where the BigDataViewer setup and time point of an image at `path` are, relative to it:
-/// `(setup attributes, prefix of the level paths)`.
+/// Where the BigDataViewer setup and time point of an image at `path` are: `(setup
+/// attributes, the setup group's path, prefix of the level paths relative to `path`)`.
 fn bdv_location(
     store: &dyn Store,
     path: &str,
     attrs: &Map<String, Value>,
-) -> OmeResult<Option<(Map<String, Value>, String)>> {
+) -> OmeResult<Option<(Map<String, Value>, String, String)>> {
     let first_timepoint = |setup: &str| -> OmeResult<Option<String>> {
         Ok(numbered_children(store, setup, "timepoint")?
             .into_iter()
@@ -70,7 +70,7 @@ fn bdv_location(
     // A setup group.
     if attrs.contains_key("downsamplingFactors") && !attrs.contains_key("dimensions") {
         if let Some(tp) = first_timepoint(path)? {
-            return Ok(Some((attrs.clone(), tp)));
+            return Ok(Some((attrs.clone(), path.to_string(), tp)));
         }
     }
     // A time point below a setup.
@@ -78,7 +78,7 @@ fn bdv_location(
         if name.starts_with("timepoint") && !path.is_empty() {
             if let Some(setup) = group_attributes(store, parent) {
                 if setup.contains_key("downsamplingFactors") {
-                    return Ok(Some((setup, String::new())));
+                    return Ok(Some((setup, parent.to_string(), String::new())));
                 }
             }
         }
@@ -89,7 +89,7 @@ fn bdv_location(
         if let Some(setup_attrs) = group_attributes(store, &setup_path) {
             if setup_attrs.contains_key("downsamplingFactors") {
                 if let Some(tp) = first_timepoint(&setup_path)? {
-                    return Ok(Some((setup_attrs, format!("{setup}/{tp}"))));
+                    return Ok(Some((setup_attrs, setup_path, format!("{setup}/{tp}"))));
                 }
             }
         }
@@ -227,8 +227,9 @@ pub(crate) fn open(
     path: &str,
     attrs: &Map<String, Value>,
 ) -> OmeResult<MultiscaleImage> {
-    if let Some((setup, prefix)) = bdv_location(store.as_ref(), path, attrs)? {
-        return open_bdv(store, path, &setup, &prefix);
+    if let Some((setup, setup_path, prefix)) = bdv_location(store.as_ref(), path, attrs)? {
+        let xml = bdv_xml_voxel_size(store.as_ref(), &setup_path)?;
+        return open_bdv(store, path, &setup, &prefix, xml);
     }
     let levels = numbered_children(store.as_ref(), path, "s")?;
     let is_level = |name: &str| array_attributes(store.as_ref(), &join_key(path, name)).is_some();
@@ -258,6 +259,7 @@ fn open_bdv(
     path: &str,
     setup: &Map<String, Value>,
     prefix: &str,
+    xml: Option<(Vec<f64>, Option<String>)>,
 ) -> OmeResult<MultiscaleImage> {
     let rows = setup
         .get("downsamplingFactors")
@@ -286,7 +288,16 @@ fn open_bdv(
             ),
         ));
     }
-    let (resolution, units) = resolution_and_units(setup, rank);
+    let (mut resolution, mut units) = resolution_and_units(setup, rank);
+    // Without a resolution on the setup, the voxel size of the BigDataViewer XML.
+    if let Some((size, unit)) = xml.filter(|(size, _)| size.len() == rank) {
+        if resolution.is_none() {
+            resolution = Some(size);
+            if units.iter().all(Option::is_none) {
+                units = vec![unit; rank];
+            }
+        }
+    }
     let resolution = resolution.unwrap_or_else(|| vec![1.0; rank]);
     let names = listed_axes(setup, rank);
     let levels = rows
@@ -537,6 +548,71 @@ fn number(f: f64) -> Value {
     } else {
         json!(f)
     }
+}
+
+/// The voxel size (x first) and unit of the view setup at `setup_path` (`.../setupN`) in a
+/// BigDataViewer XML file at the container's root (`dataset.xml` or another `.xml`), if any.
+fn bdv_xml_voxel_size(
+    store: &dyn Store,
+    setup_path: &str,
+) -> OmeResult<Option<(Vec<f64>, Option<String>)>> {
+    let (root, name) = setup_path.rsplit_once('/').unwrap_or(("", setup_path));
+    let Some(id) = name.strip_prefix("setup") else {
+        return Ok(None);
+    };
+    let dir = if root.is_empty() {
+        String::new()
+    } else {
+        format!("{root}/")
+    };
+    for key in store.list_dir(&dir)?.keys {
+        if !key.to_ascii_lowercase().ends_with(".xml") {
+            continue;
+        }
+        let Some(bytes) = store.get(&join_key(root, &key))? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        for block in elements(&text, "ViewSetup") {
+            if elements(block, "id").next().map(str::trim) != Some(id) {
+                continue;
+            }
+            let Some(voxel) = elements(block, "voxelSize").next() else {
+                continue;
+            };
+            let size: Option<Vec<f64>> = elements(voxel, "size")
+                .next()
+                .map(|s| {
+                    s.split_whitespace()
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()
+                        .ok()
+                })
+                .unwrap_or(None);
+            let unit = elements(voxel, "unit")
+                .next()
+                .map(|u| u.trim().to_string())
+                .filter(|u| !u.is_empty() && u != "pixel");
+            if let Some(size) = size {
+                return Ok(Some((size, unit)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The contents of the `<tag>…</tag>` elements in `text` (no attributes on the tag, as
+/// BigDataViewer writes these).
+fn elements<'a>(text: &'a str, tag: &str) -> impl Iterator<Item = &'a str> {
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let start = rest.find(&open)? + open.len();
+        let end = start + rest[start..].find(&close)?;
+        let inner = &rest[start..end];
+        rest = &rest[end + close.len()..];
+        Some(inner)
+    })
 }
 
 /// The BigDataViewer XML (`dataset.xml` at the container's root) of a BDV N5 image: one view
