@@ -54,13 +54,16 @@ fn array_attributes(store: &dyn Store, path: &str) -> Option<Map<String, Value>>
     }
 }
 
-/// Where the BigDataViewer setup and time point of an image at `path` are: `(setup
-/// attributes, the setup group's path, prefix of the level paths relative to `path`)`.
+/// `(setup attributes, the setup group's path, prefix of the level paths relative to the
+/// image)`.
+type BdvLocation = (Map<String, Value>, String, String);
+
+/// Where the BigDataViewer setup and time point of an image at `path` are.
 fn bdv_location(
     store: &dyn Store,
     path: &str,
     attrs: &Map<String, Value>,
-) -> OmeResult<Option<(Map<String, Value>, String, String)>> {
+) -> OmeResult<Option<BdvLocation>> {
     let first_timepoint = |setup: &str| -> OmeResult<Option<String>> {
         Ok(numbered_children(store, setup, "timepoint")?
             .into_iter()
