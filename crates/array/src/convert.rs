@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use neurochunk_codec::{
-    AnyCodec, ArrayToArrayCodec, ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, Codec,
-    CodecChain, IndexLocation, ShardingCodec,
+    AnyCodec, ArrayBytes, ArrayToArrayCodec, ArrayToBytesCodec, BytesCodec, BytesToBytesCodec,
+    Codec, CodecChain, IndexLocation, ShardingCodec,
 };
 use neurochunk_dtype::Endian;
 use neurochunk_store::Store;
@@ -593,6 +593,58 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
     copy_chunks(src, dst, false, progress)
 }
 
+/// Whether `src` and `dst` store every chunk as the same bytes: same format, shape, chunk
+/// grid, data type, fill value and codecs (chunk keys may differ).
+pub fn same_encoding(src: &ArrayMetadata, dst: &ArrayMetadata) -> bool {
+    src.format == dst.format
+        && src.shape == dst.shape
+        && src.chunk_shape == dst.chunk_shape
+        && src.data_type == dst.data_type
+        && src.effective_fill() == dst.effective_fill()
+        && src.n5_axis_order() == dst.n5_axis_order()
+        && src.codecs.to_v3_json() == dst.codecs.to_v3_json()
+}
+
+/// Copy `src`'s stored chunks into `dst` byte for byte, without decoding them, when both
+/// encode chunks the same way ([`same_encoding`]); returns `false` (and copies nothing)
+/// otherwise. Chunks are fetched and stored in batches (one `get_many` and one `set_many`
+/// each); `progress(n)` counts chunks of the grid. The bytes are not checked: a corrupt
+/// chunk stays corrupt (a reader of `dst` reports it).
+pub fn copy_stored_chunks(
+    src: &Array,
+    dst: &Array,
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<bool> {
+    if !same_encoding(src.metadata(), dst.metadata()) {
+        return Ok(false);
+    }
+    let grid = src.metadata().grid_shape();
+    let total: u64 = grid.iter().product();
+    let batch = 64u64;
+    let mut start = 0u64;
+    while start < total {
+        let end = (start + batch).min(total);
+        let indices: Vec<Vec<u64>> = (start..end).map(|i| unravel(i, &grid)).collect();
+        let requests: Vec<neurochunk_store::ReadRequest> = indices
+            .iter()
+            .map(|index| neurochunk_store::ReadRequest::whole(src.chunk_key(index)))
+            .collect();
+        let answers = src.store().get_many(&requests);
+        let mut values = Vec::with_capacity(indices.len());
+        for ((index, request), answer) in indices.iter().zip(&requests).zip(answers) {
+            if let Some(bytes) = crate::read::whole_value(answer, &request.key)? {
+                values.push((dst.chunk_key(index), bytes));
+            }
+        }
+        if !values.is_empty() {
+            dst.store().set_many(values)?;
+        }
+        progress(end - start);
+        start = end;
+    }
+    Ok(true)
+}
+
 /// [`copy_data`] that skips the destination chunks already stored in `dst` (found with one
 /// listing of the array's keys): the second half of a resumed conversion.
 pub fn copy_missing_data(
@@ -639,8 +691,84 @@ fn copy_chunks(
     let meta = dst.metadata();
     let grid = meta.grid_shape();
     let total: u64 = grid.iter().product();
-    // The chunks of a batch of tasks are stored together (one `set_many`: a durable
-    // filesystem store syncs each directory once per batch, not once per chunk).
+    let read = |origin: &[u64], extent: &[u64]| -> ArrayResult<ArrayBytes> {
+        Ok(src.read(&Selection::from_box(origin, extent))?.1)
+    };
+    let stored = if skip_stored {
+        stored_chunks(dst)?
+    } else {
+        Default::default()
+    };
+    let batch = copy_batch(meta);
+    if let Some(targets) = sparse_targets(src, dst, total)? {
+        let done = targets.iter().filter(|t| stored.contains(*t)).count();
+        progress(done as u64);
+        let todo = targets.iter().filter(|t| !stored.contains(*t)).cloned();
+        write_chunks(dst, todo, batch, &read, progress)?;
+        // The rest of the grid is fill value in both arrays: nothing to write.
+        progress(total - targets.len() as u64);
+        return Ok(());
+    }
+    // Every chunk not stored yet (every chunk when not resuming).
+    let todo = (0..total).map(|i| unravel(i, &grid)).filter(|index| {
+        let keep = !stored.contains(index);
+        if !keep {
+            progress(1);
+        }
+        keep
+    });
+    write_chunks(dst, todo, batch, &read, progress)
+}
+
+/// Destination chunks copied per batch: four per thread, fewer for large chunks (shards) so a
+/// batch's chunks and their decoded copies stay near `COPY_BATCH_BYTES`, at least one per
+/// thread.
+fn copy_batch(meta: &ArrayMetadata) -> usize {
+    const COPY_BATCH_BYTES: usize = 64 << 20;
+    let threads = rayon::current_num_threads().max(1);
+    let element = meta.data_type.fixed_size().unwrap_or(16);
+    let chunk_bytes = meta
+        .chunk_shape
+        .iter()
+        .product::<usize>()
+        .saturating_mul(element);
+    (threads * 4).min((COPY_BATCH_BYTES / chunk_bytes.max(1)).max(threads))
+}
+
+/// The box of chunk `index` (a shard, for a sharded array) of `meta`: its origin and its
+/// extent inside the array.
+pub fn chunk_box(meta: &ArrayMetadata, index: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    let origin: Vec<u64> = index
+        .iter()
+        .zip(&meta.chunk_shape)
+        .map(|(&i, &c)| i * c as u64)
+        .collect();
+    let extent: Vec<u64> = origin
+        .iter()
+        .zip(&meta.chunk_shape)
+        .zip(&meta.shape)
+        .map(|((&o, &c), &s)| (s - o).min(c as u64))
+        .collect();
+    (origin, extent)
+}
+
+/// What [`write_chunks`] calls for each chunk: its origin and extent in, its elements out.
+pub type ChunkProducer<'a> = dyn Fn(&[u64], &[u64]) -> ArrayResult<ArrayBytes> + Sync + 'a;
+
+/// Write the chunks `indices` (grid positions; shards for a sharded array) of `dst`, each
+/// with the elements `produce(origin, extent)` returns for its box (C order), `batch` chunks at a time: the
+/// chunks of a batch are produced and encoded in parallel (rayon) and stored with one
+/// [`Store::set_many`] call (a durable filesystem store syncs each directory once per batch),
+/// then `progress(n)` is called with the batch's size. Every task writes whole chunks, so
+/// tasks never race; memory is about `batch` chunks plus what `produce` needs for them.
+pub fn write_chunks(
+    dst: &Array,
+    indices: impl IntoIterator<Item = Vec<u64>>,
+    batch: usize,
+    produce: &ChunkProducer<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<()> {
+    let meta = dst.metadata();
     let encoded = std::sync::Mutex::new(Vec::new());
     let flush = || -> ArrayResult<()> {
         let values = std::mem::take(&mut *encoded.lock().unwrap_or_else(|e| e.into_inner()));
@@ -649,20 +777,10 @@ fn copy_chunks(
         }
         Ok(())
     };
-    let copy_chunk = |index: &[u64]| -> ArrayResult<()> {
-        let origin: Vec<u64> = index
-            .iter()
-            .zip(&meta.chunk_shape)
-            .map(|(&i, &c)| i * c as u64)
-            .collect();
-        let extent: Vec<u64> = origin
-            .iter()
-            .zip(&meta.chunk_shape)
-            .zip(&meta.shape)
-            .map(|((&o, &c), &s)| (s - o).min(c as u64))
-            .collect();
+    let write_chunk = |index: &Vec<u64>| -> ArrayResult<()> {
+        let (origin, extent) = chunk_box(meta, index);
+        let data = produce(&origin, &extent)?;
         let selection = Selection::from_box(&origin, &extent);
-        let (_, data) = src.read(&selection)?;
         dst.write_with(&selection, &data, &|values| {
             encoded
                 .lock()
@@ -671,43 +789,17 @@ fn copy_chunks(
             Ok(())
         })
     };
-    let stored = if skip_stored {
-        stored_chunks(dst)?
-    } else {
-        Default::default()
-    };
-    let batch = (rayon::current_num_threads() * 4).max(1);
-    if let Some(targets) = sparse_targets(src, dst, total)? {
-        let done = targets.iter().filter(|t| stored.contains(*t)).count();
-        progress(done as u64);
-        let todo: Vec<&Vec<u64>> = targets.iter().filter(|t| !stored.contains(*t)).collect();
-        for part in todo.chunks(batch) {
-            part.par_iter().try_for_each(|index| copy_chunk(index))?;
-            flush()?;
-            progress(part.len() as u64);
+    let batch = batch.max(1);
+    let mut indices = indices.into_iter();
+    loop {
+        let part: Vec<Vec<u64>> = indices.by_ref().take(batch).collect();
+        if part.is_empty() {
+            return Ok(());
         }
-        // The rest of the grid is fill value in both arrays: nothing to write.
-        progress(total - targets.len() as u64);
-        return Ok(());
-    }
-    let mut start = 0u64;
-    while start < total {
-        // A batch of chunks not stored yet (every chunk when not resuming).
-        let mut part = Vec::with_capacity(batch);
-        while start < total && part.len() < batch {
-            let index = unravel(start, &grid);
-            start += 1;
-            if stored.contains(&index) {
-                progress(1);
-            } else {
-                part.push(index);
-            }
-        }
-        part.par_iter().try_for_each(|index| copy_chunk(index))?;
+        part.par_iter().try_for_each(write_chunk)?;
         flush()?;
         progress(part.len() as u64);
     }
-    Ok(())
 }
 
 /// The array `meta` describes at `path` of `store`, to continue converting into: created when
