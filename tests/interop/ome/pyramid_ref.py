@@ -7,7 +7,7 @@
   element.
 * Factors: explicit, the default (2 on spatial axes, 1 elsewhere) or auto-isotropic (halve only
   the spatial axes finer than the coarsest / sqrt(2); once all are within sqrt(2), halve all).
-  An axis of length 1 keeps factor 1 in the default and auto-isotropic rules.
+  An axis already of length 1 keeps factor 1.
 * Level k's scale = scale_0 * cumulative factor; translation = t_0 + (cum - 1) * scale_0 / 2.
 """
 
@@ -86,8 +86,8 @@ def level_factors(
 ) -> list[int]:
     """The factors of one step from a level of `shape` and `scale` (physical voxel size)."""
     if factors is not None and not isinstance(factors, str):
-        return [int(k) for k in factors]
-    if factors is None:
+        f = [int(k) for k in factors]
+    elif factors is None:
         f = [2 if s else 1 for s in spatial]
     else:
         assert factors == "auto-isotropic", factors
