@@ -9,6 +9,8 @@
 //!   into either convention (module `hdf5`, through the HDF5 C library);
 //! * with the `tables` feature, **neurarrow tables** as Arrow IPC, Parquet and Hive-partitioned
 //!   Parquet, with the specification's validator (module `table`);
+//! * with the `ome` feature, **multiscale images** (OME-Zarr 0.4 / 0.5, BigDataViewer and
+//!   n5-viewer N5), their validation, conversion and a fast pyramid builder (module `ome`);
 //! * the restricted **pickle** reader and writer ([`pickle`]) that numcodecs' object codec and
 //!   hdmf-zarr's reference columns need: it runs no code and builds only allow-listed globals.
 //!
@@ -47,6 +49,10 @@ pub use neurochunk_hdf5 as hdf5;
 /// NWB files on Zarr (both hdmf-zarr conventions): see [`neurochunk_hdmf`].
 #[cfg(feature = "nwb")]
 pub use neurochunk_hdmf as nwb;
+/// Multiscale images (OME-Zarr, BigDataViewer / n5-viewer N5) and pyramids: see
+/// [`neurochunk_ome`].
+#[cfg(feature = "ome")]
+pub use neurochunk_ome as ome;
 /// neurarrow tables (Arrow IPC, Parquet, Hive): see [`neurochunk_table`].
 #[cfg(feature = "tables")]
 pub use neurochunk_table as table;

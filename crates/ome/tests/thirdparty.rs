@@ -1,0 +1,130 @@
+//! Multiscale images written by other software (`shared/thirdparty`, or
+//! `NEUROCHUNK_THIRDPARTY`), read with the values its README states.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use neurochunk_array::{FsStore, Selection, Store};
+use neurochunk_ome::{Layout, MultiscaleImage};
+
+fn root() -> PathBuf {
+    match std::env::var_os("NEUROCHUNK_THIRDPARTY") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thirdparty"),
+    }
+}
+
+fn open(rel: &str) -> MultiscaleImage {
+    let dir = root().join(rel);
+    assert!(dir.is_dir(), "third-party sample {} missing", dir.display());
+    let store: Arc<dyn Store> = Arc::new(FsStore::read_only(dir));
+    MultiscaleImage::open(store, "").unwrap()
+}
+
+fn sum_f32(image: &MultiscaleImage, level: usize) -> f64 {
+    let array = image.level_array(level).unwrap();
+    let (_, values) = array.read_elements::<f32>(&Selection::all()).unwrap();
+    values.iter().map(|&v| v as f64).sum()
+}
+
+#[test]
+fn zarr_java_v04() {
+    let image = open("zarr-java/testdata/ome/v0.4");
+    assert_eq!(image.layout(), Layout::OmeZarr04);
+    assert_eq!(image.version(), Some("0.4"));
+    assert_eq!(image.name(), Some("test_image"));
+    let names: Vec<&str> = image.axes().iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["t", "c", "z", "y", "x"]);
+    assert_eq!(image.axes()[0].kind.as_deref(), Some("time"));
+    assert_eq!(image.axes()[0].unit.as_deref(), Some("millisecond"));
+    assert_eq!(image.axes()[1].unit, None);
+    assert_eq!(image.axes()[4].unit.as_deref(), Some("micrometer"));
+    assert_eq!(image.levels().len(), 2);
+    assert_eq!(image.levels()[0].scale, [1.0, 1.0, 0.5, 0.5, 0.5]);
+    assert_eq!(image.levels()[1].scale, [1.0, 1.0, 1.0, 1.0, 1.0]);
+    assert_eq!(image.method(), Some("gaussian"));
+    assert_eq!(image.level_array(0).unwrap().shape(), [1, 2, 8, 16, 16]);
+    assert_eq!(image.level_array(1).unwrap().shape(), [1, 2, 4, 8, 8]);
+    assert!((sum_f32(&image, 0) - 2025.011).abs() < 1e-3);
+    assert!((sum_f32(&image, 1) - 250.715).abs() < 1e-3);
+    assert_eq!(image.labels(), ["nuclei"]);
+    let omero = image.omero().unwrap();
+    assert_eq!(omero["channels"][1]["label"], "GFP");
+    let json = image.to_json();
+    assert_eq!(json["layout"], "ome-zarr-0.4");
+    assert_eq!(json["levels"][1]["shape"], serde_json::json!([1, 2, 4, 8, 8]));
+    assert_eq!(json["levels"][0]["dtype"], "float32");
+    assert_eq!(json["labels"], serde_json::json!(["nuclei"]));
+}
+
+#[test]
+fn zarr_java_v05_and_labels() {
+    let image = open("zarr-java/testdata/ome/v0.5");
+    assert_eq!(image.layout(), Layout::OmeZarr05);
+    assert_eq!(image.version(), Some("0.5"));
+    assert_eq!(image.axes().len(), 5);
+    assert_eq!(image.levels()[0].scale, [1.0, 1.0, 0.5, 0.5, 0.5]);
+    assert!((sum_f32(&image, 0) - 2049.505).abs() < 1e-3);
+    assert!((sum_f32(&image, 1) - 264.762).abs() < 1e-3);
+    assert_eq!(image.labels(), ["nuclei"]);
+    for (sample, sum) in [("v0.4", 2008u64), ("v0.5", 2010)] {
+        let label = open(&format!("zarr-java/testdata/ome/{sample}/labels/nuclei"));
+        assert_eq!(label.name(), Some("nuclei"));
+        let array = label.level_array(0).unwrap();
+        assert_eq!(array.shape(), [8, 16, 16]);
+        let (_, values) = array.read_elements::<u32>(&Selection::all()).unwrap();
+        assert_eq!(values.iter().map(|&v| v as u64).sum::<u64>(), sum);
+        assert!(values.iter().all(|&v| v <= 2));
+    }
+}
+
+#[test]
+fn ngff_zarr_simple() {
+    let level1 = [
+        [2u16, 3, 6, 7, 9],
+        [20, 21, 23, 25, 26],
+        [39, 41, 43, 45, 47],
+        [59, 61, 63, 65, 67],
+        [79, 81, 82, 85, 86],
+    ];
+    for (version, layout) in [("0.4", Layout::OmeZarr04), ("0.5", Layout::OmeZarr05)] {
+        let image = open(&format!(
+            "neuroglancer/testdata/datasource/zarr/ome_zarr/simple_{version}"
+        ));
+        assert_eq!(image.layout(), layout);
+        let paths: Vec<&str> = image.levels().iter().map(|l| l.path.as_str()).collect();
+        assert_eq!(paths, ["scale0/image", "scale1/image", "scale2/image"]);
+        assert_eq!(image.axes()[0].unit.as_deref(), Some("nanometer"));
+        assert_eq!(image.levels()[1].scale, [8.0, 60.0]);
+        assert_eq!(image.levels()[1].translation.as_deref(), Some(&[2.0, 15.0][..]));
+        let (_, l0) = image.level_array(0).unwrap().read_elements::<u16>(&Selection::all()).unwrap();
+        assert_eq!(l0, (0..100u16).collect::<Vec<_>>());
+        let (_, l1) = image.level_array(1).unwrap().read_elements::<u16>(&Selection::all()).unwrap();
+        assert_eq!(l1, level1.concat());
+        let (_, l2) = image.level_array(2).unwrap().read_elements::<u16>(&Selection::all()).unwrap();
+        assert_eq!(l2, [5, 8, 39, 42]);
+    }
+}
+
+#[test]
+fn n5_viewer_multiscale() {
+    for variant in ["deprecated", "modern"] {
+        let image = open(&format!(
+            "neuroglancer/testdata/datasource/n5/n5_viewer_multiscale_{variant}"
+        ));
+        assert_eq!(image.layout(), Layout::N5Viewer);
+        // Listed x, y; presented in C order y, x.
+        let names: Vec<&str> = image.axes().iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["y", "x"]);
+        assert_eq!(image.axes()[0].unit.as_deref(), Some("s"));
+        assert_eq!(image.axes()[1].unit.as_deref(), Some("nm"));
+        assert_eq!(image.levels().len(), 3);
+        assert_eq!(image.levels()[0].scale, [20.0, 10.0]);
+        assert_eq!(image.levels()[2].scale, [80.0, 40.0]);
+        assert_eq!(image.levels()[1].translation.as_deref(), Some(&[10.0, 5.0][..]));
+        assert_eq!(image.level_array(0).unwrap().shape(), [20, 10]);
+        assert_eq!(image.level_array(2).unwrap().shape(), [5, 3]);
+        let (_, values) = image.level_array(1).unwrap().read_elements::<u16>(&Selection::all()).unwrap();
+        assert!(values.iter().all(|&v| v == 0));
+    }
+}
