@@ -14,7 +14,7 @@ import pytest
 import zarr
 
 from ncli import REPO_ROOT, assert_same_array, cli_form
-from omeio import ome_info, peer_multiscales, transforms, write_ngff_zarr, write_ome_zarr_py
+from omeio import group_attributes, ome_info, peer_multiscales, transforms, write_ngff_zarr, write_ome_zarr_py
 
 THIRDPARTY = REPO_ROOT.parent / "shared" / "thirdparty"
 SHAPE = (19, 30, 25)
@@ -108,7 +108,9 @@ def test_zarr_java_samples(nc, sample):
 def test_zarr_java_label_image(nc, sample, total):
     path = ZARR_JAVA_OME / sample / "labels" / "nuclei"
     info = ome_info(nc, path)
-    assert info["image_label"] is not None
+    stored = group_attributes(path)
+    assert info["image_label"] == stored.get("ome", stored).get("image-label")  # absent in the samples
+    assert info["name"] == "nuclei"
     got = nc.get(path / info["levels"][0]["path"])
     assert got.dtype == np.uint32 and int(got.sum()) == total
     assert set(np.unique(got).tolist()) <= {0, 1, 2}
