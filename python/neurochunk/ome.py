@@ -26,7 +26,7 @@ from . import _neurochunk as _native
 from ._core import Array, _is_url, _options_json, open_array
 from ._errors import InvalidInputError
 
-__all__ = ["MultiscaleImage", "open", "pyramid", "METHODS"]
+__all__ = ["MultiscaleImage", "open", "pyramid", "validate", "METHODS"]
 
 #: The downsampling methods of :func:`pyramid`.
 METHODS = ("mean", "mode", "stride", "min", "max")
@@ -185,6 +185,16 @@ def open(path_or_url: Any, storage_options: Mapping[str, Any] | None = None) -> 
     location = _fspath(path_or_url)
     text = _native.ome_describe(location, _options_json(storage_options))
     return MultiscaleImage(location, json.loads(text), storage_options)
+
+
+def validate(path_or_url: Any, storage_options: Mapping[str, Any] | None = None) -> list[dict[str, str]]:
+    """The NGFF rules the OME-Zarr image at ``path_or_url`` breaks, like ``neurochunk ome
+    validate``: one dict per problem with ``path`` (the group or array), ``rule`` (a short
+    stable identifier) and ``message``; an empty list when the image is valid. Metadata that
+    cannot be read at all raises, as :func:`open` does."""
+    location = _fspath(path_or_url)
+    problems: list[dict[str, str]] = json.loads(_native.ome_validate(location, _options_json(storage_options)))
+    return problems
 
 
 def _ints(value: Any, what: str) -> list[int] | None:

@@ -4,11 +4,14 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use neurochunk::ome::{build_pyramid, Factors, Layout, Method, MultiscaleImage, OmeError, PyramidOptions};
+use neurochunk::ome::{
+    build_pyramid, validate, Factors, Layout, Method, MultiscaleImage, OmeError, PyramidOptions,
+};
 use neurochunk::store::StoreError;
 use neurochunk::{Array, ArrayError};
 use pyo3::prelude::*;
 use serde::Deserialize;
+use serde_json::json;
 
 use crate::errors::{invalid, panic_error, py_error};
 use crate::store::{open_store, Location};
@@ -53,6 +56,26 @@ pub(crate) fn ome_describe(py: Python<'_>, location: &str, options: &str) -> PyR
     } = open_store(location, true, options)?;
     detached_ome(py, &display, move || {
         MultiscaleImage::open(store, &path).map(|image| image.to_json().to_string())
+    })
+}
+
+/// The NGFF rules the image at `location` breaks (JSON: a list of `{"path", "rule",
+/// "message"}`; empty when valid).
+#[pyfunction]
+#[pyo3(signature = (location, options="{}"))]
+pub(crate) fn ome_validate(py: Python<'_>, location: &str, options: &str) -> PyResult<String> {
+    let Location {
+        store,
+        path,
+        display,
+    } = open_store(location, true, options)?;
+    detached_ome(py, &display, move || {
+        let problems = validate(store, &path)?;
+        let list: Vec<_> = problems
+            .iter()
+            .map(|p| json!({"path": p.path, "rule": p.rule, "message": p.message}))
+            .collect();
+        Ok(serde_json::Value::Array(list).to_string())
     })
 }
 
@@ -158,7 +181,13 @@ pub(crate) fn ome_pyramid(
         Array::open(source.store.clone(), &source.path).map_err(OmeError::from)
     })?;
     detached_ome(py, &target.display, || {
-        build_pyramid(&array, target.store.clone(), &target.path, &options, &report)
-            .map(|image| image.to_json().to_string())
+        build_pyramid(
+            &array,
+            target.store.clone(),
+            &target.path,
+            &options,
+            &report,
+        )
+        .map(|image| image.to_json().to_string())
     })
 }

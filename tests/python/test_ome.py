@@ -155,3 +155,17 @@ def test_errors_name_the_location(tmp_path):
         nc.ome.pyramid(src, tmp_path / "x.ome.zarr", format="n5", n5_layout="imaris")
     with pytest.raises(nc.Error):
         nc.ome.open(tmp_path / "missing.ome.zarr")
+
+
+def test_validate_lists_broken_rules(tmp_path):
+    import json
+
+    dst = tmp_path / "v.ome.zarr"
+    nc.ome.pyramid(_source(tmp_path, _volume((8, 8, 8))), dst, levels=2, format="zarr2")
+    assert nc.ome.validate(dst) == []
+    attrs = json.loads((dst / ".zattrs").read_text())
+    attrs["multiscales"][0]["axes"][0]["name"] = "x"  # duplicate axis names
+    (dst / ".zattrs").write_text(json.dumps(attrs))
+    problems = nc.ome.validate(dst)
+    assert problems and all(set(p) == {"path", "rule", "message"} for p in problems)
+    assert any("x" in p["message"] for p in problems)
