@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use neurochunk_codec::{
-    AnyCodec, ArrayToArrayCodec, ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, Codec,
+    AnyCodec, ArrayBytes, ArrayToArrayCodec, ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, Codec,
     CodecChain, IndexLocation, ShardingCodec,
 };
 use neurochunk_dtype::Endian;
@@ -639,37 +639,8 @@ fn copy_chunks(
     let meta = dst.metadata();
     let grid = meta.grid_shape();
     let total: u64 = grid.iter().product();
-    // The chunks of a batch of tasks are stored together (one `set_many`: a durable
-    // filesystem store syncs each directory once per batch, not once per chunk).
-    let encoded = std::sync::Mutex::new(Vec::new());
-    let flush = || -> ArrayResult<()> {
-        let values = std::mem::take(&mut *encoded.lock().unwrap_or_else(|e| e.into_inner()));
-        if !values.is_empty() {
-            dst.store().set_many(values)?;
-        }
-        Ok(())
-    };
-    let copy_chunk = |index: &[u64]| -> ArrayResult<()> {
-        let origin: Vec<u64> = index
-            .iter()
-            .zip(&meta.chunk_shape)
-            .map(|(&i, &c)| i * c as u64)
-            .collect();
-        let extent: Vec<u64> = origin
-            .iter()
-            .zip(&meta.chunk_shape)
-            .zip(&meta.shape)
-            .map(|((&o, &c), &s)| (s - o).min(c as u64))
-            .collect();
-        let selection = Selection::from_box(&origin, &extent);
-        let (_, data) = src.read(&selection)?;
-        dst.write_with(&selection, &data, &|values| {
-            encoded
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend(values);
-            Ok(())
-        })
+    let read = |origin: &[u64], extent: &[u64]| -> ArrayResult<ArrayBytes> {
+        Ok(src.read(&Selection::from_box(origin, extent))?.1)
     };
     let stored = if skip_stored {
         stored_chunks(dst)?
@@ -680,34 +651,85 @@ fn copy_chunks(
     if let Some(targets) = sparse_targets(src, dst, total)? {
         let done = targets.iter().filter(|t| stored.contains(*t)).count();
         progress(done as u64);
-        let todo: Vec<&Vec<u64>> = targets.iter().filter(|t| !stored.contains(*t)).collect();
-        for part in todo.chunks(batch) {
-            part.par_iter().try_for_each(|index| copy_chunk(index))?;
-            flush()?;
-            progress(part.len() as u64);
-        }
+        let todo = targets.iter().filter(|t| !stored.contains(*t)).cloned();
+        write_chunks(dst, todo, batch, &read, progress)?;
         // The rest of the grid is fill value in both arrays: nothing to write.
         progress(total - targets.len() as u64);
         return Ok(());
     }
-    let mut start = 0u64;
-    while start < total {
-        // A batch of chunks not stored yet (every chunk when not resuming).
-        let mut part = Vec::with_capacity(batch);
-        while start < total && part.len() < batch {
-            let index = unravel(start, &grid);
-            start += 1;
-            if stored.contains(&index) {
-                progress(1);
-            } else {
-                part.push(index);
-            }
+    // Every chunk not stored yet (every chunk when not resuming).
+    let todo = (0..total).map(|i| unravel(i, &grid)).filter(|index| {
+        let keep = !stored.contains(index);
+        if !keep {
+            progress(1);
         }
-        part.par_iter().try_for_each(|index| copy_chunk(index))?;
+        keep
+    });
+    write_chunks(dst, todo, batch, &read, progress)
+}
+
+/// The box of chunk `index` (a shard, for a sharded array) of `meta`: its origin and its
+/// extent inside the array.
+pub fn chunk_box(meta: &ArrayMetadata, index: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    let origin: Vec<u64> = index
+        .iter()
+        .zip(&meta.chunk_shape)
+        .map(|(&i, &c)| i * c as u64)
+        .collect();
+    let extent: Vec<u64> = origin
+        .iter()
+        .zip(&meta.chunk_shape)
+        .zip(&meta.shape)
+        .map(|((&o, &c), &s)| (s - o).min(c as u64))
+        .collect();
+    (origin, extent)
+}
+
+/// Write the chunks `indices` (grid positions; shards for a sharded array) of `dst`, each
+/// with the elements `produce(origin, extent)` returns for its box (C order), `batch` chunks at a time: the
+/// chunks of a batch are produced and encoded in parallel (rayon) and stored with one
+/// [`Store::set_many`] call (a durable filesystem store syncs each directory once per batch),
+/// then `progress(n)` is called with the batch's size. Every task writes whole chunks, so
+/// tasks never race; memory is about `batch` chunks plus what `produce` needs for them.
+pub fn write_chunks(
+    dst: &Array,
+    indices: impl IntoIterator<Item = Vec<u64>>,
+    batch: usize,
+    produce: &(dyn Fn(&[u64], &[u64]) -> ArrayResult<ArrayBytes> + Sync),
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<()> {
+    let meta = dst.metadata();
+    let encoded = std::sync::Mutex::new(Vec::new());
+    let flush = || -> ArrayResult<()> {
+        let values = std::mem::take(&mut *encoded.lock().unwrap_or_else(|e| e.into_inner()));
+        if !values.is_empty() {
+            dst.store().set_many(values)?;
+        }
+        Ok(())
+    };
+    let write_chunk = |index: &Vec<u64>| -> ArrayResult<()> {
+        let (origin, extent) = chunk_box(meta, index);
+        let data = produce(&origin, &extent)?;
+        let selection = Selection::from_box(&origin, &extent);
+        dst.write_with(&selection, &data, &|values| {
+            encoded
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(values);
+            Ok(())
+        })
+    };
+    let batch = batch.max(1);
+    let mut indices = indices.into_iter();
+    loop {
+        let part: Vec<Vec<u64>> = indices.by_ref().take(batch).collect();
+        if part.is_empty() {
+            return Ok(());
+        }
+        part.par_iter().try_for_each(write_chunk)?;
         flush()?;
         progress(part.len() as u64);
     }
-    Ok(())
 }
 
 /// The array `meta` describes at `path` of `store`, to continue converting into: created when

@@ -420,3 +420,237 @@ where
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition, element by element: the values of output element `o`'s block.
+    fn block_values(input: &[f64], shape: &[usize], factors: &[usize], o: &[usize]) -> Vec<f64> {
+        let rank = shape.len();
+        let start: Vec<usize> = (0..rank).map(|d| o[d] * factors[d]).collect();
+        let stop: Vec<usize> = (0..rank).map(|d| (start[d] + factors[d]).min(shape[d])).collect();
+        let mut values = Vec::new();
+        let mut idx = start.clone();
+        loop {
+            let mut linear = 0;
+            for d in 0..rank {
+                linear = linear * shape[d] + idx[d];
+            }
+            values.push(input[linear]);
+            let mut d = rank;
+            loop {
+                if d == 0 {
+                    return values;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < stop[d] {
+                    break;
+                }
+                idx[d] = start[d];
+            }
+        }
+    }
+
+    fn outputs(shape: &[usize], factors: &[usize]) -> Vec<Vec<usize>> {
+        let out = reduced_shape(shape, factors);
+        let total: usize = out.iter().product();
+        (0..total)
+            .map(|mut i| {
+                let mut o = vec![0; out.len()];
+                for d in (0..out.len()).rev() {
+                    o[d] = i % out[d];
+                    i /= out[d];
+                }
+                o
+            })
+            .collect()
+    }
+
+    fn run<T: bytemuck::Pod>(dt: DataType, values: &[T], shape: &[usize], f: &[usize], m: Method) -> Vec<T> {
+        let out = downsample_block(&dt, bytemuck::cast_slice(values), shape, f, m).unwrap();
+        bytemuck::cast_slice(&out).to_vec()
+    }
+
+    fn arange_u16(shape: &[usize]) -> Vec<u16> {
+        (0..shape.iter().product::<usize>() as u16).collect()
+    }
+
+    #[test]
+    fn mean_5x7x9_by_hand() {
+        let shape = [5, 7, 9];
+        let v = arange_u16(&shape); // v = 63 z + 9 y + x
+        let out = run(DataType::UInt16, &v, &shape, &[2, 2, 2], Method::Mean);
+        assert_eq!(out.len(), 3 * 4 * 5);
+        let at = |z: usize, y: usize, x: usize| out[(z * 4 + y) * 5 + x];
+        assert_eq!(at(0, 0, 0), 36); // 36.5, ties to even
+        assert_eq!(at(1, 2, 3), 204); // 204.5
+        assert_eq!(at(2, 0, 4), 264); // 264.5 (edge: z {4}, x {8})
+        assert_eq!(at(2, 3, 4), 314); // the corner voxel alone
+        assert_eq!(at(0, 3, 0), 86); // z {0,1}, y {6}, x {0,1}: 31.5 + 54 + 0.5
+        let out = run(DataType::UInt16, &v, &shape, &[3, 2, 1], Method::Mean);
+        assert_eq!(out.len(), 2 * 4 * 9);
+        let at = |z: usize, y: usize, x: usize| out[(z * 4 + y) * 9 + x];
+        assert_eq!(at(1, 3, 8), 282); // z {3,4}, y {6}: 282.5
+        assert_eq!(at(0, 1, 5), 90); // z {0,1,2}, y {2,3}: 90.5
+        assert_eq!(at(0, 0, 0), 68); // z {0,1,2}, y {0,1}: 63 + 4.5 = 67.5, ties to even
+    }
+
+    #[test]
+    fn mean_rounds_ties_to_even_and_negative() {
+        let v: Vec<i16> = vec![-3, -2, 1, 2, 5, 6, 7];
+        // [-2.5, 1.5, 5.5, 7] → [-2, 2, 6, 7]
+        assert_eq!(run(DataType::Int16, &v, &[7], &[2], Method::Mean), [-2, 2, 6, 7]);
+        let v: Vec<f32> = vec![1.0, 2.0, 4.0];
+        assert_eq!(run(DataType::Float32, &v, &[3], &[2], Method::Mean), [1.5, 4.0]);
+        let v: Vec<u64> = vec![u64::MAX, u64::MAX, 1, 2];
+        let out = run(DataType::UInt64, &v, &[4], &[2], Method::Mean);
+        assert_eq!(out[0], u64::MAX); // summed without overflow, saturated back
+        assert_eq!(out[1], 2); // 1.5 → 2
+    }
+
+    #[test]
+    fn stride_min_max_5x7x9() {
+        let shape = [5, 7, 9];
+        let v = arange_u16(&shape);
+        for f in [[2, 2, 2], [3, 2, 1]] {
+            let out_shape = reduced_shape(&shape, &f);
+            let stride = run(DataType::UInt16, &v, &shape, &f, Method::Stride);
+            let min = run(DataType::UInt16, &v, &shape, &f, Method::Min);
+            let max = run(DataType::UInt16, &v, &shape, &f, Method::Max);
+            for (i, o) in outputs(&shape, &f).iter().enumerate() {
+                let first = (o[0] * f[0] * 7 + o[1] * f[1]) * 9 + o[2] * f[2];
+                let last: Vec<usize> = (0..3).map(|d| ((o[d] + 1) * f[d]).min(shape[d]) - 1).collect();
+                assert_eq!(stride[i] as usize, first);
+                assert_eq!(min[i] as usize, first);
+                assert_eq!(max[i] as usize, (last[0] * 7 + last[1]) * 9 + last[2]);
+            }
+            assert_eq!(stride.len(), out_shape.iter().product::<usize>());
+        }
+    }
+
+    #[test]
+    fn mode_ties_go_to_the_smallest() {
+        // Blocks of 2×2 in a 3×5 label image (edges: 1×2, 2×1, 1×1).
+        let v: Vec<u32> = vec![
+            7, 3, 3, 3, 9, //
+            3, 7, 5, 5, 9, //
+            1, 1, 2, 4, 6,
+        ];
+        // Block (0,0) {7,3,3,7}: tie 3/7 → 3; (0,1) {3,3,5,5} → 3; (0,2) {9,9} → 9;
+        // (1,0) {1,1} → 1; (1,1) {2,4} → 2; (1,2) {6} → 6.
+        assert_eq!(run(DataType::UInt32, &v, &[3, 5], &[2, 2], Method::Mode), [3, 3, 9, 1, 2, 6]);
+        let v: Vec<u8> = vec![200, 5, 200, 5, 5, 0, 0, 0, 1];
+        assert_eq!(run(DataType::UInt8, &v, &[9], &[3], Method::Mode), [200, 5, 0]);
+        let v: Vec<u64> = vec![u64::MAX, 1, u64::MAX, 2];
+        assert_eq!(run(DataType::UInt64, &v, &[4], &[4], Method::Mode), [u64::MAX]);
+        let v: Vec<u16> = vec![4, 4, 2, 2, 9];
+        assert_eq!(run(DataType::UInt16, &v, &[5], &[5], Method::Mode), [2]);
+        let b: Vec<u8> = vec![1, 0, 1, 0, 0, 1];
+        assert_eq!(run(DataType::Bool, &b, &[6], &[3], Method::Mode), [1, 0]);
+        assert!(downsample_block(&DataType::Bool, &b, &[6], &[3], Method::Mean).is_err());
+    }
+
+    /// Every dtype and method against the definition on random data of odd shapes.
+    #[test]
+    fn every_type_matches_the_definition() {
+        fn check<T: bytemuck::Pod + Into<f64>>(dt: DataType, make: impl Fn(&mut fastrand::Rng) -> T, integer: bool) {
+            let mut rng = fastrand::Rng::with_seed(7);
+            for (shape, f) in [
+                (vec![5, 7, 9], vec![2, 2, 2]),
+                (vec![5, 7, 9], vec![3, 2, 1]),
+                (vec![1, 3, 11, 4], vec![1, 2, 3, 4]),
+                (vec![13], vec![5]),
+            ] {
+                let n: usize = shape.iter().product();
+                let values: Vec<T> = (0..n).map(|_| make(&mut rng)).collect();
+                let wide: Vec<f64> = values.iter().map(|&v| v.into()).collect();
+                for m in [Method::Mean, Method::Mode, Method::Stride, Method::Min, Method::Max] {
+                    let out = run(dt.clone(), &values, &shape, &f, m);
+                    for (i, o) in outputs(&shape, &f).iter().enumerate() {
+                        let block = block_values(&wide, &shape, &f, o);
+                        let expected = match m {
+                            Method::Mean => {
+                                let mean = block.iter().sum::<f64>() / block.len() as f64;
+                                if integer { mean.round_ties_even() } else { mean }
+                            }
+                            Method::Stride => block[0],
+                            Method::Min => block.iter().cloned().fold(f64::INFINITY, f64::min),
+                            Method::Max => block.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+                            Method::Mode => {
+                                let mut best = (0usize, f64::INFINITY);
+                                for &v in &block {
+                                    let c = block.iter().filter(|&&w| w == v).count();
+                                    if c > best.0 || (c == best.0 && v < best.1) {
+                                        best = (c, v);
+                                    }
+                                }
+                                best.1
+                            }
+                        };
+                        let got: f64 = out[i].into();
+                        let close = if integer {
+                            got == expected
+                        } else {
+                            (got - expected).abs() <= 1e-6 * expected.abs().max(1.0)
+                        };
+                        assert!(close, "{dt} {m} shape {shape:?} f {f:?} at {o:?}: {got} != {expected}");
+                    }
+                }
+            }
+        }
+        check(DataType::UInt8, |r| r.u8(0..4), true);
+        check(DataType::UInt16, |r| r.u16(..), true);
+        check(DataType::UInt32, |r| r.u32(0..5), true);
+        check(DataType::Int8, |r| r.i8(..), true);
+        check(DataType::Int16, |r| r.i16(-3..3), true);
+        check(DataType::Int32, |r| r.i32(..), true);
+        check(DataType::Float32, |r| r.f32() * 100.0 - 50.0, false);
+        check(DataType::Float64, |r| r.f64() * 1e6, false);
+        // 64-bit integers are not `Into<f64>`: the same check through i32-range values.
+        let v: Vec<i64> = (0..45).map(|i| (i * 7919 % 23) as i64 - 11).collect();
+        let wide: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+        let out = run(DataType::Int64, &v, &[5, 9], &[2, 4], Method::Mean);
+        for (i, o) in outputs(&[5, 9], &[2, 4]).iter().enumerate() {
+            let b = block_values(&wide, &[5, 9], &[2, 4], o);
+            assert_eq!(out[i] as f64, (b.iter().sum::<f64>() / b.len() as f64).round_ties_even());
+        }
+        let v: Vec<u64> = (0..45).map(|i| (i * 7919 % 5) as u64).collect();
+        let wide: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+        let out = run(DataType::UInt64, &v, &[5, 9], &[2, 4], Method::Mode);
+        for (i, o) in outputs(&[5, 9], &[2, 4]).iter().enumerate() {
+            let b = block_values(&wide, &[5, 9], &[2, 4], o);
+            let best = b.iter().cloned().fold((0usize, f64::INFINITY), |best, v| {
+                let c = b.iter().filter(|&&w| w == v).count();
+                if c > best.0 || (c == best.0 && v < best.1) { (c, v) } else { best }
+            });
+            assert_eq!(out[i] as f64, best.1);
+        }
+    }
+
+    #[test]
+    fn float16_and_nan() {
+        let v: Vec<half::f16> = [1.0f32, 2.0, 3.0, 5.0].iter().map(|&x| half::f16::from_f32(x)).collect();
+        let out = run(DataType::Float16, &v, &[4], &[2], Method::Mean);
+        assert_eq!(out, [half::f16::from_f32(1.5), half::f16::from_f32(4.0)]);
+        let v = [1.0f64, f64::NAN, 0.5, 2.0];
+        let out = run(DataType::Float64, &v, &[4], &[2], Method::Max);
+        assert!(out[0].is_nan());
+        assert_eq!(out[1], 2.0);
+    }
+
+    #[test]
+    fn large_blocks_run_in_parallel_rows() {
+        // More rows than one task takes: the parallel split must not change values.
+        let shape = [64, 33, 130];
+        let v: Vec<u16> = (0..shape.iter().product::<usize>()).map(|i| (i * 31 % 1000) as u16).collect();
+        let wide: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+        let f = [2, 3, 2];
+        let out = run(DataType::UInt16, &v, &shape, &f, Method::Mean);
+        for (i, o) in outputs(&shape, &f).iter().enumerate().step_by(97) {
+            let b = block_values(&wide, &shape, &f, o);
+            assert_eq!(out[i] as f64, (b.iter().sum::<f64>() / b.len() as f64).round_ties_even());
+        }
+    }
+}
