@@ -220,6 +220,7 @@ def pyramid(
     chunks: Sequence[int] | None = None,
     shards: Sequence[int] | None = None,
     axes: Sequence[str] | None = None,
+    axis_types: Sequence[str] | None = None,
     units: Sequence[str] | None = None,
     scale: Sequence[float] | None = None,
     translation: Sequence[float] | None = None,
@@ -236,8 +237,9 @@ def pyramid(
     ``"min"``, ``"max"``. ``factors``: one int per axis, ``"auto-isotropic"``, or None (2 on
     spatial axes, 1 on the others). ``format``: ``"zarr2"`` (OME-Zarr 0.4), ``"zarr3"``
     (OME-Zarr 0.5) or ``"n5"`` with ``n5_layout`` ``"bdv"`` or ``"n5-viewer"``. ``chunks``
-    and ``shards`` per axis; ``axes``, ``units``, ``scale`` and ``translation`` override
-    what the source says. ``progress=True`` prints the number of chunks written; a callable
+    and ``shards`` per axis; ``axes`` (names), ``axis_types`` (``"space"``, ``"time"``,
+    ``"channel"`` or custom), ``units``, ``scale`` and ``translation`` override what the source
+    says. ``progress=True`` prints the number of chunks written; a callable
     is called with each increment. The semantics are in ``docs/ome.md``.
     """
     if method not in METHODS:
@@ -272,6 +274,7 @@ def pyramid(
         "chunks": _ints(chunks, "chunks"),
         "shards": _ints(shards, "shards"),
         "axes": None if axes is None else [str(a) for a in axes],
+        "axis_types": None if axis_types is None else [str(t) for t in axis_types],
         "units": None if units is None else [str(u) for u in units],
         "scale": None if scale is None else [float(s) for s in scale],
         "translation": None if translation is None else [float(t) for t in translation],

@@ -91,6 +91,7 @@ struct PyramidSpec {
     chunks: Option<Vec<usize>>,
     shards: Option<Vec<usize>>,
     axes: Option<Vec<String>>,
+    axis_types: Option<Vec<String>>,
     units: Option<Vec<String>>,
     scale: Option<Vec<f64>>,
     translation: Option<Vec<f64>>,
@@ -142,6 +143,7 @@ impl PyramidSpec {
         options.chunks = self.chunks;
         options.shards = self.shards;
         options.axes = self.axes;
+        options.axis_types = self.axis_types;
         options.units = self.units;
         options.scale = self.scale;
         options.translation = self.translation;

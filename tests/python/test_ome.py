@@ -169,3 +169,16 @@ def test_validate_lists_broken_rules(tmp_path):
     problems = nc.ome.validate(dst)
     assert problems and all(set(p) == {"path", "rule", "message"} for p in problems)
     assert any("x" in p["message"] for p in problems)
+
+
+def test_channel_axis_keeps_factor_one(tmp_path):
+    data = np.random.default_rng(9).integers(0, 255, (3, 9, 21, 19)).astype("uint8")
+    src = tmp_path / "czyx.zarr"
+    a = nc.create_array(src, shape=data.shape, dtype="uint8", chunks=(1, 8, 8, 8))
+    a[...] = data
+    img = nc.ome.pyramid(src, tmp_path / "czyx.ome.zarr", levels=2, method="max",
+                         axes=["c", "z", "y", "x"], axis_types=["channel", "space", "space", "space"])
+    assert [a["type"] for a in img.axes] == ["channel", "space", "space", "space"]
+    assert img[1].shape == (3, 5, 11, 10)
+    np.testing.assert_array_equal(img[1][2, 4, 10, 9], data[2, 8:, 20:, 18:].max())
+    assert img.scales[1] == [1.0, 2.0, 2.0, 2.0]
