@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use neurochunk_codec::{
-    AnyCodec, ArrayBytes, ArrayToArrayCodec, ArrayToBytesCodec, BytesCodec, BytesToBytesCodec, Codec,
-    CodecChain, IndexLocation, ShardingCodec,
+    AnyCodec, ArrayBytes, ArrayToArrayCodec, ArrayToBytesCodec, BytesCodec, BytesToBytesCodec,
+    Codec, CodecChain, IndexLocation, ShardingCodec,
 };
 use neurochunk_dtype::Endian;
 use neurochunk_store::Store;

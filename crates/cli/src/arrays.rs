@@ -235,6 +235,10 @@ pub(crate) struct ConvertArgs {
     format: Option<FormatArg>,
     #[command(flatten)]
     layout: LayoutArgs,
+    /// The N5 multiscale layout a multiscale image is written in with `--format n5` (default:
+    /// bdv for 3-D spatial images, n5-viewer otherwise).
+    #[arg(long, value_enum)]
+    n5_layout: Option<crate::ome_cmd::N5LayoutArg>,
     /// Write consolidated metadata at the destination afterwards.
     #[arg(long)]
     consolidate: bool,
@@ -301,7 +305,7 @@ pub(crate) struct ConsolidateArgs {
 }
 
 /// `--fsync` applies to local files only.
-fn local_only_fsync(write: &WriteArgs, location: &Location) -> CmdResult {
+pub(crate) fn local_only_fsync(write: &WriteArgs, location: &Location) -> CmdResult {
     if write.fsync && location.local().is_none() {
         return Err(Failure(format!(
             "{location}: --fsync applies to local paths only (objects are stored durably by the service)"
@@ -787,6 +791,26 @@ fn adopt_staged(path: &Path, write: &WriteArgs) -> Result<Option<StagedDir>, Fai
         .map(|staged| staged.with_durability(write.durability())))
 }
 
+/// The store a new tree at `dst` is written into, and for a local path the staging directory
+/// to publish when it is complete (nothing is half-written at `dst`); a URL's prefix is emptied
+/// and written in place (objects are stored one by one, atomically; see docs/remote.md).
+pub(crate) fn staged_destination(
+    dst: &Location,
+    write: &WriteArgs,
+) -> Result<(Arc<dyn Store>, Option<StagedDir>), Failure> {
+    match dst.local() {
+        Some(path) => {
+            let staged = stage_beside(path, path, write)?;
+            let store = write.store(staged.path());
+            store
+                .delete_prefix("")
+                .map_err(|e| Failure(format!("{}: {e}", dst.display())))?;
+            Ok((store, Some(staged)))
+        }
+        None => Ok((dst.open_remote_replace()?, None)),
+    }
+}
+
 /// Where a node to be written at `path` lives: the root directory of its hierarchy and the
 /// node's path inside it. Existing ancestors that are nodes (have a metadata document) belong
 /// to the hierarchy; otherwise the shallowest directory that does not exist yet is the root,
@@ -860,6 +884,23 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let node = open_node_with(src_store.as_ref(), "", &open)
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
     let format = args.format.map(ZarrFormat::from);
+    if matches!(node.metadata, NodeMetadata::Group(_)) && !args.resume {
+        // A multiscale image going to another layout carries its metadata across.
+        let options = args.layout.options(format)?;
+        if crate::ome_cmd::convert_multiscale(
+            &args.src,
+            &src_store,
+            &args.dst,
+            args.format,
+            args.n5_layout,
+            options.chunks,
+            options.shards,
+            options.compressors,
+            &args.write,
+        )? {
+            return Ok(());
+        }
+    }
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
     // The destination is written in a hidden sibling directory and swapped in at the end:
     // an existing destination is replaced whole, and is complete at every moment.

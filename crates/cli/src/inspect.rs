@@ -122,19 +122,42 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
         let list: Vec<Value> = entries
             .iter()
             .map(|entry| match &entry.metadata {
-                Ok(metadata) => node_json(&Node {
-                    path: entry.path.clone(),
-                    metadata: metadata.clone(),
-                }),
+                Ok(metadata) => {
+                    let mut out = node_json(&Node {
+                        path: entry.path.clone(),
+                        metadata: metadata.clone(),
+                    });
+                    if let NodeMetadata::Group(_) = metadata {
+                        if let Some(image) = crate::ome_cmd::multiscale_json(&store, &entry.path) {
+                            out["multiscale"] = image;
+                        }
+                    }
+                    out
+                }
                 Err(e) => json!({"path": display_path(&entry.path), "error": e.to_string()}),
             })
             .collect();
         print_json(&json!({ "nodes": list }));
         return Ok(());
     }
+    // The groups shown as multiscale images: groups inside one (a BigDataViewer setup and
+    // time point) are not described again.
+    let mut images: Vec<String> = Vec::new();
     for entry in &entries {
         match &entry.metadata {
-            Ok(metadata) => print_node(&entry.path, metadata),
+            Ok(metadata) => {
+                print_node(&entry.path, metadata);
+                let inside = images
+                    .iter()
+                    .any(|p| p.is_empty() || entry.path.starts_with(&format!("{p}/")));
+                if let (NodeMetadata::Group(_), false) = (metadata, inside) {
+                    if let Some(summary) = crate::ome_cmd::tree_summary(&store, &entry.path) {
+                        images.push(entry.path.clone());
+                        let (indent, _) = tree_position(&entry.path);
+                        outln!("{indent}  = {summary}");
+                    }
+                }
+            }
             Err(e) => {
                 let (indent, name) = tree_position(&entry.path);
                 outln!("{indent}{name}  [error: {e}]");
@@ -210,6 +233,11 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
         let mut out = node_json(&node).as_object().cloned().unwrap_or_default();
         out.insert("attributes".into(), Value::Object(attributes));
         out.insert("metadata".into(), raw_document(store.as_ref(), &node));
+        if let NodeMetadata::Group(_) = &node.metadata {
+            if let Some(image) = crate::ome_cmd::multiscale_json(&store, "") {
+                out.insert("multiscale".into(), image);
+            }
+        }
         if let NodeMetadata::Array(meta) = &node.metadata {
             out.insert(
                 "fill_value".into(),
@@ -242,7 +270,15 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
                 outln!("dimensions:  {names:?}");
             }
         }
-        NodeMetadata::Group(_) => outln!("node type:   group"),
+        NodeMetadata::Group(_) => {
+            outln!("node type:   group");
+            if crate::ome_cmd::multiscale_json(&store, "").is_some() {
+                match neurochunk_ome::MultiscaleImage::open(store.clone(), "") {
+                    Ok(image) => crate::ome_cmd::print_image(&image, ""),
+                    Err(e) => outln!("multiscale:  [error: {e}]"),
+                }
+            }
+        }
     }
     outln!(
         "attributes:  {}",

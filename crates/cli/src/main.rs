@@ -12,6 +12,7 @@ mod inspect;
 mod npz;
 mod nwb_cmd;
 mod nwb_validate;
+mod ome_cmd;
 mod progress;
 mod store_args;
 mod table_cmd;
@@ -65,6 +66,15 @@ enum Command {
         #[command(subcommand)]
         command: table_cmd::TableCommand,
     },
+    /// Build a multiscale image (OME-Zarr 0.4 / 0.5, BigDataViewer or n5-viewer N5) from a
+    /// single-scale array, each level downsampled from the previous one.
+    #[command(after_help = store_args::URL_FORMS)]
+    Pyramid(ome_cmd::PyramidArgs),
+    /// Multiscale images (OME-Zarr, BigDataViewer / n5-viewer N5): validate, describe.
+    Ome {
+        #[command(subcommand)]
+        command: ome_cmd::OmeCommand,
+    },
     /// NWB files on Zarr (both hdmf-zarr conventions): inspect, check, validate, read,
     /// dereference, write a demo, convert between conventions.
     Nwb {
@@ -110,6 +120,8 @@ fn main() -> ExitCode {
         Command::Convert(args) => arrays::convert(args),
         Command::Consolidate(args) => arrays::consolidate(args),
         Command::Demo(args) => demo::run(args),
+        Command::Pyramid(args) => ome_cmd::pyramid(args),
+        Command::Ome { command } => return ExitCode::from(ome_cmd::run(command)),
         Command::Table { command } => return table_cmd::run(command),
         Command::Nwb {
             command: nwb_cmd::NwbCommand::Validate(args),

@@ -247,7 +247,10 @@ impl MultiscaleImage {
         let array = Array::open_with(self.store.clone(), &path, &options).map_err(|e| match e {
             neurochunk_array::ArrayError::NotFound(_) => OmeError::metadata(
                 &self.path,
-                format!("level {i} names '{}', which is not an array", self.levels[i].path),
+                format!(
+                    "level {i} names '{}', which is not an array",
+                    self.levels[i].path
+                ),
             ),
             other => other.into(),
         })?;
@@ -267,7 +270,9 @@ impl MultiscaleImage {
 
     /// All level arrays.
     pub fn level_arrays(&self) -> OmeResult<Vec<Array>> {
-        (0..self.levels.len()).map(|i| self.level_array(i)).collect()
+        (0..self.levels.len())
+            .map(|i| self.level_array(i))
+            .collect()
     }
 
     /// A normalised description: `{"layout", "version", "name", "axes": [{"name", "type",

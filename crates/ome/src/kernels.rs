@@ -37,9 +37,15 @@ impl Method {
 
     /// The method named by [`Method::name`].
     pub fn parse(name: &str) -> Option<Method> {
-        [Method::Mean, Method::Mode, Method::Stride, Method::Min, Method::Max]
-            .into_iter()
-            .find(|m| m.name() == name)
+        [
+            Method::Mean,
+            Method::Mode,
+            Method::Stride,
+            Method::Min,
+            Method::Max,
+        ]
+        .into_iter()
+        .find(|m| m.name() == name)
     }
 }
 
@@ -87,8 +93,18 @@ pub fn downsample_block(
                     a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal)
                 }),
                 Method::Stride => stride(&values, in_shape, factors),
-                Method::Min => fold(&values, in_shape, factors, |a: $t, x: $t| if x < a { x } else { a }),
-                Method::Max => fold(&values, in_shape, factors, |a: $t, x: $t| if x > a { x } else { a }),
+                Method::Min => fold(
+                    &values,
+                    in_shape,
+                    factors,
+                    |a: $t, x: $t| if x < a { x } else { a },
+                ),
+                Method::Max => fold(
+                    &values,
+                    in_shape,
+                    factors,
+                    |a: $t, x: $t| if x > a { x } else { a },
+                ),
             };
             Ok(bytemuck::cast_slice(&out).to_vec())
         }};
@@ -98,14 +114,24 @@ pub fn downsample_block(
             let values = cast_in::<$t>(input);
             let out: Vec<$t> = match method {
                 Method::Mean => mean_float(&values, in_shape, factors),
-                Method::Mode => mode_of(&values, in_shape, factors, |a: &$t, b: &$t| a.total_cmp(b)),
+                Method::Mode => {
+                    mode_of(&values, in_shape, factors, |a: &$t, b: &$t| a.total_cmp(b))
+                }
                 Method::Stride => stride(&values, in_shape, factors),
                 // NaN wins, as in numpy.min / numpy.max.
                 Method::Min => fold(&values, in_shape, factors, |a: $t, x: $t| {
-                    if x < a || x.is_nan() { x } else { a }
+                    if x < a || x.is_nan() {
+                        x
+                    } else {
+                        a
+                    }
                 }),
                 Method::Max => fold(&values, in_shape, factors, |a: $t, x: $t| {
-                    if x > a || x.is_nan() { x } else { a }
+                    if x > a || x.is_nan() {
+                        x
+                    } else {
+                        a
+                    }
                 }),
             };
             Ok(bytemuck::cast_slice(&out).to_vec())
@@ -114,7 +140,9 @@ pub fn downsample_block(
     match data_type {
         DataType::Bool => {
             if method == Method::Mean {
-                return Err("bool images are downsampled with mode, stride, min or max, not mean".into());
+                return Err(
+                    "bool images are downsampled with mode, stride, min or max, not mean".into(),
+                );
             }
             typed!(u8, mean_u8)
         }
@@ -129,7 +157,10 @@ pub fn downsample_block(
         DataType::Float32 => float!(f32),
         DataType::Float64 => float!(f64),
         DataType::Float16 => {
-            let values: Vec<f32> = cast_in::<half::f16>(input).iter().map(|v| v.to_f32()).collect();
+            let values: Vec<f32> = cast_in::<half::f16>(input)
+                .iter()
+                .map(|v| v.to_f32())
+                .collect();
             let bytes: Vec<u8> = bytemuck::cast_slice(&values).to_vec();
             let out = downsample_block(&DataType::Float32, &bytes, in_shape, factors, method)?;
             let halves: Vec<half::f16> = cast_in::<f32>(&out)
@@ -138,7 +169,9 @@ pub fn downsample_block(
                 .collect();
             Ok(bytemuck::cast_slice(&halves).to_vec())
         }
-        other => Err(format!("{other} images cannot be downsampled (numbers and bool only)")),
+        other => Err(format!(
+            "{other} images cannot be downsampled (numbers and bool only)"
+        )),
     }
 }
 
@@ -194,7 +227,9 @@ where
     for d in (0..lead).rev() {
         strides[d] = strides[d + 1] * in_shape[d + 1];
     }
-    let rows_per_task = (ROWS_PER_TASK_ELEMENTS / (last_in * factors[..lead].iter().product::<usize>()).max(1)).max(1);
+    let rows_per_task = (ROWS_PER_TASK_ELEMENTS
+        / (last_in * factors[..lead].iter().product::<usize>()).max(1))
+    .max(1);
     out.par_chunks_mut(last_out)
         .with_min_len(rows_per_task)
         .enumerate()
@@ -256,7 +291,11 @@ where
 }
 
 /// The block's first element.
-fn stride<T: Copy + Send + Sync + Default>(input: &[T], in_shape: &[usize], factors: &[usize]) -> Vec<T> {
+fn stride<T: Copy + Send + Sync + Default>(
+    input: &[T],
+    in_shape: &[usize],
+    factors: &[usize],
+) -> Vec<T> {
     let f = *factors.last().unwrap_or(&1);
     per_row(
         input,
@@ -429,7 +468,9 @@ mod tests {
     fn block_values(input: &[f64], shape: &[usize], factors: &[usize], o: &[usize]) -> Vec<f64> {
         let rank = shape.len();
         let start: Vec<usize> = (0..rank).map(|d| o[d] * factors[d]).collect();
-        let stop: Vec<usize> = (0..rank).map(|d| (start[d] + factors[d]).min(shape[d])).collect();
+        let stop: Vec<usize> = (0..rank)
+            .map(|d| (start[d] + factors[d]).min(shape[d]))
+            .collect();
         let mut values = Vec::new();
         let mut idx = start.clone();
         loop {
@@ -468,7 +509,13 @@ mod tests {
             .collect()
     }
 
-    fn run<T: bytemuck::Pod>(dt: DataType, values: &[T], shape: &[usize], f: &[usize], m: Method) -> Vec<T> {
+    fn run<T: bytemuck::Pod>(
+        dt: DataType,
+        values: &[T],
+        shape: &[usize],
+        f: &[usize],
+        m: Method,
+    ) -> Vec<T> {
         let out = downsample_block(&dt, bytemuck::cast_slice(values), shape, f, m).unwrap();
         bytemuck::cast_slice(&out).to_vec()
     }
@@ -501,9 +548,15 @@ mod tests {
     fn mean_rounds_ties_to_even_and_negative() {
         let v: Vec<i16> = vec![-3, -2, 1, 2, 5, 6, 7];
         // [-2.5, 1.5, 5.5, 7] → [-2, 2, 6, 7]
-        assert_eq!(run(DataType::Int16, &v, &[7], &[2], Method::Mean), [-2, 2, 6, 7]);
+        assert_eq!(
+            run(DataType::Int16, &v, &[7], &[2], Method::Mean),
+            [-2, 2, 6, 7]
+        );
         let v: Vec<f32> = vec![1.0, 2.0, 4.0];
-        assert_eq!(run(DataType::Float32, &v, &[3], &[2], Method::Mean), [1.5, 4.0]);
+        assert_eq!(
+            run(DataType::Float32, &v, &[3], &[2], Method::Mean),
+            [1.5, 4.0]
+        );
         let v: Vec<u64> = vec![u64::MAX, u64::MAX, 1, 2];
         let out = run(DataType::UInt64, &v, &[4], &[2], Method::Mean);
         assert_eq!(out[0], u64::MAX); // summed without overflow, saturated back
@@ -521,7 +574,9 @@ mod tests {
             let max = run(DataType::UInt16, &v, &shape, &f, Method::Max);
             for (i, o) in outputs(&shape, &f).iter().enumerate() {
                 let first = (o[0] * f[0] * 7 + o[1] * f[1]) * 9 + o[2] * f[2];
-                let last: Vec<usize> = (0..3).map(|d| ((o[d] + 1) * f[d]).min(shape[d]) - 1).collect();
+                let last: Vec<usize> = (0..3)
+                    .map(|d| ((o[d] + 1) * f[d]).min(shape[d]) - 1)
+                    .collect();
                 assert_eq!(stride[i] as usize, first);
                 assert_eq!(min[i] as usize, first);
                 assert_eq!(max[i] as usize, (last[0] * 7 + last[1]) * 9 + last[2]);
@@ -540,11 +595,20 @@ mod tests {
         ];
         // Block (0,0) {7,3,3,7}: tie 3/7 → 3; (0,1) {3,3,5,5} → 3; (0,2) {9,9} → 9;
         // (1,0) {1,1} → 1; (1,1) {2,4} → 2; (1,2) {6} → 6.
-        assert_eq!(run(DataType::UInt32, &v, &[3, 5], &[2, 2], Method::Mode), [3, 3, 9, 1, 2, 6]);
+        assert_eq!(
+            run(DataType::UInt32, &v, &[3, 5], &[2, 2], Method::Mode),
+            [3, 3, 9, 1, 2, 6]
+        );
         let v: Vec<u8> = vec![200, 5, 200, 5, 5, 0, 0, 0, 1];
-        assert_eq!(run(DataType::UInt8, &v, &[9], &[3], Method::Mode), [200, 5, 0]);
+        assert_eq!(
+            run(DataType::UInt8, &v, &[9], &[3], Method::Mode),
+            [200, 5, 0]
+        );
         let v: Vec<u64> = vec![u64::MAX, 1, u64::MAX, 2];
-        assert_eq!(run(DataType::UInt64, &v, &[4], &[4], Method::Mode), [u64::MAX]);
+        assert_eq!(
+            run(DataType::UInt64, &v, &[4], &[4], Method::Mode),
+            [u64::MAX]
+        );
         let v: Vec<u16> = vec![4, 4, 2, 2, 9];
         assert_eq!(run(DataType::UInt16, &v, &[5], &[5], Method::Mode), [2]);
         let b: Vec<u8> = vec![1, 0, 1, 0, 0, 1];
@@ -555,7 +619,11 @@ mod tests {
     /// Every dtype and method against the definition on random data of odd shapes.
     #[test]
     fn every_type_matches_the_definition() {
-        fn check<T: bytemuck::Pod + Into<f64>>(dt: DataType, make: impl Fn(&mut fastrand::Rng) -> T, integer: bool) {
+        fn check<T: bytemuck::Pod + Into<f64>>(
+            dt: DataType,
+            make: impl Fn(&mut fastrand::Rng) -> T,
+            integer: bool,
+        ) {
             let mut rng = fastrand::Rng::with_seed(7);
             for (shape, f) in [
                 (vec![5, 7, 9], vec![2, 2, 2]),
@@ -566,14 +634,24 @@ mod tests {
                 let n: usize = shape.iter().product();
                 let values: Vec<T> = (0..n).map(|_| make(&mut rng)).collect();
                 let wide: Vec<f64> = values.iter().map(|&v| v.into()).collect();
-                for m in [Method::Mean, Method::Mode, Method::Stride, Method::Min, Method::Max] {
+                for m in [
+                    Method::Mean,
+                    Method::Mode,
+                    Method::Stride,
+                    Method::Min,
+                    Method::Max,
+                ] {
                     let out = run(dt.clone(), &values, &shape, &f, m);
                     for (i, o) in outputs(&shape, &f).iter().enumerate() {
                         let block = block_values(&wide, &shape, &f, o);
                         let expected = match m {
                             Method::Mean => {
                                 let mean = block.iter().sum::<f64>() / block.len() as f64;
-                                if integer { mean.round_ties_even() } else { mean }
+                                if integer {
+                                    mean.round_ties_even()
+                                } else {
+                                    mean
+                                }
                             }
                             Method::Stride => block[0],
                             Method::Min => block.iter().cloned().fold(f64::INFINITY, f64::min),
@@ -595,7 +673,10 @@ mod tests {
                         } else {
                             (got - expected).abs() <= 1e-6 * expected.abs().max(1.0)
                         };
-                        assert!(close, "{dt} {m} shape {shape:?} f {f:?} at {o:?}: {got} != {expected}");
+                        assert!(
+                            close,
+                            "{dt} {m} shape {shape:?} f {f:?} at {o:?}: {got} != {expected}"
+                        );
                     }
                 }
             }
@@ -614,7 +695,10 @@ mod tests {
         let out = run(DataType::Int64, &v, &[5, 9], &[2, 4], Method::Mean);
         for (i, o) in outputs(&[5, 9], &[2, 4]).iter().enumerate() {
             let b = block_values(&wide, &[5, 9], &[2, 4], o);
-            assert_eq!(out[i] as f64, (b.iter().sum::<f64>() / b.len() as f64).round_ties_even());
+            assert_eq!(
+                out[i] as f64,
+                (b.iter().sum::<f64>() / b.len() as f64).round_ties_even()
+            );
         }
         let v: Vec<u64> = (0..45).map(|i| (i * 7919 % 5) as u64).collect();
         let wide: Vec<f64> = v.iter().map(|&x| x as f64).collect();
@@ -623,7 +707,11 @@ mod tests {
             let b = block_values(&wide, &[5, 9], &[2, 4], o);
             let best = b.iter().cloned().fold((0usize, f64::INFINITY), |best, v| {
                 let c = b.iter().filter(|&&w| w == v).count();
-                if c > best.0 || (c == best.0 && v < best.1) { (c, v) } else { best }
+                if c > best.0 || (c == best.0 && v < best.1) {
+                    (c, v)
+                } else {
+                    best
+                }
             });
             assert_eq!(out[i] as f64, best.1);
         }
@@ -631,7 +719,10 @@ mod tests {
 
     #[test]
     fn float16_and_nan() {
-        let v: Vec<half::f16> = [1.0f32, 2.0, 3.0, 5.0].iter().map(|&x| half::f16::from_f32(x)).collect();
+        let v: Vec<half::f16> = [1.0f32, 2.0, 3.0, 5.0]
+            .iter()
+            .map(|&x| half::f16::from_f32(x))
+            .collect();
         let out = run(DataType::Float16, &v, &[4], &[2], Method::Mean);
         assert_eq!(out, [half::f16::from_f32(1.5), half::f16::from_f32(4.0)]);
         let v = [1.0f64, f64::NAN, 0.5, 2.0];
@@ -644,13 +735,18 @@ mod tests {
     fn large_blocks_run_in_parallel_rows() {
         // More rows than one task takes: the parallel split must not change values.
         let shape = [64, 33, 130];
-        let v: Vec<u16> = (0..shape.iter().product::<usize>()).map(|i| (i * 31 % 1000) as u16).collect();
+        let v: Vec<u16> = (0..shape.iter().product::<usize>())
+            .map(|i| (i * 31 % 1000) as u16)
+            .collect();
         let wide: Vec<f64> = v.iter().map(|&x| x as f64).collect();
         let f = [2, 3, 2];
         let out = run(DataType::UInt16, &v, &shape, &f, Method::Mean);
         for (i, o) in outputs(&shape, &f).iter().enumerate().step_by(97) {
             let b = block_values(&wide, &shape, &f, o);
-            assert_eq!(out[i] as f64, (b.iter().sum::<f64>() / b.len() as f64).round_ties_even());
+            assert_eq!(
+                out[i] as f64,
+                (b.iter().sum::<f64>() / b.len() as f64).round_ties_even()
+            );
         }
     }
 }

@@ -31,5 +31,5 @@ pub use error::{OmeError, OmeResult};
 pub use image::{Axis, Layout, Level, MultiscaleImage};
 pub use kernels::{downsample_block, Method};
 pub use pyramid::{build_pyramid, level_factors, pyramid_chunk_count, Factors, PyramidOptions};
-pub use validate::{validate, Problem};
+pub use validate::{validate, Problem, Severity};
 pub use write::{convert_image, ConvertImageOptions, MultiscaleWriter};

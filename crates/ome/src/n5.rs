@@ -23,7 +23,13 @@ fn numbered_children(store: &dyn Store, path: &str, prefix: &str) -> OmeResult<V
     let mut found: Vec<(u64, String)> = listing
         .prefixes
         .iter()
-        .map(|p| p.trim_end_matches('/').rsplit('/').next().unwrap_or("").to_string())
+        .map(|p| {
+            p.trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
         .filter_map(|name| {
             let n = name.strip_prefix(prefix)?.parse::<u64>().ok()?;
             Some((n, name))
@@ -96,9 +102,7 @@ pub(crate) fn detect(store: &dyn Store, path: &str, attrs: &Map<String, Value>) 
     if let Ok(Some(_)) = bdv_location(store, path, attrs) {
         return Some(Layout::N5Bdv);
     }
-    if attrs.contains_key("scales")
-        || array_attributes(store, &join_key(path, "s0")).is_some()
-    {
+    if attrs.contains_key("scales") || array_attributes(store, &join_key(path, "s0")).is_some() {
         return Some(Layout::N5Viewer);
     }
     None
@@ -118,7 +122,11 @@ fn reversed<T: Clone>(v: &[T]) -> Vec<T> {
 
 /// A level's translation from its cumulative factors (pixel-centre convention): `None` at
 /// full resolution.
-pub(crate) fn centre_translation(factors: &[f64], resolution: &[f64], base: Option<&[f64]>) -> Option<Vec<f64>> {
+pub(crate) fn centre_translation(
+    factors: &[f64],
+    resolution: &[f64],
+    base: Option<&[f64]>,
+) -> Option<Vec<f64>> {
     if factors.iter().all(|&f| f == 1.0) && base.is_none() {
         return None;
     }
@@ -133,7 +141,10 @@ pub(crate) fn centre_translation(factors: &[f64], resolution: &[f64], base: Opti
 }
 
 /// `resolution` (or `pixelResolution`) and units, in N5's listed order.
-fn resolution_and_units(attrs: &Map<String, Value>, rank: usize) -> (Option<Vec<f64>>, Vec<Option<String>>) {
+fn resolution_and_units(
+    attrs: &Map<String, Value>,
+    rank: usize,
+) -> (Option<Vec<f64>>, Vec<Option<String>>) {
     let mut units: Vec<Option<String>> = vec![None; rank];
     let mut resolution = attrs.get("resolution").and_then(numbers);
     if let Some(pixel) = attrs.get("pixelResolution") {
@@ -150,7 +161,10 @@ fn resolution_and_units(attrs: &Map<String, Value>, rank: usize) -> (Option<Vec<
     }
     if let Some(list) = attrs.get("units").and_then(Value::as_array) {
         if list.len() == rank {
-            units = list.iter().map(|u| u.as_str().map(str::to_string)).collect();
+            units = list
+                .iter()
+                .map(|u| u.as_str().map(str::to_string))
+                .collect();
         }
     }
     (resolution.filter(|r| r.len() == rank), units)
@@ -159,7 +173,10 @@ fn resolution_and_units(attrs: &Map<String, Value>, rank: usize) -> (Option<Vec<
 /// Axis names in N5's listed order: `axes` when given, else `x, y, z`, then `c`, `t`.
 fn listed_axes(attrs: &Map<String, Value>, rank: usize) -> Vec<String> {
     if let Some(list) = attrs.get("axes").and_then(Value::as_array) {
-        let names: Option<Vec<String>> = list.iter().map(|v| v.as_str().map(str::to_string)).collect();
+        let names: Option<Vec<String>> = list
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect();
         if let Some(names) = names.filter(|n| n.len() == rank) {
             return names;
         }
@@ -194,7 +211,9 @@ fn dataset_rank(store: &dyn Store, path: &str) -> OmeResult<usize> {
     match open_node(store, path) {
         Ok(node) => match node.metadata {
             NodeMetadata::Array(meta) => Ok(meta.shape.len()),
-            NodeMetadata::Group(_) => Err(OmeError::metadata(path, "level is a group, not a dataset")),
+            NodeMetadata::Group(_) => {
+                Err(OmeError::metadata(path, "level is a group, not a dataset"))
+            }
         },
         Err(neurochunk_array::ArrayError::NotFound(_)) => {
             Err(OmeError::metadata(path, "level dataset does not exist"))
@@ -226,7 +245,12 @@ pub(crate) fn open(
              nor n5-viewer scale levels ('s0', 's1', ...)",
         ));
     }
-    open_viewer(store, path, attrs, &levels.into_iter().map(|l| l.1).collect::<Vec<_>>())
+    open_viewer(
+        store,
+        path,
+        attrs,
+        &levels.into_iter().map(|l| l.1).collect::<Vec<_>>(),
+    )
 }
 
 fn open_bdv(
@@ -240,7 +264,10 @@ fn open_bdv(
         .and_then(factor_rows)
         .filter(|rows| !rows.is_empty())
         .ok_or_else(|| {
-            OmeError::metadata(path, "BigDataViewer 'downsamplingFactors' must be a non-empty list of number lists")
+            OmeError::metadata(
+                path,
+                "BigDataViewer 'downsamplingFactors' must be a non-empty list of number lists",
+            )
         })?;
     let level_path = |k: usize| {
         if prefix.is_empty() {
@@ -253,7 +280,10 @@ fn open_bdv(
     if let Some((k, row)) = rows.iter().enumerate().find(|(_, r)| r.len() != rank) {
         return Err(OmeError::metadata(
             path,
-            format!("downsamplingFactors[{k}] has {} values for {rank} dimensions", row.len()),
+            format!(
+                "downsamplingFactors[{k}] has {} values for {rank} dimensions",
+                row.len()
+            ),
         ));
     }
     let (resolution, units) = resolution_and_units(setup, rank);
@@ -276,10 +306,16 @@ fn open_bdv(
         path: path.to_string(),
         layout: Layout::N5Bdv,
         version: None,
-        name: setup.get("name").and_then(Value::as_str).map(str::to_string),
+        name: setup
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         axes: axes_from(names, units),
         levels,
-        method: setup.get("downsamplingMethod").and_then(Value::as_str).map(str::to_string),
+        method: setup
+            .get("downsamplingMethod")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         method_metadata: None,
         omero: None,
         labels: Vec::new(),
@@ -295,7 +331,8 @@ fn open_viewer(
 ) -> OmeResult<MultiscaleImage> {
     let rank = dataset_rank(store.as_ref(), &join_key(path, &names[0]))?;
     let scales = attrs.get("scales").and_then(factor_rows);
-    let first_attrs = array_attributes(store.as_ref(), &join_key(path, &names[0])).unwrap_or_default();
+    let first_attrs =
+        array_attributes(store.as_ref(), &join_key(path, &names[0])).unwrap_or_default();
     // Resolution and units: on the group, else on s0.
     let (mut resolution, mut units) = resolution_and_units(attrs, rank);
     if resolution.is_none() {
@@ -306,7 +343,11 @@ fn open_viewer(
         }
     }
     let resolution = resolution.unwrap_or_else(|| vec![1.0; rank]);
-    let axis_source = if attrs.contains_key("axes") { attrs } else { &first_attrs };
+    let axis_source = if attrs.contains_key("axes") {
+        attrs
+    } else {
+        &first_attrs
+    };
     let axis_names = listed_axes(axis_source, rank);
     let mut shape0: Option<Vec<u64>> = None;
     let mut levels = Vec::with_capacity(names.len());
@@ -323,7 +364,10 @@ fn open_viewer(
                 // No factors recorded: the ratio of the shapes (listed order).
                 let node = open_node(store.as_ref(), &level_path)?;
                 let NodeMetadata::Array(meta) = node.metadata else {
-                    return Err(OmeError::metadata(path, format!("'{name}' is not a dataset")));
+                    return Err(OmeError::metadata(
+                        path,
+                        format!("'{name}' is not a dataset"),
+                    ));
                 };
                 let first = match &shape0 {
                     Some(s) => s.clone(),
@@ -340,17 +384,30 @@ fn open_viewer(
                 first
                     .iter()
                     .zip(&meta.shape)
-                    .map(|(&a, &b)| if b == 0 { 1.0 } else { (a as f64 / b as f64).round() })
+                    .map(|(&a, &b)| {
+                        if b == 0 {
+                            1.0
+                        } else {
+                            (a as f64 / b as f64).round()
+                        }
+                    })
                     .collect()
             }
         };
         if factors.len() != rank {
             return Err(OmeError::metadata(
                 path,
-                format!("the downsampling factors of '{name}' have {} values for {rank} dimensions", factors.len()),
+                format!(
+                    "the downsampling factors of '{name}' have {} values for {rank} dimensions",
+                    factors.len()
+                ),
             ));
         }
-        let scale: Vec<f64> = factors.iter().zip(&resolution).map(|(f, r)| f * r).collect();
+        let scale: Vec<f64> = factors
+            .iter()
+            .zip(&resolution)
+            .map(|(f, r)| f * r)
+            .collect();
         levels.push(Level {
             path: name.clone(),
             scale: reversed(&scale),
@@ -362,10 +419,16 @@ fn open_viewer(
         path: path.to_string(),
         layout: Layout::N5Viewer,
         version: None,
-        name: attrs.get("name").and_then(Value::as_str).map(str::to_string),
+        name: attrs
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         axes: axes_from(axis_names, units),
         levels,
-        method: attrs.get("downsamplingMethod").and_then(Value::as_str).map(str::to_string),
+        method: attrs
+            .get("downsamplingMethod")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         method_metadata: None,
         omero: None,
         labels: Vec::new(),
@@ -380,7 +443,13 @@ pub(crate) fn cumulative_factors(image: &MultiscaleImage, k: usize) -> Vec<f64> 
         .scale
         .iter()
         .zip(s0)
-        .map(|(&s, &b)| if b == 0.0 { 1.0 } else { (s / b).round().max(1.0) })
+        .map(|(&s, &b)| {
+            if b == 0.0 {
+                1.0
+            } else {
+                (s / b).round().max(1.0)
+            }
+        })
         .collect()
 }
 
@@ -437,7 +506,11 @@ pub(crate) fn n5_attributes(
             );
             for (k, attrs) in per_level.iter_mut().enumerate() {
                 attrs.insert("downsamplingFactors".into(), json!(int_rows[k]));
-                let level_res: Vec<f64> = resolution.iter().zip(&factors[k]).map(|(r, f)| r * f).collect();
+                let level_res: Vec<f64> = resolution
+                    .iter()
+                    .zip(&factors[k])
+                    .map(|(r, f)| r * f)
+                    .collect();
                 attrs.insert(
                     "pixelResolution".into(),
                     json!({"dimensions": level_res, "unit": unit}),
@@ -467,7 +540,11 @@ fn number(f: f64) -> Value {
 /// The BigDataViewer XML (`dataset.xml` at the container's root) of a BDV N5 image: one view
 /// setup, one time point, the voxel size of level 0 and an affine holding it, so BigDataViewer
 /// and BigStitcher open the container directly.
-pub(crate) fn write_bdv_xml(store: &dyn Store, path: &str, image: &MultiscaleImage) -> OmeResult<()> {
+pub(crate) fn write_bdv_xml(
+    store: &dyn Store,
+    path: &str,
+    image: &MultiscaleImage,
+) -> OmeResult<()> {
     // BDV axes are x, y, z: the C-order axes reversed.
     let res: Vec<f64> = reversed(&image.levels[0].scale);
     let unit = image
@@ -478,12 +555,20 @@ pub(crate) fn write_bdv_xml(store: &dyn Store, path: &str, image: &MultiscaleIma
         .unwrap_or_else(|| "pixel".into());
     let get = |i: usize| res.get(i).copied().unwrap_or(1.0);
     let sizes = match image.levels.first() {
-        Some(level) => match image.store.get(&join_key(&join_key(path, &level.path), "attributes.json"))? {
+        Some(level) => match image
+            .store
+            .get(&join_key(&join_key(path, &level.path), "attributes.json"))?
+        {
             Some(bytes) => serde_json::from_slice::<Value>(&bytes)
                 .ok()
                 .and_then(|v| v.get("dimensions").cloned())
                 .and_then(|d| d.as_array().cloned())
-                .map(|d| d.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" "))
+                .map(|d| {
+                    d.iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .unwrap_or_default(),
             None => String::new(),
         },
@@ -531,6 +616,8 @@ pub(crate) fn write_bdv_xml(store: &dyn Store, path: &str, image: &MultiscaleIma
         get(2),
     );
     let _ = store;
-    image.store.set(&join_key(path, "dataset.xml"), xml.into_bytes().into())?;
+    image
+        .store
+        .set(&join_key(path, "dataset.xml"), xml.into_bytes().into())?;
     Ok(())
 }

@@ -95,7 +95,9 @@ pub(crate) fn open(
             }
         }
     }
-    let modern = version.as_deref().is_none_or(|v| !matches!(v, "0.1" | "0.2" | "0.3"));
+    let modern = version
+        .as_deref()
+        .is_none_or(|v| !matches!(v, "0.1" | "0.2" | "0.3"));
     // Axes: objects from 0.4 on, names in 0.3, implied t, c, z, y, x before.
     let axes = match ms.get("axes") {
         Some(Value::Array(list)) => list
@@ -103,7 +105,12 @@ pub(crate) fn open(
             .enumerate()
             .map(|(i, a)| parse_axis(a, path, i))
             .collect::<OmeResult<Vec<_>>>()?,
-        Some(_) => return Err(OmeError::metadata(path, "multiscales[0].axes must be a list")),
+        Some(_) => {
+            return Err(OmeError::metadata(
+                path,
+                "multiscales[0].axes must be a list",
+            ))
+        }
         None if modern => {
             return Err(OmeError::metadata(
                 path,
@@ -117,7 +124,12 @@ pub(crate) fn open(
     };
     let rank = axes.len();
     let global = match ms.get("coordinateTransformations") {
-        Some(t) => Some(parse_transforms(t, rank, path, "multiscales[0].coordinateTransformations")?),
+        Some(t) => Some(parse_transforms(
+            t,
+            rank,
+            path,
+            "multiscales[0].coordinateTransformations",
+        )?),
         None => None,
     };
     let mut levels = Vec::with_capacity(datasets.len());
@@ -270,7 +282,10 @@ fn parse_axis(value: &Value, path: &str, i: usize) -> OmeResult<Axis> {
         Value::String(name) => Ok(Axis::new(name.as_str(), axis_kind_of_name(name), None)),
         Value::Object(map) => {
             let name = map.get("name").and_then(Value::as_str).ok_or_else(|| {
-                OmeError::metadata(path, format!("multiscales[0].axes[{i}] has no 'name' string"))
+                OmeError::metadata(
+                    path,
+                    format!("multiscales[0].axes[{i}] has no 'name' string"),
+                )
             })?;
             let text = |key: &str| -> OmeResult<Option<String>> {
                 match map.get(key) {
@@ -427,7 +442,10 @@ pub(crate) fn image_attributes(
     mut base: Map<String, Value>,
 ) -> Map<String, Value> {
     let mut ome = Map::new();
-    ome.insert("multiscales".into(), json!([multiscale_json(image, layout)]));
+    ome.insert(
+        "multiscales".into(),
+        json!([multiscale_json(image, layout)]),
+    );
     if let Some(omero) = &image.omero {
         ome.insert("omero".into(), omero.clone());
     }

@@ -195,7 +195,11 @@ fn resolve_axes(src: &Array, options: &PyramidOptions) -> OmeResult<Vec<Axis>> {
             names.clone()
         }
         None => match &src.metadata().dimension_names {
-            Some(names) if names.iter().all(|n| n.as_ref().is_some_and(|n| !n.is_empty())) => {
+            Some(names)
+                if names
+                    .iter()
+                    .all(|n| n.as_ref().is_some_and(|n| !n.is_empty())) =>
+            {
                 names.iter().flatten().cloned().collect()
             }
             _ => {
@@ -215,7 +219,10 @@ fn resolve_axes(src: &Array, options: &PyramidOptions) -> OmeResult<Vec<Axis>> {
     };
     let mut seen = std::collections::HashSet::new();
     if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
-        return Err(OmeError::invalid(path, format!("axis name '{dup}' is given twice")));
+        return Err(OmeError::invalid(
+            path,
+            format!("axis name '{dup}' is given twice"),
+        ));
     }
     if let Some(types) = &options.axis_types {
         count("the axis types", types.len())?;
@@ -268,11 +275,16 @@ pub fn build_pyramid(
     plan.writer.write(&dst_store, dst_path)?;
     let mut previous: Option<Array> = None;
     for (k, shape) in plan.shapes.iter().enumerate() {
-        let level_path = neurochunk_store::join_key(dst_path.trim_matches('/'), &plan.writer.level_path(k));
-        let level = plan.builder(k, shape).create(dst_store.clone(), &level_path)?;
+        let level_path =
+            neurochunk_store::join_key(dst_path.trim_matches('/'), &plan.writer.level_path(k));
+        let level = plan
+            .builder(k, shape)
+            .create(dst_store.clone(), &level_path)?;
         match &previous {
             None => copy_data(src, &level, progress)?,
-            Some(prev) => downsample_level(prev, &level, &plan.factors[k - 1], options.method, progress)?,
+            Some(prev) => {
+                downsample_level(prev, &level, &plan.factors[k - 1], options.method, progress)?
+            }
         }
         previous = Some(level);
     }
@@ -321,13 +333,21 @@ impl Plan {
         if rank == 0 || shape.contains(&0) {
             return Err(OmeError::invalid(
                 path,
-                format!("an image needs at least one axis and no empty ones, the shape is {shape:?}"),
+                format!(
+                    "an image needs at least one axis and no empty ones, the shape is {shape:?}"
+                ),
             ));
         }
         // Refuse data types the kernels cannot reduce before writing anything.
         let probe = vec![0u8; meta.data_type.fixed_size().unwrap_or(0)];
-        downsample_block(&meta.data_type, &probe, &vec![1; rank], &vec![1; rank], options.method)
-            .map_err(|e| OmeError::invalid(path, e))?;
+        downsample_block(
+            &meta.data_type,
+            &probe,
+            &vec![1; rank],
+            &vec![1; rank],
+            options.method,
+        )
+        .map_err(|e| OmeError::invalid(path, e))?;
         let axes = resolve_axes(src, options)?;
         let layout = options.format;
         if layout == Layout::N5Bdv && (rank != 3 || !axes.iter().all(Axis::is_spatial)) {
@@ -361,7 +381,14 @@ impl Plan {
                 ));
             }
         }
-        let factors = level_factors(&axes, &shape, &scale0, options.levels, options.factors.as_ref(), path)?;
+        let factors = level_factors(
+            &axes,
+            &shape,
+            &scale0,
+            options.levels,
+            options.factors.as_ref(),
+            path,
+        )?;
         let mut shapes = vec![shape.clone()];
         let mut cumulative = vec![1u64; rank];
         let mut scales = vec![(scale0.clone(), options.translation.clone())];
@@ -371,7 +398,9 @@ impl Plan {
             for d in 0..rank {
                 cumulative[d] *= row[d];
             }
-            let scale: Vec<f64> = (0..rank).map(|d| scale0[d] * cumulative[d] as f64).collect();
+            let scale: Vec<f64> = (0..rank)
+                .map(|d| scale0[d] * cumulative[d] as f64)
+                .collect();
             let translation: Vec<f64> = (0..rank)
                 .map(|d| {
                     options.translation.as_ref().map_or(0.0, |t| t[d])
@@ -472,7 +501,9 @@ fn downsample_level(
     let element = meta.data_type.fixed_size().unwrap_or(1);
     let chunk_elements: usize = meta.chunk_shape.iter().product();
     let block: u64 = factors.iter().product();
-    let per_task = chunk_elements.saturating_mul(element).saturating_mul(block as usize + 1);
+    let per_task = chunk_elements
+        .saturating_mul(element)
+        .saturating_mul(block as usize + 1);
     let batch = (BATCH_BYTES / per_task.max(1)).clamp(1, rayon::current_num_threads() * 4);
     let factors_usize: Vec<usize> = factors.iter().map(|&f| f as usize).collect();
     let prev_shape = prev.shape().to_vec();

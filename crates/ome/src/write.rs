@@ -151,7 +151,10 @@ impl MultiscaleWriter {
     fn check(&self, path: &str) -> OmeResult<()> {
         let rank = self.axes.len();
         if self.scales.is_empty() {
-            return Err(OmeError::invalid(path, "a multiscale image needs at least one level"));
+            return Err(OmeError::invalid(
+                path,
+                "a multiscale image needs at least one level",
+            ));
         }
         for (k, (scale, translation)) in self.scales.iter().enumerate() {
             if scale.len() != rank || translation.as_ref().is_some_and(|t| t.len() != rank) {
@@ -339,9 +342,15 @@ fn convert_labels(
     } else {
         attrs.insert("labels".into(), list);
     }
-    create_group(dst_store.as_ref(), &labels_path, options.layout.format(), attrs)?;
+    create_group(
+        dst_store.as_ref(),
+        &labels_path,
+        options.layout.format(),
+        attrs,
+    )?;
     for name in &src.labels {
-        let label_src = neurochunk_store::join_key(&neurochunk_store::join_key(&src.path, "labels"), name);
+        let label_src =
+            neurochunk_store::join_key(&neurochunk_store::join_key(&src.path, "labels"), name);
         let label = MultiscaleImage::open(src.store.clone(), &label_src)?;
         let mut label_options = options.clone();
         // Label levels keep their own chunking unless asked.

@@ -4,7 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use neurochunk_array::{Array, ArrayBuilder, Codec, DataType, MemoryStore, Selection, Store, ZarrFormat};
+use neurochunk_array::{
+    Array, ArrayBuilder, Codec, DataType, MemoryStore, Selection, Store, ZarrFormat,
+};
 use neurochunk_ome::{
     build_pyramid, pyramid_chunk_count, validate, Factors, Layout, Method, MultiscaleImage,
     PyramidOptions,
@@ -12,7 +14,12 @@ use neurochunk_ome::{
 
 /// Level k+1 from level k by the definition: each output voxel from its block of existing
 /// voxels (mean rounded ties-to-even, mode ties to the smallest).
-fn reference(input: &[u16], shape: &[usize], f: &[usize], method: Method) -> (Vec<usize>, Vec<u16>) {
+fn reference(
+    input: &[u16],
+    shape: &[usize],
+    f: &[usize],
+    method: Method,
+) -> (Vec<usize>, Vec<u16>) {
     let out: Vec<usize> = shape.iter().zip(f).map(|(&n, &f)| n.div_ceil(f)).collect();
     let mut values = Vec::new();
     for z in 0..out[0] {
@@ -79,7 +86,10 @@ fn check_levels(image: &MultiscaleImage, level0: &[u16], factors: &[[usize; 3]],
     for (k, f) in factors.iter().enumerate() {
         let (want_shape, want) = reference(&previous, &shape, f, method);
         let (got_shape, got) = read_all(image, k + 1);
-        assert_eq!(got_shape.iter().map(|&n| n as usize).collect::<Vec<_>>(), want_shape);
+        assert_eq!(
+            got_shape.iter().map(|&n| n as usize).collect::<Vec<_>>(),
+            want_shape
+        );
         assert_eq!(got, want, "level {} of {method}", k + 1);
         shape = want_shape;
         previous = got;
@@ -88,8 +98,22 @@ fn check_levels(image: &MultiscaleImage, level0: &[u16], factors: &[[usize; 3]],
 
 #[test]
 fn every_method_and_layout_matches_the_definition() {
-    let layouts = [Layout::OmeZarr04, Layout::OmeZarr05, Layout::N5Bdv, Layout::N5Viewer];
-    for (i, method) in [Method::Mean, Method::Mode, Method::Stride, Method::Min, Method::Max].into_iter().enumerate() {
+    let layouts = [
+        Layout::OmeZarr04,
+        Layout::OmeZarr05,
+        Layout::N5Bdv,
+        Layout::N5Viewer,
+    ];
+    for (i, method) in [
+        Method::Mean,
+        Method::Mode,
+        Method::Stride,
+        Method::Min,
+        Method::Max,
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let layout = layouts[i % layouts.len()];
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let (src, values) = source(&store, [21, 19, 37], method == Method::Mode);
@@ -102,7 +126,10 @@ fn every_method_and_layout_matches_the_definition() {
             written.fetch_add(n, Ordering::Relaxed);
         })
         .unwrap();
-        assert_eq!(written.into_inner(), pyramid_chunk_count(&src, &options).unwrap());
+        assert_eq!(
+            written.into_inner(),
+            pyramid_chunk_count(&src, &options).unwrap()
+        );
         assert_eq!(image.layout(), layout);
         assert_eq!(image.levels().len(), 4);
         check_levels(&image, &values, &[[2, 2, 2]; 3], method);
@@ -111,7 +138,10 @@ fn every_method_and_layout_matches_the_definition() {
         assert_eq!(image.axes()[2].unit.as_deref(), Some("micrometer"));
         assert_eq!(image.levels()[2].scale, [8.0, 2.0, 2.0]);
         // Pixel-centre translation: (factor - 1) * scale0 / 2.
-        assert_eq!(image.levels()[2].translation.as_deref(), Some(&[3.0, 0.75, 0.75][..]));
+        assert_eq!(
+            image.levels()[2].translation.as_deref(),
+            Some(&[3.0, 0.75, 0.75][..])
+        );
         if layout.is_ome_zarr() {
             assert_eq!(image.method(), Some(method.name()));
             assert_eq!(validate(store.clone(), "image").unwrap(), []);
@@ -140,9 +170,15 @@ fn explicit_factors_sharded_and_axis_of_length_one() {
     assert_eq!(image.level_array(2).unwrap().shape(), [3, 1, 5, 7]);
     let json = image.to_json();
     assert_eq!(json["levels"][0]["chunks"], serde_json::json!([1, 1, 8, 8]));
-    assert_eq!(json["levels"][0]["shards"], serde_json::json!([1, 1, 16, 16]));
+    assert_eq!(
+        json["levels"][0]["shards"],
+        serde_json::json!([1, 1, 16, 16])
+    );
     assert_eq!(json["axes"][0]["type"], "channel");
-    assert_eq!(l1.metadata().dimension_names.as_ref().unwrap()[3].as_deref(), Some("x"));
+    assert_eq!(
+        l1.metadata().dimension_names.as_ref().unwrap()[3].as_deref(),
+        Some("x")
+    );
     // Per channel, the mean over (y, x) blocks of 3 × 2.
     let (_, got) = l1.read_elements::<u16>(&Selection::all()).unwrap();
     for c in 0..3 {
@@ -153,7 +189,10 @@ fn explicit_factors_sharded_and_axis_of_length_one() {
                 sum += plane[y * 27 + x] as f64;
             }
         }
-        assert_eq!(got[c * 14 * 14 + 14 + 1], (sum / 6.0).round_ties_even() as u16);
+        assert_eq!(
+            got[c * 14 * 14 + 14 + 1],
+            (sum / 6.0).round_ties_even() as u16
+        );
         // The last column holds x {26} only.
         let mut edge = 0f64;
         for y in 39..40 {
@@ -173,37 +212,88 @@ fn auto_isotropic_halves_the_fine_axes_first() {
     options.scale = Some(vec![4.0, 1.0, 1.0]);
     let image = build_pyramid(&src, store, "iso", &options, &|_| {}).unwrap();
     let scales: Vec<Vec<f64>> = image.levels().iter().map(|l| l.scale.clone()).collect();
-    assert_eq!(scales, [[4.0, 1.0, 1.0], [4.0, 2.0, 2.0], [4.0, 4.0, 4.0], [8.0, 8.0, 8.0]]);
-    let shapes: Vec<Vec<u64>> = (0..4).map(|k| image.level_array(k).unwrap().shape().to_vec()).collect();
-    assert_eq!(shapes, [[16, 64, 64], [16, 32, 32], [16, 16, 16], [8, 8, 8]]);
+    assert_eq!(
+        scales,
+        [
+            [4.0, 1.0, 1.0],
+            [4.0, 2.0, 2.0],
+            [4.0, 4.0, 4.0],
+            [8.0, 8.0, 8.0]
+        ]
+    );
+    let shapes: Vec<Vec<u64>> = (0..4)
+        .map(|k| image.level_array(k).unwrap().shape().to_vec())
+        .collect();
+    assert_eq!(
+        shapes,
+        [[16, 64, 64], [16, 32, 32], [16, 16, 16], [8, 8, 8]]
+    );
 }
 
 #[test]
 fn errors_name_the_path() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let (src, _) = source(&store, [5, 4, 3], false);
-    let err = build_pyramid(&src, store.clone(), "out", &PyramidOptions::new(5, Method::Mean, Layout::OmeZarr05), &|_| {})
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("/raw") && err.contains("level 4 would not be smaller"), "{err}");
+    let err = build_pyramid(
+        &src,
+        store.clone(),
+        "out",
+        &PyramidOptions::new(5, Method::Mean, Layout::OmeZarr05),
+        &|_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("/raw") && err.contains("level 4 would not be smaller"),
+        "{err}"
+    );
     let mut options = PyramidOptions::new(2, Method::Mean, Layout::OmeZarr04);
     options.shards = Some(vec![4, 4, 4]);
-    let err = build_pyramid(&src, store.clone(), "out", &options, &|_| {}).unwrap_err().to_string();
-    assert!(err.contains("/raw") && err.contains("shards need OME-Zarr 0.5"), "{err}");
-    let mut options = PyramidOptions::new(2, Method::Mean, Layout::OmeZarr05);
-    options.factors = Some(Factors::Explicit(vec![2, 2]));
-    let err = build_pyramid(&src, store.clone(), "out", &options, &|_| {}).unwrap_err().to_string();
-    assert!(err.contains("/raw") && err.contains("3 positive integers"), "{err}");
-    let bools = ArrayBuilder::new([4, 4], DataType::Bool).create(store.clone(), "mask").unwrap();
-    let err = build_pyramid(&bools, store.clone(), "m", &PyramidOptions::new(2, Method::Mean, Layout::OmeZarr05), &|_| {})
+    let err = build_pyramid(&src, store.clone(), "out", &options, &|_| {})
         .unwrap_err()
         .to_string();
+    assert!(
+        err.contains("/raw") && err.contains("shards need OME-Zarr 0.5"),
+        "{err}"
+    );
+    let mut options = PyramidOptions::new(2, Method::Mean, Layout::OmeZarr05);
+    options.factors = Some(Factors::Explicit(vec![2, 2]));
+    let err = build_pyramid(&src, store.clone(), "out", &options, &|_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("/raw") && err.contains("3 positive integers"),
+        "{err}"
+    );
+    let bools = ArrayBuilder::new([4, 4], DataType::Bool)
+        .create(store.clone(), "mask")
+        .unwrap();
+    let err = build_pyramid(
+        &bools,
+        store.clone(),
+        "m",
+        &PyramidOptions::new(2, Method::Mean, Layout::OmeZarr05),
+        &|_| {},
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("/mask") && err.contains("bool"), "{err}");
-    assert!(store.get("out/zarr.json").unwrap().is_none(), "nothing written on refusal");
+    assert!(
+        store.get("out/zarr.json").unwrap().is_none(),
+        "nothing written on refusal"
+    );
     // Not an image: an array, and a plain group.
-    let err = MultiscaleImage::open(store.clone(), "raw").unwrap_err().to_string();
+    let err = MultiscaleImage::open(store.clone(), "raw")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("'/raw' is not a multiscale image"), "{err}");
-    neurochunk_array::create_group(store.as_ref(), "plain", ZarrFormat::V3, Default::default()).unwrap();
-    let err = MultiscaleImage::open(store, "plain").unwrap_err().to_string();
-    assert!(err.contains("'/plain'") && err.contains("no 'multiscales'"), "{err}");
+    neurochunk_array::create_group(store.as_ref(), "plain", ZarrFormat::V3, Default::default())
+        .unwrap();
+    let err = MultiscaleImage::open(store, "plain")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("'/plain'") && err.contains("no 'multiscales'"),
+        "{err}"
+    );
 }

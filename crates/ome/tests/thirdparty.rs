@@ -52,7 +52,10 @@ fn zarr_java_v04() {
     assert_eq!(omero["channels"][1]["label"], "GFP");
     let json = image.to_json();
     assert_eq!(json["layout"], "ome-zarr-0.4");
-    assert_eq!(json["levels"][1]["shape"], serde_json::json!([1, 2, 4, 8, 8]));
+    assert_eq!(
+        json["levels"][1]["shape"],
+        serde_json::json!([1, 2, 4, 8, 8])
+    );
     assert_eq!(json["levels"][0]["dtype"], "float32");
     assert_eq!(json["labels"], serde_json::json!(["nuclei"]));
 }
@@ -96,12 +99,27 @@ fn ngff_zarr_simple() {
         assert_eq!(paths, ["scale0/image", "scale1/image", "scale2/image"]);
         assert_eq!(image.axes()[0].unit.as_deref(), Some("nanometer"));
         assert_eq!(image.levels()[1].scale, [8.0, 60.0]);
-        assert_eq!(image.levels()[1].translation.as_deref(), Some(&[2.0, 15.0][..]));
-        let (_, l0) = image.level_array(0).unwrap().read_elements::<u16>(&Selection::all()).unwrap();
+        assert_eq!(
+            image.levels()[1].translation.as_deref(),
+            Some(&[2.0, 15.0][..])
+        );
+        let (_, l0) = image
+            .level_array(0)
+            .unwrap()
+            .read_elements::<u16>(&Selection::all())
+            .unwrap();
         assert_eq!(l0, (0..100u16).collect::<Vec<_>>());
-        let (_, l1) = image.level_array(1).unwrap().read_elements::<u16>(&Selection::all()).unwrap();
+        let (_, l1) = image
+            .level_array(1)
+            .unwrap()
+            .read_elements::<u16>(&Selection::all())
+            .unwrap();
         assert_eq!(l1, level1.concat());
-        let (_, l2) = image.level_array(2).unwrap().read_elements::<u16>(&Selection::all()).unwrap();
+        let (_, l2) = image
+            .level_array(2)
+            .unwrap()
+            .read_elements::<u16>(&Selection::all())
+            .unwrap();
         assert_eq!(l2, [5, 8, 39, 42]);
     }
 }
@@ -121,10 +139,17 @@ fn n5_viewer_multiscale() {
         assert_eq!(image.levels().len(), 3);
         assert_eq!(image.levels()[0].scale, [20.0, 10.0]);
         assert_eq!(image.levels()[2].scale, [80.0, 40.0]);
-        assert_eq!(image.levels()[1].translation.as_deref(), Some(&[10.0, 5.0][..]));
+        assert_eq!(
+            image.levels()[1].translation.as_deref(),
+            Some(&[10.0, 5.0][..])
+        );
         assert_eq!(image.level_array(0).unwrap().shape(), [20, 10]);
         assert_eq!(image.level_array(2).unwrap().shape(), [5, 3]);
-        let (_, values) = image.level_array(1).unwrap().read_elements::<u16>(&Selection::all()).unwrap();
+        let (_, values) = image
+            .level_array(1)
+            .unwrap()
+            .read_elements::<u16>(&Selection::all())
+            .unwrap();
         assert!(values.iter().all(|&v| v == 0));
     }
 }

@@ -1,0 +1,521 @@
+//! Multiscale images: `pyramid` (build one from an array), `ome validate` and `ome info`, and
+//! the multiscale part of `convert`, `tree` and `info`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use clap::{Args, Subcommand, ValueEnum};
+use neurochunk_array::{Array, Store};
+use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
+use neurochunk_ome::{
+    build_pyramid, convert_image, pyramid_chunk_count, validate, ConvertImageOptions, Factors,
+    Layout, Method, MultiscaleImage, PyramidOptions, Severity,
+};
+use serde_json::{json, Value};
+
+use crate::arrays::{local_only_fsync, staged_destination, AxisOrderOpt, FormatArg};
+use crate::progress;
+use crate::store_args::Location;
+use crate::store_args::WriteArgs;
+use crate::{CmdResult, Failure};
+
+/// The N5 multiscale layout to write.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum N5LayoutArg {
+    /// BigDataViewer: `setup0/timepoint0/s0..sN`, `downsamplingFactors`, a `dataset.xml`.
+    Bdv,
+    /// n5-viewer: `s0..sN`, `scales`, `pixelResolution`, `downsamplingFactors` per level.
+    N5Viewer,
+}
+
+/// The layout a `--format` (and `--n5-layout`) choice writes; N5 defaults to BigDataViewer
+/// for 3-D spatial images and n5-viewer otherwise.
+pub(crate) fn target_layout(format: FormatArg, n5: Option<N5LayoutArg>, bdv_fits: bool) -> Layout {
+    match (format, n5) {
+        (FormatArg::Zarr2, _) => Layout::OmeZarr04,
+        (FormatArg::Zarr3, _) => Layout::OmeZarr05,
+        (FormatArg::N5, Some(N5LayoutArg::Bdv)) => Layout::N5Bdv,
+        (FormatArg::N5, Some(N5LayoutArg::N5Viewer)) => Layout::N5Viewer,
+        (FormatArg::N5, None) if bdv_fits => Layout::N5Bdv,
+        (FormatArg::N5, None) => Layout::N5Viewer,
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum MethodArg {
+    /// Block mean (integers rounded to nearest, ties to even): intensities.
+    Mean,
+    /// Most frequent value, ties to the smallest: label images.
+    Mode,
+    /// The block's first voxel (subsampling).
+    Stride,
+    /// Block minimum.
+    Min,
+    /// Block maximum.
+    Max,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Method {
+        match m {
+            MethodArg::Mean => Method::Mean,
+            MethodArg::Mode => Method::Mode,
+            MethodArg::Stride => Method::Stride,
+            MethodArg::Min => Method::Min,
+            MethodArg::Max => Method::Max,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct PyramidArgs {
+    /// The single-scale source array: a directory or a URL.
+    src: Location,
+    /// The multiscale image to create: a directory or a URL (replaced if it exists).
+    dst: Location,
+    /// Number of levels, level 0 (the copy of the source) included.
+    #[arg(long, value_name = "N")]
+    levels: usize,
+    /// How a block of voxels becomes one voxel of the next level.
+    #[arg(long, value_enum, default_value = "mean")]
+    method: MethodArg,
+    /// Downsampling factors per axis at every level (`2,2,2`), or `auto-isotropic`: halve the
+    /// finest spatial axes first until voxels are near-isotropic, then all spatial axes.
+    /// Default: 2 on spatial axes, 1 on others.
+    #[arg(long, value_name = "F,F,...|auto-isotropic")]
+    factors: Option<String>,
+    /// The layout: zarr2 = OME-Zarr 0.4, zarr3 = OME-Zarr 0.5, n5 = BigDataViewer or
+    /// n5-viewer N5 (see --n5-layout).
+    #[arg(long, value_enum, default_value = "zarr3")]
+    format: FormatArg,
+    /// The N5 layout (default: bdv for 3-D spatial images, n5-viewer otherwise).
+    #[arg(long, value_enum)]
+    n5_layout: Option<N5LayoutArg>,
+    /// Chunk shape of every level, clipped to the level (with --shards: the inner chunks).
+    /// Default 64 on spatial axes (256 for 2-D images), 1 on others.
+    #[arg(long, value_name = "N,N,...")]
+    chunks: Option<String>,
+    /// Shard shape (zarr3 only), clipped likewise.
+    #[arg(long, value_name = "N,N,...")]
+    shards: Option<String>,
+    /// Compression and checksum codecs, as for `put` (e.g. `zstd:3,crc32c`).
+    #[arg(long, value_name = "SPEC")]
+    codec: Option<String>,
+    /// Axis names (default: the source's dimension names, else ... t, c, z, y, x).
+    #[arg(long, value_name = "NAME,...")]
+    axes: Option<String>,
+    /// Axis types: space, time, channel or custom (default from the names).
+    #[arg(long, value_name = "TYPE,...")]
+    axis_types: Option<String>,
+    /// Units per axis, e.g. `micrometer,micrometer,micrometer` (empty: none).
+    #[arg(long, value_name = "UNIT,...")]
+    units: Option<String>,
+    /// Voxel size of level 0 per axis (default 1).
+    #[arg(long, value_name = "S,S,...", allow_hyphen_values = true)]
+    scale: Option<String>,
+    /// Translation of level 0 per axis (default none).
+    #[arg(long, value_name = "T,T,...", allow_hyphen_values = true)]
+    translation: Option<String>,
+    /// The image name.
+    #[arg(long)]
+    name: Option<String>,
+    /// Report progress on stderr even when it is not a terminal (a line per tenth).
+    #[arg(long)]
+    progress: bool,
+    #[command(flatten)]
+    axis_order: AxisOrderOpt,
+    #[command(flatten)]
+    write: WriteArgs,
+}
+
+fn list(text: &Option<String>) -> Option<Vec<String>> {
+    text.as_ref()
+        .map(|t| t.split(',').map(|s| s.trim().to_string()).collect())
+}
+
+fn numbers<T: std::str::FromStr>(
+    text: &Option<String>,
+    what: &str,
+) -> Result<Option<Vec<T>>, Failure> {
+    list(text)
+        .map(|items| {
+            items
+                .iter()
+                .map(|s| {
+                    s.parse::<T>()
+                        .map_err(|_| Failure(format!("{what}: '{s}' is not a number")))
+                })
+                .collect()
+        })
+        .transpose()
+}
+
+/// A progress callback: the bar, plus with `--progress` a line per tenth when the bar is not
+/// drawn.
+fn reporter(total: u64, lines: bool, what: &'static str) -> (progress::Bar, impl Fn(u64) + Sync) {
+    let bar = progress::bar(total, what);
+    let done = AtomicU64::new(0);
+    let handle = bar.clone();
+    let lines = lines && bar.is_hidden() && !progress::quiet();
+    let report = move |n: u64| {
+        handle.inc(n);
+        let before = done.fetch_add(n, Ordering::Relaxed);
+        if lines && total > 0 {
+            let (a, b) = (before * 10 / total, (before + n) * 10 / total);
+            if b > a {
+                eprintln!(
+                    "neurochunk: {what}: {}% ({} of {total} chunks)",
+                    b * 10,
+                    before + n
+                );
+            }
+        }
+    };
+    (bar, report)
+}
+
+pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
+    local_only_fsync(&args.write, &args.dst)?;
+    let src_store = args.src.open_read()?;
+    let src = Array::open_with(src_store, "", &args.axis_order.open_options())
+        .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
+    let rank = src.shape().len();
+    let mut options = PyramidOptions::new(
+        args.levels,
+        args.method.into(),
+        target_layout(args.format, args.n5_layout, rank == 3),
+    );
+    options.factors = args
+        .factors
+        .as_deref()
+        .map(Factors::parse)
+        .transpose()
+        .map_err(|e| Failure(format!("--factors: {e}")))?;
+    options.chunks = numbers(&args.chunks, "--chunks")?;
+    options.shards = numbers(&args.shards, "--shards")?;
+    options.codecs = args
+        .codec
+        .as_deref()
+        .map(crate::codec_spec::parse_codecs)
+        .transpose()
+        .map_err(|e| Failure(format!("--codec: {e}")))?;
+    options.axes = list(&args.axes);
+    options.axis_types = list(&args.axis_types);
+    options.units = list(&args.units);
+    options.scale = numbers(&args.scale, "--scale")?;
+    options.translation = numbers(&args.translation, "--translation")?;
+    options.name = args.name.clone();
+    let name = format!("{} -> {}", args.src.display(), args.dst.display());
+    let fail = |e: neurochunk_ome::OmeError| Failure(format!("{name}: {e}"));
+    // Refuse bad options before the destination is touched.
+    let total = pyramid_chunk_count(&src, &options).map_err(fail)?;
+    let (dst_store, staged) = staged_destination(&args.dst, &args.write)?;
+    let (bar, report) = reporter(total, args.progress, "pyramid");
+    let image = build_pyramid(&src, dst_store, "", &options, &report).map_err(fail)?;
+    bar.finish_and_clear();
+    // Described before publishing: the image is read from the staging directory.
+    let shapes: Vec<String> = (0..image.levels().len())
+        .filter_map(|k| image.level_array(k).ok())
+        .map(|a| format!("{:?}", a.shape()))
+        .collect();
+    if let Some(staged) = staged {
+        staged
+            .publish()
+            .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
+    }
+    if !progress::quiet() {
+        eprintln!(
+            "neurochunk: {}: {} with {} levels: {}",
+            args.dst.display(),
+            image.layout(),
+            shapes.len(),
+            shapes.join(" ")
+        );
+    }
+    Ok(())
+}
+
+/// `convert` of a multiscale image into another layout; `Ok(false)` when the source is not a
+/// multiscale image or the target layout is the source's (a plain hierarchy copy keeps it).
+pub(crate) fn convert_multiscale(
+    src: &Location,
+    src_store: &Arc<dyn Store>,
+    dst: &Location,
+    format: Option<FormatArg>,
+    n5_layout: Option<N5LayoutArg>,
+    chunks: Option<Vec<usize>>,
+    shards: Option<Vec<usize>>,
+    codecs: Option<Vec<neurochunk_array::Codec>>,
+    write: &WriteArgs,
+) -> Result<bool, Failure> {
+    let Some(layout) = MultiscaleImage::detect(src_store.as_ref(), "") else {
+        return Ok(false);
+    };
+    let image = MultiscaleImage::open(src_store.clone(), "")
+        .map_err(|e| Failure(format!("{}: {e}", src.display())))?;
+    let bdv_fits = image.axes().len() == 3 && image.axes().iter().all(|a| a.is_spatial());
+    let target = match format {
+        Some(f) => target_layout(f, n5_layout, bdv_fits),
+        None => match n5_layout {
+            Some(n) if layout.format() == neurochunk_array::ZarrFormat::N5 => {
+                target_layout(FormatArg::N5, Some(n), bdv_fits)
+            }
+            _ => layout,
+        },
+    };
+    if target == layout {
+        return Ok(false);
+    }
+    let name = format!("{} -> {}", src.display(), dst.display());
+    let (dst_store, staged) = staged_destination(dst, write)?;
+    let total: u64 = (0..image.levels().len())
+        .filter_map(|k| image.level_array(k).ok())
+        .map(|a| neurochunk_array::convert::chunk_count(a.metadata()))
+        .sum();
+    let (bar, report) = reporter(total, false, "converting");
+    let mut options = ConvertImageOptions::new(target);
+    options.chunks = chunks;
+    options.shards = shards;
+    options.codecs = codecs;
+    convert_image(&image, dst_store, "", &options, &report)
+        .map_err(|e| Failure(format!("{name}: {e}")))?;
+    bar.finish_and_clear();
+    if let Some(staged) = staged {
+        staged
+            .publish()
+            .map_err(|e| Failure(format!("{}: {e}", dst.display())))?;
+    }
+    if !progress::quiet() {
+        eprintln!(
+            "neurochunk: note: {}: multiscale image {layout} written as {target}",
+            dst.display()
+        );
+    }
+    Ok(true)
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum OmeCommand {
+    /// Check multiscale images against the NGFF rules of OME-Zarr 0.4 / 0.5 (and the N5
+    /// layouts' conventions). Exit status 0 valid, 1 invalid, 2 unreadable.
+    #[command(after_help = crate::store_args::URL_FORMS)]
+    Validate(ValidateArgs),
+    /// Describe a multiscale image: layout, axes, levels with shapes, scales and units.
+    #[command(after_help = crate::store_args::URL_FORMS)]
+    Info(InfoArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ValidateArgs {
+    /// The image groups (directories or URLs).
+    #[arg(required = true)]
+    paths: Vec<Location>,
+    /// Print the problems of all images as one JSON list of {file, severity, path, rule,
+    /// message}.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct InfoArgs {
+    /// The image group: a directory or a URL.
+    path: Location,
+    /// Print the normalised description as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run an `ome` subcommand; the exit status.
+pub(crate) fn run(command: OmeCommand) -> u8 {
+    match command {
+        OmeCommand::Validate(args) => run_validate(args),
+        OmeCommand::Info(args) => match info(args) {
+            Ok(()) => 0,
+            Err(Failure(message)) => {
+                eprintln!("neurochunk: error: {message}");
+                1
+            }
+        },
+    }
+}
+
+fn run_validate(args: ValidateArgs) -> u8 {
+    let mut status = 0u8;
+    let mut all = Vec::new();
+    for path in &args.paths {
+        let result = path
+            .open_read()
+            .map_err(|f| f.0)
+            .and_then(|store| validate(store, "").map_err(|e| format!("{}: {e}", path.display())));
+        match result {
+            Err(message) => {
+                eprintln!("neurochunk: error: {message}");
+                status = status.max(2);
+                if args.json {
+                    all.push(json!({"file": path.display(), "severity": "error", "path": "/", "rule": "unreadable", "message": message}));
+                }
+            }
+            Ok(problems) => {
+                let errors = problems
+                    .iter()
+                    .filter(|p| p.severity == Severity::Error)
+                    .count();
+                if errors > 0 {
+                    status = status.max(1);
+                }
+                if args.json {
+                    all.extend(problems.iter().map(|p| {
+                        json!({"file": path.display(), "severity": p.severity.name(), "path": p.path, "rule": p.rule, "message": p.message})
+                    }));
+                    continue;
+                }
+                let warnings = problems.len() - errors;
+                let verdict = if errors == 0 { "valid" } else { "INVALID" };
+                outln!(
+                    "{}: {verdict} ({errors} error{}, {warnings} warning{})",
+                    path.display(),
+                    if errors == 1 { "" } else { "s" },
+                    if warnings == 1 { "" } else { "s" }
+                );
+                // Errors first.
+                for p in problems
+                    .iter()
+                    .filter(|p| p.severity == Severity::Error)
+                    .chain(problems.iter().filter(|p| p.severity == Severity::Warning))
+                {
+                    outln!(
+                        "  {} [{}] {}: {}",
+                        p.severity.name(),
+                        p.rule,
+                        p.path,
+                        p.message
+                    );
+                }
+            }
+        }
+    }
+    if args.json {
+        outln!(
+            "{}",
+            to_python_json(&Value::Array(all), PyJsonStyle::ZARR_PYTHON3)
+        );
+    }
+    status
+}
+
+fn info(args: InfoArgs) -> CmdResult {
+    let store = args.path.open_read()?;
+    let image = MultiscaleImage::open(store, "")
+        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    if args.json {
+        outln!(
+            "{}",
+            to_python_json(&image.to_json(), PyJsonStyle::ZARR_PYTHON3)
+        );
+        return Ok(());
+    }
+    outln!("path:        {}", args.path.display());
+    print_image(&image, "");
+    Ok(())
+}
+
+/// The text description of a multiscale image (for `ome info` and `info`).
+pub(crate) fn print_image(image: &MultiscaleImage, indent: &str) {
+    let version = image
+        .version()
+        .map(|v| format!(" (version {v})"))
+        .unwrap_or_default();
+    outln!("{indent}multiscale:  {}{version}", image.layout());
+    if let Some(name) = image.name() {
+        outln!("{indent}name:        {name}");
+    }
+    if let Some(method) = image.method() {
+        outln!("{indent}method:      {method}");
+    }
+    let axes: Vec<String> = image
+        .axes()
+        .iter()
+        .map(|a| {
+            let details: Vec<&str> = [a.kind.as_deref(), a.unit.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect();
+            if details.is_empty() {
+                a.name.clone()
+            } else {
+                format!("{} ({})", a.name, details.join(", "))
+            }
+        })
+        .collect();
+    outln!("{indent}axes:        {}", axes.join(", "));
+    outln!("{indent}levels:");
+    for (k, level) in image.levels().iter().enumerate() {
+        let array = image.level_array(k);
+        let shape = match &array {
+            Ok(a) => format!("{:?} {}", a.shape(), a.metadata().data_type_name()),
+            Err(e) => format!("[error: {e}]"),
+        };
+        let translation = level
+            .translation
+            .as_ref()
+            .map(|t| format!("  translation {t:?}"))
+            .unwrap_or_default();
+        outln!(
+            "{indent}  {k}  {}  {shape}  scale {:?}{translation}",
+            level.path,
+            level.scale
+        );
+    }
+    if !image.labels().is_empty() {
+        outln!("{indent}labels:      {}", image.labels().join(", "));
+    }
+    if let Some(channels) = image
+        .omero()
+        .and_then(|o| o.get("channels"))
+        .and_then(Value::as_array)
+    {
+        let labels: Vec<&str> = channels
+            .iter()
+            .map(|c| c.get("label").and_then(Value::as_str).unwrap_or("?"))
+            .collect();
+        outln!("{indent}channels:    {}", labels.join(", "));
+    }
+}
+
+/// One line's summary of the multiscale image at `path` of `store`, for `tree`.
+pub(crate) fn tree_summary(store: &Arc<dyn Store>, path: &str) -> Option<String> {
+    MultiscaleImage::detect(store.as_ref(), path)?;
+    let image = match MultiscaleImage::open(store.clone(), path) {
+        Ok(image) => image,
+        Err(e) => return Some(format!("multiscale image [error: {e}]")),
+    };
+    let axes: Vec<String> = image
+        .axes()
+        .iter()
+        .map(|a| match &a.unit {
+            Some(u) => format!("{} {u}", a.name),
+            None => a.name.clone(),
+        })
+        .collect();
+    let scales: Vec<String> = image
+        .levels()
+        .iter()
+        .map(|l| format!("{:?}", l.scale))
+        .collect();
+    Some(format!(
+        "multiscale {}: {} levels, axes {}, scales {}",
+        image.layout(),
+        image.levels().len(),
+        axes.join(", "),
+        scales.join(" ")
+    ))
+}
+
+/// The normalised description of the multiscale image at `path`, when it is one.
+pub(crate) fn multiscale_json(store: &Arc<dyn Store>, path: &str) -> Option<Value> {
+    MultiscaleImage::detect(store.as_ref(), path)?;
+    Some(match MultiscaleImage::open(store.clone(), path) {
+        Ok(image) => image.to_json(),
+        Err(e) => json!({"error": e.to_string()}),
+    })
+}
