@@ -37,7 +37,7 @@ def write_image(
     version: str,
     edit: Callable[[dict], None] | None = None,
     shapes: list | None = None,
-    dimension_names: bool = True,
+    dimension_names: bool | list[str] = True,
 ) -> None:
     """A valid image of `version` with two uint8 levels; `edit` changes the multiscale first.
 
@@ -51,7 +51,9 @@ def write_image(
     group = zarr.open_group(str(path), mode="w", zarr_format=fmt)
     for k, shape in enumerate(shapes or SHAPES):
         kwargs = {}
-        if fmt == 3 and dimension_names and len(names) == len(shape):
+        if fmt == 3 and isinstance(dimension_names, list):
+            kwargs["dimension_names"] = dimension_names
+        elif fmt == 3 and dimension_names and len(names) == len(shape):
             kwargs["dimension_names"] = names
         arr = group.create_array(str(k), shape=shape, chunks=shape, dtype="uint8", **kwargs)
         arr[...] = np.full(shape, k + 1, dtype=np.uint8)
@@ -121,8 +123,11 @@ class Variant:
     # ome-zarr-models' verdict per version (checked, so that a change upstream is noticed).
     models_rejects: dict[str, bool]
     shapes: list | None = None
-    dimension_names: bool = True
+    # True: the axes' names; False: none; a list: those names.
+    dimension_names: bool | list[str] = True
     versions: tuple[str, ...] = ("0.4", "0.5")
+    # `neurochunk ome validate`'s exit status: 1 (invalid) unless the variant says otherwise.
+    ours_exit: int = 1
 
 
 BOTH = {"0.4": True, "0.5": True}
@@ -142,12 +147,18 @@ VARIANTS = [
     Variant("two-translations", _two_translations, ("translation",), BOTH),
     # Datasets must go from the highest resolution to the lowest: scales must not shrink.
     Variant("scales-not-increasing", _scales_not_increasing, ("scale", "order", "resolution"), BOTH),
-    # Level 1 larger than level 0 while its scale says it is coarser (NGFF: datasets are ordered
-    # from the largest to the smallest). ome-zarr-models 1.8 checks the scales only and accepts
-    # this in 0.4 and 0.5: a disagreement, asserted as such.
-    Variant("levels-not-decreasing", None, ("decreas", "order", "larger", "shape"),
-            {"0.4": False, "0.5": False}, shapes=[(3, 4, 5), (6, 8, 10)]),
-    # NGFF 0.5: every level array has dimension_names equal to the axes' names.
-    Variant("no-dimension-names", None, ("dimension_names", "dimension names"), {"0.5": True},
-            dimension_names=False, versions=("0.5",)),
+    # Level 1 larger than level 0 while its scale says it is coarser. NGFF orders datasets by
+    # resolution, i.e. by their scales, which are in order here; neither validator compares the
+    # shapes, so both accept it (agreement, asserted).
+    Variant("levels-grow-with-coarser-scale", None, (), {"0.4": False, "0.5": False},
+            shapes=[(3, 4, 5), (6, 8, 10)], ours_exit=0),
+    # NGFF 0.5: dimension_names MUST be present and equal the axes' names. ome-zarr-models
+    # rejects a level without them; neurochunk reports it as a warning (rule
+    # datasets.dimension-names) and exits 0, since several 0.5 writers omit them: a
+    # disagreement, asserted as such.
+    Variant("no-dimension-names", None, ("datasets.dimension-names",), {"0.5": True},
+            dimension_names=False, versions=("0.5",), ours_exit=0),
+    # Present but different from the axes' names: an error for both.
+    Variant("dimension-names-differ", None, ("datasets.dimension-names",), {"0.5": True},
+            dimension_names=["a", "b", "c"], versions=("0.5",)),
 ]
