@@ -16,8 +16,8 @@ ome-zarr-py with `Methods.LOCAL_MEAN` (scikit-image's `downscale_local_mean`) an
 factors {z, y, x: 2^k}. Both take the source as a dask array.
 
 Each tool runs in a fresh worker process (this script with --worker), so that the peak resident
-set is its own: for neurochunk, the CLI child's peak (getrusage of the children); for the
-peers, the worker's peak, whose "base" (the interpreter with the peer imported, before the
+set is its own: for neurochunk, the CLI child's peak (GNU time's %M, /usr/bin/time); for the
+peers, the worker's peak (VmHWM), whose "base" (the interpreter with the peer imported, before the
 call) is shown too. Times are wall-clock of the build alone, best of --reps. "ratio" = peer time /
 neurochunk time (above 1: neurochunk is faster). The outputs' level shapes are checked to agree.
 """
@@ -65,19 +65,30 @@ def write_source(path: Path, size: int) -> None:
         arr[z0 : z0 + len(z)] = np.clip(smooth + noise, 0, 65535).astype(np.uint16)
 
 
-def _maxrss_bytes(who: int) -> int:
-    return resource.getrusage(who).ru_maxrss * 1024  # KiB on Linux
+def _hwm_bytes() -> int:
+    """This process's peak resident set (VmHWM: per address space, so an exec starts afresh,
+    unlike getrusage's ru_maxrss, which carries the forking parent's peak across exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def run_neurochunk(src: Path, dst: Path, levels: int) -> dict:
+    # GNU time reports the child's peak; its own few MiB are all the child inherits.
+    report = dst.parent / f"{dst.name}.time"
     argv = [
+        "/usr/bin/time", "-f", "%M", "-o", str(report),
         str(binary()), "pyramid", str(src), str(dst), "--levels", str(levels), "--method", "mean",
         "--factors", "2,2,2", "--format", "zarr3", "--chunks", f"{CHUNK},{CHUNK},{CHUNK}",
     ]
     t0 = time.perf_counter()
     subprocess.run(argv, check=True, stdin=subprocess.DEVNULL)
     seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "peak_bytes": _maxrss_bytes(resource.RUSAGE_CHILDREN), "base_bytes": 0}
+    peak_kib = int(report.read_text().split()[-1])
+    report.unlink()
+    return {"seconds": seconds, "peak_bytes": peak_kib * 1024, "base_bytes": 0}
 
 
 def _source_dask(src: Path):
@@ -92,7 +103,7 @@ def run_ngff_zarr(src: Path, dst: Path, levels: int) -> dict:
 
     import dask.array  # noqa: F401 - imported before the baseline, like the peer itself
 
-    before = _maxrss_bytes(resource.RUSAGE_SELF)
+    before = _hwm_bytes()
     t0 = time.perf_counter()
     image = nz.to_ngff_image(_source_dask(src), dims=["z", "y", "x"])
     multiscales = nz.to_multiscales(
@@ -100,7 +111,7 @@ def run_ngff_zarr(src: Path, dst: Path, levels: int) -> dict:
     )
     nz.to_ngff_zarr(str(dst), multiscales, version="0.5")
     seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "peak_bytes": _maxrss_bytes(resource.RUSAGE_SELF), "base_bytes": before}
+    return {"seconds": seconds, "peak_bytes": _hwm_bytes(), "base_bytes": before}
 
 
 def run_ome_zarr(src: Path, dst: Path, levels: int) -> dict:
@@ -111,7 +122,7 @@ def run_ome_zarr(src: Path, dst: Path, levels: int) -> dict:
 
     import dask.array  # noqa: F401
 
-    before = _maxrss_bytes(resource.RUSAGE_SELF)
+    before = _hwm_bytes()
     t0 = time.perf_counter()
     group = zarr.open_group(str(dst), mode="w", zarr_format=3)
     write_image(
@@ -124,7 +135,7 @@ def run_ome_zarr(src: Path, dst: Path, levels: int) -> dict:
         storage_options={"chunks": (CHUNK,) * 3},
     )
     seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "peak_bytes": _maxrss_bytes(resource.RUSAGE_SELF), "base_bytes": before}
+    return {"seconds": seconds, "peak_bytes": _hwm_bytes(), "base_bytes": before}
 
 
 RUNNERS = {"neurochunk": run_neurochunk, "ngff-zarr": run_ngff_zarr, "ome-zarr": run_ome_zarr}
