@@ -153,3 +153,61 @@ fn n5_viewer_multiscale() {
         assert!(values.iter().all(|&v| v == 0));
     }
 }
+
+#[test]
+fn ome_zarr_py_versions_0_1_and_0_2() {
+    for version in ["v1", "v2"] {
+        let image = open(&format!("ome-zarr-py/tests/data/{version}"));
+        assert_eq!(image.layout(), Layout::OmeZarr04);
+        // Axes implied before 0.3: t, c, z, y, x.
+        let names: Vec<&str> = image.axes().iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["t", "c", "z", "y", "x"]);
+        let array = image.level_array(0).unwrap();
+        assert_eq!(array.shape(), [1, 2, 1, 16, 16]);
+        let (_, values) = array.read_elements::<u8>(&Selection::all()).unwrap();
+        assert_eq!(values.iter().map(|&v| v as u64).sum::<u64>(), 5235);
+        assert_eq!(values.iter().min(), Some(&2));
+        assert_eq!(values.iter().max(), Some(&21));
+    }
+}
+
+#[test]
+fn bioformats2raw_series() {
+    let dir = root().join("ome-zarr-py/pr174/tests/data/bf2raw/fake-series-2.zarr");
+    let store: Arc<dyn Store> = Arc::new(FsStore::read_only(dir));
+    let err = MultiscaleImage::open(store.clone(), "")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bioformats2raw") && err.contains("'/0'"),
+        "{err}"
+    );
+    for (series, sum) in [("0", 33_411_110u64), ("1", 33_411_210)] {
+        let image = MultiscaleImage::open(store.clone(), series).unwrap();
+        assert_eq!(image.levels().len(), 2);
+        let (_, l0) = image
+            .level_array(0)
+            .unwrap()
+            .read_elements::<u8>(&Selection::all())
+            .unwrap();
+        assert_eq!(l0.iter().map(|&v| v as u64).sum::<u64>(), sum);
+        let (_, l1) = image
+            .level_array(1)
+            .unwrap()
+            .read_elements::<u8>(&Selection::all())
+            .unwrap();
+        // Level 1 is level 0 at even rows and columns: what our stride method computes.
+        let expected = neurochunk_ome::downsample_block(
+            &neurochunk_array::DataType::UInt8,
+            &l0,
+            &[1, 1, 1, 512, 512],
+            &[1, 1, 1, 2, 2],
+            neurochunk_ome::Method::Stride,
+        )
+        .unwrap();
+        assert_eq!(l1, expected);
+        assert!(neurochunk_ome::validate(store.clone(), series)
+            .unwrap()
+            .is_empty());
+    }
+}
