@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from . import _neurochunk as _native
-from ._core import Array, _is_url, _options_json, open_array
+from ._core import Array, _is_url, _options_json, _progress_callback, open_array
 from ._errors import InvalidInputError
 
 __all__ = ["MultiscaleImage", "open", "pyramid", "validate", "METHODS"]
@@ -252,18 +252,7 @@ def pyramid(
     else:
         explicit = _ints(factors, "factors")
         factors_arg = None if explicit is None else ",".join(map(str, explicit))
-    callback: Callable[[int], None] | None
-    if progress is True:
-        done = [0]
-
-        def callback(n: int) -> None:
-            done[0] += n
-            print(f"\rneurochunk: {done[0]} chunks written", end="", file=sys.stderr, flush=True)
-
-    elif callable(progress):
-        callback = progress
-    else:
-        callback = None
+    callback = _progress_callback(progress)
     source, target = _fspath(src), _fspath(dst)
     options = {
         "levels": levels,

@@ -3,12 +3,13 @@
 //! builder. The Python side opens the level arrays itself from the description's paths.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 use neurochunk::ome::{
     build_pyramid, validate, Factors, Layout, Method, MultiscaleImage, OmeError, PyramidOptions,
 };
 use neurochunk::store::StoreError;
-use neurochunk::{Array, ArrayError};
+use neurochunk::{Array, ArrayError, Store};
 use pyo3::prelude::*;
 use serde::Deserialize;
 use serde_json::json;
@@ -45,17 +46,27 @@ fn detached_ome<T: Send>(
     }
 }
 
-/// The normalised description (JSON) of the multiscale image at `location`.
-#[pyfunction]
-#[pyo3(signature = (location, options="{}"))]
-pub(crate) fn ome_describe(py: Python<'_>, location: &str, options: &str) -> PyResult<String> {
+/// Run `f` on the store and path of the image at `location` (read-only), without the GIL.
+fn on_image<T: Send>(
+    py: Python<'_>,
+    location: &str,
+    options: &str,
+    f: impl FnOnce(Arc<dyn Store>, &str) -> Result<T, OmeError> + Send,
+) -> PyResult<T> {
     let Location {
         store,
         path,
         display,
     } = open_store(location, true, options)?;
-    detached_ome(py, &display, move || {
-        MultiscaleImage::open(store, &path).map(|image| image.to_json().to_string())
+    detached_ome(py, &display, move || f(store, &path))
+}
+
+/// The normalised description (JSON) of the multiscale image at `location`.
+#[pyfunction]
+#[pyo3(signature = (location, options="{}"))]
+pub(crate) fn ome_describe(py: Python<'_>, location: &str, options: &str) -> PyResult<String> {
+    on_image(py, location, options, |store, path| {
+        MultiscaleImage::open(store, path).map(|image| image.to_json().to_string())
     })
 }
 
@@ -64,13 +75,8 @@ pub(crate) fn ome_describe(py: Python<'_>, location: &str, options: &str) -> PyR
 #[pyfunction]
 #[pyo3(signature = (location, options="{}"))]
 pub(crate) fn ome_validate(py: Python<'_>, location: &str, options: &str) -> PyResult<String> {
-    let Location {
-        store,
-        path,
-        display,
-    } = open_store(location, true, options)?;
-    detached_ome(py, &display, move || {
-        let problems = validate(store, &path)?;
+    on_image(py, location, options, |store, path| {
+        let problems = validate(store, path)?;
         let list: Vec<_> = problems
             .iter()
             .map(|p| json!({"path": p.path, "rule": p.rule, "message": p.message}))
