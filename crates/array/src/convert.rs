@@ -593,6 +593,58 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
     copy_chunks(src, dst, false, progress)
 }
 
+/// Whether `src` and `dst` store every chunk as the same bytes: same format, shape, chunk
+/// grid, data type, fill value and codecs (chunk keys may differ).
+pub fn same_encoding(src: &ArrayMetadata, dst: &ArrayMetadata) -> bool {
+    src.format == dst.format
+        && src.shape == dst.shape
+        && src.chunk_shape == dst.chunk_shape
+        && src.data_type == dst.data_type
+        && src.effective_fill() == dst.effective_fill()
+        && src.n5_axis_order() == dst.n5_axis_order()
+        && src.codecs.to_v3_json() == dst.codecs.to_v3_json()
+}
+
+/// Copy `src`'s stored chunks into `dst` byte for byte, without decoding them, when both
+/// encode chunks the same way ([`same_encoding`]); returns `false` (and copies nothing)
+/// otherwise. Chunks are fetched and stored in batches (one `get_many` and one `set_many`
+/// each); `progress(n)` counts chunks of the grid. The bytes are not checked: a corrupt
+/// chunk stays corrupt (a reader of `dst` reports it).
+pub fn copy_stored_chunks(
+    src: &Array,
+    dst: &Array,
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<bool> {
+    if !same_encoding(src.metadata(), dst.metadata()) {
+        return Ok(false);
+    }
+    let grid = src.metadata().grid_shape();
+    let total: u64 = grid.iter().product();
+    let batch = 64u64;
+    let mut start = 0u64;
+    while start < total {
+        let end = (start + batch).min(total);
+        let indices: Vec<Vec<u64>> = (start..end).map(|i| unravel(i, &grid)).collect();
+        let requests: Vec<neurochunk_store::ReadRequest> = indices
+            .iter()
+            .map(|index| neurochunk_store::ReadRequest::whole(src.chunk_key(index)))
+            .collect();
+        let answers = src.store().get_many(&requests);
+        let mut values = Vec::with_capacity(indices.len());
+        for ((index, request), answer) in indices.iter().zip(&requests).zip(answers) {
+            if let Some(bytes) = crate::read::whole_value(answer, &request.key)? {
+                values.push((dst.chunk_key(index), bytes));
+            }
+        }
+        if !values.is_empty() {
+            dst.store().set_many(values)?;
+        }
+        progress(end - start);
+        start = end;
+    }
+    Ok(true)
+}
+
 /// [`copy_data`] that skips the destination chunks already stored in `dst` (found with one
 /// listing of the array's keys): the second half of a resumed conversion.
 pub fn copy_missing_data(
@@ -647,7 +699,7 @@ fn copy_chunks(
     } else {
         Default::default()
     };
-    let batch = (rayon::current_num_threads() * 4).max(1);
+    let batch = copy_batch(meta);
     if let Some(targets) = sparse_targets(src, dst, total)? {
         let done = targets.iter().filter(|t| stored.contains(*t)).count();
         progress(done as u64);
@@ -666,6 +718,21 @@ fn copy_chunks(
         keep
     });
     write_chunks(dst, todo, batch, &read, progress)
+}
+
+/// Destination chunks copied per batch: four per thread, fewer for large chunks (shards) so a
+/// batch's chunks and their decoded copies stay near `COPY_BATCH_BYTES`, at least one per
+/// thread.
+fn copy_batch(meta: &ArrayMetadata) -> usize {
+    const COPY_BATCH_BYTES: usize = 64 << 20;
+    let threads = rayon::current_num_threads().max(1);
+    let element = meta.data_type.fixed_size().unwrap_or(16);
+    let chunk_bytes = meta
+        .chunk_shape
+        .iter()
+        .product::<usize>()
+        .saturating_mul(element);
+    (threads * 4).min((COPY_BATCH_BYTES / chunk_bytes.max(1)).max(threads))
 }
 
 /// The box of chunk `index` (a shard, for a sharded array) of `meta`: its origin and its

@@ -10,10 +10,11 @@
 
 use std::sync::Arc;
 
-use neurochunk_array::convert::{copy_data, write_chunks};
+use neurochunk_array::convert::{
+    copy_data, copy_stored_chunks, derive_metadata, write_chunks, ConvertOptions, SourceAdapter,
+};
 use neurochunk_array::{
-    Array, ArrayBuilder, ArrayBytes, ArrayError, Codec, DataType, FillValue, N5AxisOrder,
-    Selection, Store, ZarrFormat,
+    Array, ArrayBytes, ArrayError, ArrayMetadata, Codec, N5AxisOrder, Selection, Store,
 };
 use serde_json::json;
 
@@ -66,8 +67,8 @@ pub struct PyramidOptions {
     pub chunks: Option<Vec<usize>>,
     /// Shard shape (OME-Zarr 0.5 only), clipped likewise.
     pub shards: Option<Vec<usize>>,
-    /// Compressions (bytes→bytes codecs); `None`: the format's default (zstd for Zarr, gzip for
-    /// N5).
+    /// Compressions (bytes→bytes codecs); `None`: the source's (level 0 is then a copy of the
+    /// source's chunks, stored bytes and all, when the chunking matches too).
     pub codecs: Option<Vec<Codec>>,
     /// Axis names; default the source's dimension names, else the last three `z, y, x` with
     /// `t`, `c` before them.
@@ -260,6 +261,9 @@ fn resolve_axes(src: &Array, options: &PyramidOptions) -> OmeResult<Vec<Axis>> {
 /// Output chunks whose input boxes together stay under this many bytes per batch.
 const BATCH_BYTES: usize = 256 << 20;
 
+/// A large output chunk (a shard) is computed in slabs reading at most about this many bytes.
+const SLAB_BYTES: u64 = 32 << 20;
+
 /// Build a multiscale image from `src` at `dst_path` of `dst_store` (which should be empty
 /// there): level 0 is a copy of the source, level k+1 is level k downsampled with
 /// `options.method`. `progress(n)` counts written chunks (shards when sharded) of all levels;
@@ -277,11 +281,14 @@ pub fn build_pyramid(
     for (k, shape) in plan.shapes.iter().enumerate() {
         let level_path =
             neurochunk_store::join_key(dst_path.trim_matches('/'), &plan.writer.level_path(k));
-        let level = plan
-            .builder(k, shape)
-            .create(dst_store.clone(), &level_path)?;
+        let level = Array::create(dst_store.clone(), &level_path, plan.metadata(k, shape)?)?;
         match &previous {
-            None => copy_data(src, &level, progress)?,
+            // Level 0 is the source: its chunks as stored when the encoding is the same.
+            None => {
+                if !copy_stored_chunks(src, &level, progress)? {
+                    copy_data(src, &level, progress)?
+                }
+            }
             Some(prev) => {
                 downsample_level(prev, &level, &plan.factors[k - 1], options.method, progress)?
             }
@@ -311,8 +318,7 @@ pub fn pyramid_chunk_count(src: &Array, options: &PyramidOptions) -> OmeResult<u
 
 /// Everything decided before writing: axes, level shapes, factors, the metadata writer.
 struct Plan {
-    data_type: DataType,
-    fill: Vec<u8>,
+    source: ArrayMetadata,
     shapes: Vec<Vec<u64>>,
     factors: Vec<Vec<u64>>,
     chunks: Vec<usize>,
@@ -433,11 +439,6 @@ impl Plan {
                 ));
             }
         }
-        let fill = if layout.format() == ZarrFormat::N5 {
-            meta.data_type.zero_fill()
-        } else {
-            meta.effective_fill()
-        };
         let writer = MultiscaleWriter::new(layout, axes, scales)
             .name(options.name.clone())
             .method(
@@ -452,40 +453,49 @@ impl Plan {
                     "kwargs": {"factors": factors},
                 })),
             );
-        Ok(Plan {
-            data_type: meta.data_type.clone(),
-            fill,
+        let plan = Plan {
+            source: meta.clone(),
             shapes,
             factors,
             chunks,
             shards: options.shards.clone(),
             codecs: options.codecs.clone(),
             writer,
-        })
+        };
+        // Refuse chunkings and codecs the format cannot hold before writing anything.
+        for (k, shape) in plan.shapes.iter().enumerate() {
+            plan.metadata(k, shape)?;
+        }
+        Ok(plan)
     }
 
     fn chunking(&self, shape: &[u64]) -> (Vec<usize>, Option<Vec<usize>>) {
         fit_chunks(shape, &self.chunks, self.shards.as_deref())
     }
 
-    fn builder(&self, k: usize, shape: &[u64]) -> ArrayBuilder {
+    /// Level `k`'s description: the source's, re-described for the target format with the
+    /// chosen chunks, shards and codecs (the source's codecs when none are given), shaped
+    /// like the level, with the level's attributes and dimension names.
+    fn metadata(&self, k: usize, shape: &[u64]) -> OmeResult<ArrayMetadata> {
         let (chunks, shards) = self.chunking(shape);
-        let mut builder = ArrayBuilder::new(shape.to_vec(), self.data_type.clone())
-            .format(self.writer.format())
-            .chunks(chunks)
-            .fill_value(FillValue::Bytes(self.fill.clone()))
-            .attributes(self.writer.level_attributes(k))
-            .n5_axis_order(N5AxisOrder::Reversed);
-        if let Some(shards) = shards {
-            builder = builder.shards(shards);
-        }
-        if let Some(codecs) = &self.codecs {
-            builder = builder.codecs(codecs.clone());
-        }
-        if let Some(names) = self.writer.dimension_names() {
-            builder = builder.dimension_names(names.into_iter().flatten());
-        }
-        builder
+        let attributes = self.writer.level_attributes(k);
+        let names = self.writer.dimension_names();
+        let shape = shape.to_vec();
+        let options = ConvertOptions {
+            format: Some(self.writer.format()),
+            chunks: Some(chunks),
+            shards,
+            compressors: self.codecs.clone(),
+            n5_axis_order: N5AxisOrder::Reversed,
+            source_adapter: Some(SourceAdapter::new(move |meta| {
+                meta.shape = shape.clone();
+                meta.attributes = attributes.clone();
+                meta.dimension_names = names.clone();
+            })),
+            ..ConvertOptions::default()
+        };
+        let path = self.writer.level_path(k);
+        Ok(derive_metadata(&self.source, &options, &path)?)
     }
 }
 
@@ -507,7 +517,11 @@ fn downsample_level(
     let batch = (BATCH_BYTES / per_task.max(1)).clamp(1, rayon::current_num_threads() * 4);
     let factors_usize: Vec<usize> = factors.iter().map(|&f| f as usize).collect();
     let prev_shape = prev.shape().to_vec();
-    let produce = |origin: &[u64], extent: &[u64]| -> Result<ArrayBytes, ArrayError> {
+    // One output box is made slab by slab along the first axis, each slab from the input
+    // rows it covers, so a large output chunk (a shard) never holds its whole input box.
+    let prev_chunk0 = prev.metadata().chunk_shape.first().copied().unwrap_or(1) as u64;
+    let f0 = factors.first().copied().unwrap_or(1);
+    let slab = |origin: &[u64], extent: &[u64]| -> Result<Vec<u8>, ArrayError> {
         let in_origin: Vec<u64> = origin.iter().zip(factors).map(|(&o, &f)| o * f).collect();
         let in_extent: Vec<u64> = (0..origin.len())
             .map(|d| ((origin[d] + extent[d]) * factors[d]).min(prev_shape[d]) - in_origin[d])
@@ -520,12 +534,43 @@ fn downsample_level(
             });
         };
         let in_shape: Vec<usize> = in_extent.iter().map(|&e| e as usize).collect();
-        downsample_block(&meta.data_type, &bytes, &in_shape, &factors_usize, method)
-            .map(ArrayBytes::Fixed)
-            .map_err(|message| ArrayError::Unsupported {
+        downsample_block(&meta.data_type, &bytes, &in_shape, &factors_usize, method).map_err(
+            |message| ArrayError::Unsupported {
                 path: neurochunk_array::display_path(level.path()),
                 message,
-            })
+            },
+        )
+    };
+    let produce = |origin: &[u64], extent: &[u64]| -> Result<ArrayBytes, ArrayError> {
+        if extent.is_empty() {
+            return slab(origin, extent).map(ArrayBytes::Fixed);
+        }
+        // Input bytes of one output row of the first axis.
+        let row_in: u64 = extent[1..]
+            .iter()
+            .zip(&factors[1..])
+            .map(|(&e, &f)| e * f)
+            .product::<u64>()
+            * f0
+            * element as u64;
+        // Slabs of whole input chunks of the previous level, within the budget.
+        let unit = prev_chunk0.div_ceil(f0).max(1);
+        let rows = ((SLAB_BYTES / row_in.max(1)) / unit).max(1) * unit;
+        if rows >= extent[0] {
+            return slab(origin, extent).map(ArrayBytes::Fixed);
+        }
+        let mut out = Vec::with_capacity(extent.iter().product::<u64>() as usize * element);
+        let mut start = 0;
+        while start < extent[0] {
+            let take = rows.min(extent[0] - start);
+            let mut o = origin.to_vec();
+            let mut e = extent.to_vec();
+            o[0] += start;
+            e[0] = take;
+            out.extend_from_slice(&slab(&o, &e)?);
+            start += take;
+        }
+        Ok(ArrayBytes::Fixed(out))
     };
     let grid = meta.grid_shape();
     let total: u64 = grid.iter().product();

@@ -297,3 +297,33 @@ fn errors_name_the_path() {
         "{err}"
     );
 }
+
+#[test]
+fn level_zero_is_copied_as_stored_when_the_encoding_matches() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let (src, values) = source(&store, [16, 18, 20], false);
+    let mut options = PyramidOptions::new(2, Method::Mean, Layout::OmeZarr05);
+    options.chunks = Some(vec![8, 9, 10]);
+    let image = build_pyramid(&src, store.clone(), "same", &options, &|_| {}).unwrap();
+    check_levels(&image, &values, &[[2, 2, 2]], Method::Mean);
+    for key in ["0/0/0", "1/1/1"] {
+        assert_eq!(
+            store.get(&format!("raw/c/{key}")).unwrap(),
+            store.get(&format!("same/0/c/{key}")).unwrap()
+        );
+    }
+    // A corrupt source chunk is copied as is, and found when level 1 is computed from level 0.
+    store
+        .set("raw/c/1/1/1", b"not zstd".to_vec().into())
+        .unwrap();
+    let err = build_pyramid(&src, store.clone(), "again", &options, &|_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("/again/0"), "{err}");
+    // With other chunks the source is decoded: the error names the source.
+    options.chunks = Some(vec![4, 9, 10]);
+    let err = build_pyramid(&src, store, "other", &options, &|_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("/raw"), "{err}");
+}
