@@ -2,7 +2,8 @@
 `units`) and n5-viewer (`scales`, `pixelResolution`, per-level `downsamplingFactors`).
 
 * Written by tensorstore's n5 driver and by zarr-python 2's N5Store (a .peers/py311 subprocess),
-  read by `neurochunk ome info --json` / `get` and converted to OME-Zarr 0.5 (read by ngff-zarr).
+  each in both layouts, and neuroglancer's tensorstore-written n5-viewer samples, read by
+  `neurochunk ome info --json` / `get` and converted to OME-Zarr 0.5 (read by ngff-zarr).
 * Ours (`neurochunk pyramid --format n5 --n5-layout bdv|n5-viewer`) read by tensorstore with the
   attributes BigDataViewer and n5-viewer expect.
 
@@ -22,7 +23,7 @@ import pytest
 import tensorstore as ts
 
 import pyramid_ref as ref
-from ncli import assert_same_array
+from ncli import REPO_ROOT, assert_same_array
 from omeio import build_pyramid, ome_info, read_ngff_zarr, run_py311
 
 SHAPE_ZYX = (13, 22, 31)
@@ -68,44 +69,65 @@ def _ts_read(path: Path) -> np.ndarray:
     return ts.open({"driver": "n5", "kvstore": {"driver": "file", "path": str(path)}}).result().read().result()
 
 
-def write_bdv_tensorstore(root: Path) -> None:
-    """BDV layout with tensorstore: datasets in listed (x, y, z) order."""
+def _layout_attrs(layout: str) -> list[tuple[str, dict]]:
+    """(group path, attributes) of the layout's groups, x-first factors and resolution."""
+    if layout == "bdv":
+        return [
+            ("setup0", {"downsamplingFactors": FACTORS_XYZ, "dataType": "uint16",
+                        "resolution": RESOLUTION_XYZ, "units": ["um", "um", "um"]}),
+            ("setup0/timepoint0", {"multiScale": True, "resolution": RESOLUTION_XYZ}),
+        ]
+    return [("", {"scales": FACTORS_XYZ, "pixelResolution": {"unit": "um", "dimensions": RESOLUTION_XYZ},
+                  "name": "peer"})]
+
+
+def level_paths(layout: str) -> list[str]:
+    prefix = "setup0/timepoint0/" if layout == "bdv" else ""
+    return [f"{prefix}s{k}" for k in range(len(FACTORS_XYZ))]
+
+
+def write_tensorstore(root: Path, layout: str) -> None:
+    """The layout with tensorstore's n5 driver: datasets in listed (x, y, z) order."""
     _write_json(root, {"n5": "2.0.0"})
-    setup = root / "setup0"
-    _write_json(setup, {"downsamplingFactors": FACTORS_XYZ, "dataType": "uint16",
-                        "resolution": RESOLUTION_XYZ, "units": ["um", "um", "um"]})
-    _write_json(setup / "timepoint0", {"multiScale": True, "resolution": RESOLUTION_XYZ})
-    for k, level in enumerate(_levels_zyx()):
-        _ts_write(setup / "timepoint0" / f"s{k}", level.transpose())
-        _write_json(setup / "timepoint0" / f"s{k}", {"downsamplingFactors": FACTORS_XYZ[k]})
+    for group, attrs in _layout_attrs(layout):
+        _write_json(root / group, attrs)
+    for k, (path, level) in enumerate(zip(level_paths(layout), _levels_zyx())):
+        _ts_write(root / path, level.transpose())
+        _write_json(root / path, {"downsamplingFactors": FACTORS_XYZ[k]})
 
 
-PY311_N5_VIEWER = r"""
+PY311_WRITER = r"""
 import sys, json
 import numpy as np, numcodecs, zarr
 from zarr.n5 import N5Store
-root = sys.argv[1]
-levels = [np.load(p) for p in sys.argv[2:]]
+root, groups, paths = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+levels = [np.load(p) for p in sys.argv[4:]]
 g = zarr.group(store=N5Store(root), overwrite=True)
-g.attrs.update({"scales": %(scales)s, "pixelResolution": {"unit": "um", "dimensions": %(res)s},
-                "name": "zp2"})
-for k, a in enumerate(levels):
-    d = g.create_dataset(f"s{k}", data=a, chunks=(8, 8, 8), compressor=numcodecs.GZip(level=5))
+for name, attrs in groups:
+    (g.require_group(name) if name else g).attrs.update(attrs)
+for k, (path, a) in enumerate(zip(paths, levels)):
+    d = g.create_dataset(path, data=a, chunks=(8, 8, 8), compressor=numcodecs.GZip(level=5))
     d.attrs["downsamplingFactors"] = %(scales)s[k]
-    d.attrs["pixelResolution"] = {"unit": "um", "dimensions": %(res)s}
 print(zarr.__version__)
-""" % {"scales": json.dumps(FACTORS_XYZ), "res": json.dumps(RESOLUTION_XYZ)}
+""" % {"scales": json.dumps(FACTORS_XYZ)}
 
 
-def write_n5_viewer_zarr2(root: Path, scratch: Path) -> None:
-    """n5-viewer layout with zarr-python 2's N5Store: (z, y, x) arrays, stored as [X, Y, Z]."""
+def write_zarr2(root: Path, layout: str, scratch: Path) -> None:
+    """The layout with zarr-python 2's N5Store: (z, y, x) arrays, stored as [X, Y, Z]."""
     files = []
     for k, level in enumerate(_levels_zyx()):
         f = scratch / f"lvl{k}.npy"
         np.save(f, level)
         files.append(f)
-    version = run_py311(PY311_N5_VIEWER, root, *files)
+    version = run_py311(PY311_WRITER, root, json.dumps(_layout_attrs(layout)), json.dumps(level_paths(layout)), *files)
     assert version.startswith("2.18"), version
+
+
+def write_peer(root: Path, writer: str, layout: str, scratch: Path) -> None:
+    if writer == "tensorstore":
+        write_tensorstore(root, layout)
+    else:
+        write_zarr2(root, layout, scratch)
 
 
 def _by_name(info: dict, key: str, level: int) -> dict[str, float]:
@@ -133,28 +155,47 @@ def _check_n5_info(nc, path: Path, level_paths: list[str], units_expected: bool 
     return info
 
 
-def test_read_bdv_written_by_tensorstore(nc, tmp_path):
-    root = tmp_path / "bdv.n5"
-    write_bdv_tensorstore(root)
-    _check_n5_info(nc, root, [f"setup0/timepoint0/s{k}" for k in range(3)])
+PEERS = [(w, layout) for w in ("tensorstore", "zarr2") for layout in ("bdv", "n5-viewer")]
+PEER_IDS = [f"{w}-{layout}" for w, layout in PEERS]
 
 
-def test_read_n5_viewer_written_by_zarr2(nc, tmp_path):
-    root = tmp_path / "viewer.n5"
-    write_n5_viewer_zarr2(root, tmp_path)
-    attrs = json.loads((root / "s0" / "attributes.json").read_text())
-    assert attrs["dimensions"] == [31, 22, 13]  # N5Store stores (z, y, x) as [X, Y, Z]
-    info = _check_n5_info(nc, root, ["s0", "s1", "s2"])
-    assert info["name"] == "zp2"
+@pytest.mark.parametrize("writer,layout", PEERS, ids=PEER_IDS)
+def test_read_peer_written(nc, tmp_path, writer, layout):
+    root = tmp_path / "peer.n5"
+    write_peer(root, writer, layout, tmp_path)
+    attrs = json.loads((root / level_paths(layout)[0] / "attributes.json").read_text())
+    assert attrs["dimensions"] == [31, 22, 13]  # x first, whichever peer wrote it
+    info = _check_n5_info(nc, root, level_paths(layout))
+    assert info["layout"] == ("n5-bdv" if layout == "bdv" else "n5-viewer")
+    if layout == "n5-viewer":
+        assert info["name"] == "peer"
 
 
-@pytest.mark.parametrize("layout", ["bdv", "n5-viewer"])
-def test_convert_n5_multiscale_to_ome_zarr_05(nc, tmp_path, layout):
+NG_N5 = REPO_ROOT.parent / "shared" / "thirdparty" / "neuroglancer" / "testdata" / "datasource" / "n5"
+
+
+@pytest.mark.parametrize("variant", ["modern", "deprecated"])
+def test_neuroglancer_n5_viewer_samples(nc, variant):
+    # tensorstore-written, metadata only: root axes x, y, units nm / s, resolution [10, 20];
+    # factors per dataset (modern) or as root `scales` (deprecated). Every block is missing.
+    root = NG_N5 / f"n5_viewer_multiscale_{variant}"
+    info = ome_info(nc, root)
+    assert info["layout"] == "n5-viewer"
+    assert [lv["path"] for lv in info["levels"]] == ["s0", "s1", "s2"]
+    units = {a["name"]: a["unit"] for a in info["axes"]}
+    assert units == {"x": "nm", "y": "s"}
+    for k, (dims, f) in enumerate(zip([[10, 20], [5, 10], [3, 5]], [1, 2, 4])):
+        shape, scale = _by_name(info, "shape", k), _by_name(info, "scale", k)
+        assert [shape["x"], shape["y"]] == dims
+        assert [scale["x"], scale["y"]] == pytest.approx([10 * f, 20 * f])
+        # Listed order (x, y) from `get`; no block stored: the fill value 0.
+        assert_same_array(nc.get(root / f"s{k}"), np.zeros(dims, dtype=np.uint16), f"s{k}")
+
+
+@pytest.mark.parametrize("writer,layout", [("tensorstore", "bdv"), ("zarr2", "n5-viewer")])
+def test_convert_n5_multiscale_to_ome_zarr_05(nc, tmp_path, writer, layout):
     root = tmp_path / "src.n5"
-    if layout == "bdv":
-        write_bdv_tensorstore(root)
-    else:
-        write_n5_viewer_zarr2(root, tmp_path)
+    write_peer(root, writer, layout, tmp_path)
     dst = tmp_path / "converted.ome.zarr"
     nc.run("convert", root, dst, "--format", "zarr3")
     image = read_ngff_zarr(dst)

@@ -148,3 +148,54 @@ def test_bioformats2raw_series(nc, series, total):
     l0 = nc.get(path / "0")
     assert int(l0.astype(np.int64).sum()) == total
     assert_same_array(nc.get(path / "1"), np.ascontiguousarray(l0[..., ::2, ::2]))
+
+
+OZP_DATA = THIRDPARTY / "ome-zarr-py" / "tests" / "data"
+
+
+@pytest.mark.parametrize("sample,version", [("v1", "0.1"), ("v2", "0.2")])
+def test_ome_zarr_py_01_02_samples(nc, sample, version):
+    # OME-Zarr 0.1 / 0.2 by ome-zarr-py (zarr 2): no axes (t, c, z, y, x implied), chunks larger
+    # than the shape; v1 and v2 hold the same values.
+    info = ome_info(nc, OZP_DATA / sample)
+    assert info["version"] == version
+    assert [a["name"] for a in info["axes"]] == ["t", "c", "z", "y", "x"]
+    assert [lv["shape"] for lv in info["levels"]] == [[1, 2, 1, 16, 16]]
+    got = nc.get(OZP_DATA / sample / info["levels"][0]["path"])
+    assert got.dtype == np.uint8
+    assert (int(got.sum()), int(got.min()), int(got.max())) == (5235, 2, 21)
+
+
+def test_convert_peer_04_to_05_and_bdv(nc, tmp_path):
+    """ngff-zarr's 0.4 image converted to 0.5 (ome-zarr-models and ngff-zarr check it) and to
+    BigDataViewer N5 (tensorstore reads the levels, x first)."""
+    import tensorstore as ts
+
+    from omeio import models_validate, read_ngff_zarr
+
+    src = tmp_path / "nz.ome.zarr"
+    data = _data()
+    write_ngff_zarr(src, data, "0.4", scale=SCALE, translation=TRANSLATION, levels=3)
+    stored = zarr.open_group(str(src), mode="r")
+    paths = [d["path"] for d in peer_multiscales(src)["datasets"]]
+    levels = [stored[p][...] for p in paths]
+
+    v05 = tmp_path / "v05.ome.zarr"
+    nc.run("convert", src, v05, "--format", "zarr3")
+    assert models_validate(v05, "0.5") is None
+    image = read_ngff_zarr(v05)
+    before = read_ngff_zarr(src)
+    assert image.scales == before.scales and image.translations == before.translations
+    assert image.axes == before.axes
+    for k, level in enumerate(levels):
+        assert_same_array(image.arrays[k], level, f"0.5 level {k}")
+
+    bdv = tmp_path / "bdv.n5"
+    nc.run("convert", src, bdv, "--format", "n5", "--n5-layout", "bdv")
+    info = ome_info(nc, bdv)
+    assert info["layout"] == "n5-bdv" and len(info["levels"]) == 3
+    for k, level in enumerate(levels):
+        path = bdv / info["levels"][k]["path"]
+        listed = ts.open({"driver": "n5", "kvstore": {"driver": "file", "path": str(path)}}).result()
+        assert_same_array(listed.read().result(), np.ascontiguousarray(level.transpose()), f"BDV level {k}")
+        assert info["levels"][k]["scale"] == pytest.approx(before.scales[k])
