@@ -752,6 +752,9 @@ pub fn chunk_box(meta: &ArrayMetadata, index: &[u64]) -> (Vec<u64>, Vec<u64>) {
     (origin, extent)
 }
 
+/// What [`write_chunks`] calls for each chunk: its origin and extent in, its elements out.
+pub type ChunkProducer<'a> = dyn Fn(&[u64], &[u64]) -> ArrayResult<ArrayBytes> + Sync + 'a;
+
 /// Write the chunks `indices` (grid positions; shards for a sharded array) of `dst`, each
 /// with the elements `produce(origin, extent)` returns for its box (C order), `batch` chunks at a time: the
 /// chunks of a batch are produced and encoded in parallel (rayon) and stored with one
@@ -762,7 +765,7 @@ pub fn write_chunks(
     dst: &Array,
     indices: impl IntoIterator<Item = Vec<u64>>,
     batch: usize,
-    produce: &(dyn Fn(&[u64], &[u64]) -> ArrayResult<ArrayBytes> + Sync),
+    produce: &ChunkProducer<'_>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> ArrayResult<()> {
     let meta = dst.metadata();

@@ -891,11 +891,8 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
             &args.src,
             &src_store,
             &args.dst,
-            args.format,
-            args.n5_layout,
-            options.chunks,
-            options.shards,
-            options.compressors,
+            (args.format, args.n5_layout),
+            &options,
             &args.write,
         )? {
             return Ok(());

@@ -241,11 +241,8 @@ pub(crate) fn convert_multiscale(
     src: &Location,
     src_store: &Arc<dyn Store>,
     dst: &Location,
-    format: Option<FormatArg>,
-    n5_layout: Option<N5LayoutArg>,
-    chunks: Option<Vec<usize>>,
-    shards: Option<Vec<usize>>,
-    codecs: Option<Vec<neurochunk_array::Codec>>,
+    (format, n5_layout): (Option<FormatArg>, Option<N5LayoutArg>),
+    shaping: &neurochunk_array::convert::ConvertOptions,
     write: &WriteArgs,
 ) -> Result<bool, Failure> {
     let Some(layout) = MultiscaleImage::detect(src_store.as_ref(), "") else {
@@ -274,9 +271,9 @@ pub(crate) fn convert_multiscale(
         .sum();
     let (bar, report) = reporter(total, false, "converting");
     let mut options = ConvertImageOptions::new(target);
-    options.chunks = chunks;
-    options.shards = shards;
-    options.codecs = codecs;
+    options.chunks = shaping.chunks.clone();
+    options.shards = shaping.shards.clone();
+    options.codecs = shaping.compressors.clone();
     convert_image(&image, dst_store, "", &options, &report)
         .map_err(|e| Failure(format!("{name}: {e}")))?;
     bar.finish_and_clear();

@@ -117,10 +117,7 @@ fn pyramid_info_tree_validate() {
     assert_eq!(info["levels"][0]["shards"], serde_json::json!([8, 8, 8]));
     assert_eq!(level(dst, "0"), values);
     // Level 1, voxel (6, 8, 9): the block z {12}, y {16}, x {18} alone.
-    assert_eq!(
-        level(dst, "1")[(6 * 9 + 8) * 10 + 9],
-        (12 * 7 + 16 * 3 + 18) % 251
-    );
+    assert_eq!(level(dst, "1")[(6 * 9 + 8) * 10 + 9], 12 * 7 + 16 * 3 + 18);
     let tree = ok(&["tree", dst]);
     assert!(
         tree.contains("multiscale ome-zarr-0.5: 3 levels, axes z micrometer"),

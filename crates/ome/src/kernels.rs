@@ -290,27 +290,13 @@ where
     )
 }
 
-/// The block's first element.
+/// The block's first element: a fold that keeps what it starts with.
 fn stride<T: Copy + Send + Sync + Default>(
     input: &[T],
     in_shape: &[usize],
     factors: &[usize],
 ) -> Vec<T> {
-    let f = *factors.last().unwrap_or(&1);
-    per_row(
-        input,
-        in_shape,
-        factors,
-        T::default(),
-        |acc: &mut [T], row: &[T], first| {
-            if first {
-                for (a, x) in acc.iter_mut().zip(row.iter().step_by(f)) {
-                    *a = *x;
-                }
-            }
-        },
-        |acc, _, out| out.copy_from_slice(acc),
-    )
+    fold(input, in_shape, factors, |first, _| first)
 }
 
 /// Block means of integers: exact integer sums (`$acc`), divided in f64, rounded to nearest,

@@ -301,26 +301,14 @@ fn open_bdv(
             }
         })
         .collect();
-    Ok(MultiscaleImage {
+    Ok(n5_image(
         store,
-        path: path.to_string(),
-        layout: Layout::N5Bdv,
-        version: None,
-        name: setup
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        axes: axes_from(names, units),
+        path,
+        Layout::N5Bdv,
+        setup,
+        axes_from(names, units),
         levels,
-        method: setup
-            .get("downsamplingMethod")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        method_metadata: None,
-        omero: None,
-        labels: Vec::new(),
-        image_label: None,
-    })
+    ))
 }
 
 fn open_viewer(
@@ -414,26 +402,40 @@ fn open_viewer(
             translation: centre_translation(&factors, &resolution, None).map(|t| reversed(&t)),
         });
     }
-    Ok(MultiscaleImage {
+    Ok(n5_image(
+        store,
+        path,
+        Layout::N5Viewer,
+        attrs,
+        axes_from(axis_names, units),
+        levels,
+    ))
+}
+
+/// An N5 image: name and method from the group `attrs`, no OME-only metadata.
+fn n5_image(
+    store: Arc<dyn Store>,
+    path: &str,
+    layout: Layout,
+    attrs: &Map<String, Value>,
+    axes: Vec<Axis>,
+    levels: Vec<Level>,
+) -> MultiscaleImage {
+    let text = |key: &str| attrs.get(key).and_then(Value::as_str).map(str::to_string);
+    MultiscaleImage {
         store,
         path: path.to_string(),
-        layout: Layout::N5Viewer,
+        layout,
         version: None,
-        name: attrs
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        axes: axes_from(axis_names, units),
+        name: text("name"),
+        axes,
         levels,
-        method: attrs
-            .get("downsamplingMethod")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        method: text("downsamplingMethod"),
         method_metadata: None,
         omero: None,
         labels: Vec::new(),
         image_label: None,
-    })
+    }
 }
 
 /// The factors of level `k` against level 0, in C order, from the scales (rounded).
