@@ -111,6 +111,18 @@ def _two_translations(ms: dict) -> None:
     ms["datasets"][0]["coordinateTransformations"].append({"type": "translation", "translation": [0.0] * 3})
 
 
+def _custom_type_first(ms: dict) -> None:
+    ms["axes"][0] = {"name": "a", "type": "angle"}
+
+
+def _custom_type_after_space(ms: dict) -> None:
+    ms["axes"] = [ms["axes"][1], ms["axes"][2], {"name": "a", "type": "angle"}]
+
+
+def _unknown_unit(ms: dict) -> None:
+    ms["axes"][0]["unit"] = "parsecs-ish"
+
+
 def _scales_not_increasing(ms: dict) -> None:
     ms["datasets"][1]["coordinateTransformations"][0]["scale"] = [0.5, 0.5, 0.5]
 
@@ -145,6 +157,12 @@ VARIANTS = [
     Variant("no-datasets", _no_datasets, ("datasets", "level"), BOTH),
     Variant("missing-level-array", _missing_level_array, ("nope",), BOTH),
     Variant("two-translations", _two_translations, ("translation",), BOTH),
+    # A custom (unknown) axis type is allowed where a channel axis may stand, i.e. before the
+    # space axes (both accept), not after them (both reject).
+    Variant("custom-axis-type-first", _custom_type_first, (), {"0.4": False, "0.5": False}, ours_exit=0),
+    Variant("custom-axis-type-after-space", _custom_type_after_space, ("axes.order", "order"), BOTH),
+    # A unit outside the specification's lists is a SHOULD: accepted by both, neurochunk warns.
+    Variant("unknown-unit", _unknown_unit, ("axes.unit",), {"0.4": False, "0.5": False}, ours_exit=0),
     # Datasets must go from the highest resolution to the lowest: scales must not shrink.
     Variant("scales-not-increasing", _scales_not_increasing, ("scale", "order", "resolution"), BOTH),
     # Level 1 larger than level 0 while its scale says it is coarser. NGFF orders datasets by
