@@ -8,7 +8,8 @@
 
 :mod:`neurochunk.table` reads and writes neurarrow tables (Arrow IPC, Parquet, Hive) through
 the Arrow PyCapsule interface (pyarrow, Polars, DuckDB); :mod:`neurochunk.nwb` reads NWB files
-on Zarr in both hdmf-zarr conventions. Locations may be URLs (``s3://``, ``gs://``,
+on Zarr in both hdmf-zarr conventions; :mod:`neurochunk.ome` opens multiscale images (OME-Zarr
+0.4/0.5, BigDataViewer and n5-viewer N5) and builds pyramids. Locations may be URLs (``s3://``, ``gs://``,
 ``https://``, ``file://``) with ``storage_options``. A tutorial: ``docs/python.md``.
 
 Every error is a :class:`neurochunk.Error` (see ``neurochunk._errors`` for the subclasses,
@@ -37,7 +38,7 @@ from ._errors import (
     StoreError,
 )
 from ._neurochunk import __version__
-from . import nwb, table
+from . import nwb, ome, table
 
 __all__ = [
     "Array",
@@ -59,5 +60,6 @@ __all__ = [
     "StoreError",
     "__version__",
     "nwb",
+    "ome",
     "table",
 ]

@@ -1365,6 +1365,20 @@ def create_array(
     return Array(_native.create_array(_location(path), spec, fill, _options_json(storage_options)))
 
 
+def _progress_callback(progress: bool | Callable[[int], None]) -> Callable[[int], None] | None:
+    """The native layer's progress callback: ``True`` prints the running count of chunks
+    written to stderr (end the line with a newline afterwards), a callable is used as it is."""
+    if progress is True:
+        done = [0]
+
+        def callback(n: int) -> None:
+            done[0] += n
+            print(f"\rneurochunk: {done[0]} chunks written", end="", file=sys.stderr, flush=True)
+
+        return callback
+    return progress if callable(progress) else None
+
+
 def convert(
     src: Any,
     dst: Any,
@@ -1391,18 +1405,7 @@ def convert(
     it differs). ``n5_axis_order`` is how N5 sources are read and N5 destinations written
     (``"listed"`` or ``"reversed"``, see :func:`open`).
     """
-    callback: Callable[[int], None] | None
-    if progress is True:
-        done = [0]
-
-        def callback(n: int) -> None:
-            done[0] += n
-            print(f"\rneurochunk: {done[0]} chunks written", end="", file=sys.stderr, flush=True)
-
-    elif callable(progress):
-        callback = progress
-    else:
-        callback = None
+    callback = _progress_callback(progress)
     notes = _native.convert(
         _location(src),
         _location(dst),

@@ -14,6 +14,7 @@ mod codecs;
 mod errors;
 mod node;
 mod nwb;
+mod ome;
 mod store;
 mod table;
 
@@ -40,6 +41,9 @@ fn _neurochunk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nwb::nwb_open, m)?)?;
     m.add_function(wrap_pyfunction!(nwb::nwb_convert, m)?)?;
     m.add_function(wrap_pyfunction!(nwb::nwb_demo, m)?)?;
+    m.add_function(wrap_pyfunction!(ome::ome_describe, m)?)?;
+    m.add_function(wrap_pyfunction!(ome::ome_pyramid, m)?)?;
+    m.add_function(wrap_pyfunction!(ome::ome_validate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
