@@ -104,6 +104,25 @@ pub(crate) struct ExternalArgs {
 }
 
 impl ExternalArgs {
+    /// The import options of an HDF5 file read through the import (`nwb validate`): the
+    /// external link policy of these arguments.
+    pub(crate) fn import_options(&self) -> Result<neurochunk_hdf5::ImportOptions, Failure> {
+        let mut allowed_roots = Vec::new();
+        for root in &self.allow_external {
+            let Some(path) = root.local() else {
+                return Err(Failure(format!(
+                    "--allow-external {root}: an HDF5 file allows directories, not URLs"
+                )));
+            };
+            allowed_roots.push(path.to_path_buf());
+        }
+        Ok(neurochunk_hdf5::ImportOptions {
+            allowed_roots,
+            allow_any_external: self.allow_any_external,
+            ..neurochunk_hdf5::ImportOptions::new(Convention::Legacy)
+        })
+    }
+
     pub(crate) fn open(&self, location: &Location) -> Result<NwbFile, Failure> {
         let use_consolidated = !self.no_consolidated;
         if location.local().is_some() {
