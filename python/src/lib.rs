@@ -40,6 +40,8 @@ fn _neurochunk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nwb::nwb_open, m)?)?;
     m.add_function(wrap_pyfunction!(nwb::nwb_convert, m)?)?;
     m.add_function(wrap_pyfunction!(nwb::nwb_demo, m)?)?;
+    m.add_function(wrap_pyfunction!(nwb::nwb_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(nwb::nwb_import, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -407,7 +407,11 @@ fn import_opened(
             }
             if let Ok(ds) = file.dataset(p) {
                 if let Ok(info) = h5::dataset_info(&ds) {
-                    if info.ty.kind.is_numeric() {
+                    // What is streamed (numeric arrays, not scalars), as it advances.
+                    if info.ty.kind.is_numeric()
+                        && matches!(info.extent, Extent::Simple(_))
+                        && data_type(&info.ty.kind).is_some()
+                    {
                         total += info.extent.count() * info.ty.kind.size() as u64;
                     }
                 }
