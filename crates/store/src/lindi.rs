@@ -548,11 +548,13 @@ fn resolve_source(
             ));
         }
     }
-    let base = match base {
-        Base::Dir(dir) => dir,
-        #[cfg(feature = "remote")]
-        Base::Url(..) => return Err(format!("{url}: not a file beside the reference file")),
+    #[cfg(feature = "remote")]
+    let Base::Dir(base) = base
+    else {
+        return Err(format!("{url}: not a file beside the reference file"));
     };
+    #[cfg(not(feature = "remote"))]
+    let Base::Dir(base) = base;
     let path = url.strip_prefix("file://").unwrap_or(url);
     let path = Path::new(path);
     let full = if path.is_absolute() {
