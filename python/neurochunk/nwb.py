@@ -13,6 +13,10 @@
 >>> ref = series["electrodes"].attrs["table"]  # references resolve to objects ...
 >>> ref.resolve()                              # ... or, for region references, to data
 
+``validate`` checks files (NWB on Zarr, or HDF5) against the specifications they cache, like
+``neurochunk nwb validate``; ``import_file`` imports an HDF5 NWB file into either convention,
+or writes a LINDI reference file to it, like ``neurochunk nwb import``.
+
 This module reads the files; it does not re-implement pynwb's object model. For pynwb
 objects, open the same file with ``hdmf_zarr.nwb.NWBZarrIO``.
 """
@@ -21,19 +25,34 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _indexing as ix
 from . import _neurochunk as _native
-from ._core import Array
+from ._core import Array, CompressorLike, _compressors_json
 from ._errors import InvalidInputError, NodeNotFoundError
 
-__all__ = ["File", "Group", "Dataset", "Reference", "TypedObject", "open", "convert", "demo"]
+__all__ = [
+    "File",
+    "Group",
+    "Dataset",
+    "Reference",
+    "TypedObject",
+    "Problem",
+    "ValidationReport",
+    "open",
+    "convert",
+    "demo",
+    "validate",
+    "import_file",
+]
 
 
 def _fspath(location: Any) -> str:
@@ -496,3 +515,214 @@ def demo(path: Any, *, convention: str = "v3", scale: int = 0) -> dict[str, int]
     that many typed TimeSeries. Returns the numbers of what it holds."""
     return json.loads(_native.nwb_demo(_fspath(path), convention, int(scale)))  # type: ignore[no-any-return]
 
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem :func:`validate` found: the object's ``path`` in ``file``, its ``type``
+    (for an untyped object the specification it falls under, ``TimeSeries/data``), the
+    ``rule`` broken (``missing-attribute``, ``dtype``, ``shape``, ``table-region``, ...,
+    ``unreadable`` for a file that could not be read), ``severity`` (``"error"`` or
+    ``"warning"``), the ``message`` and, for attribute problems, the ``attribute``."""
+
+    file: str
+    path: str
+    type: str
+    rule: str
+    severity: str
+    message: str
+    attribute: str | None = None
+
+    def __str__(self) -> str:
+        attribute = f"attribute '{self.attribute}': " if self.attribute else ""
+        return f"{self.severity} [{self.rule}] {self.path} ({self.type}): {attribute}{self.message}"
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """What :func:`validate` found in all the files: ``problems`` (errors first per file),
+    ``status`` (as ``neurochunk nwb validate`` exits: 0 every file valid, warnings allowed; 1
+    at least one invalid; 2 at least one unreadable or without specifications) and ``ok``
+    (status 0)."""
+
+    problems: list[Problem] = field(default_factory=list)
+    status: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Whether every file is valid (warnings allowed)."""
+        return self.status == 0
+
+    @property
+    def errors(self) -> list[Problem]:
+        """The problems of severity ``"error"``."""
+        return [p for p in self.problems if p.severity == "error"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"ok", "status", "problems"}``, each problem a dict as ``nwb validate --json``
+        prints it (``attribute`` only for attribute problems)."""
+        problems = []
+        for p in self.problems:
+            d = asdict(p)
+            if d["attribute"] is None:
+                del d["attribute"]
+            problems.append(d)
+        return {"ok": self.ok, "status": self.status, "problems": problems}
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        verdict = {0: "valid", 1: "invalid", 2: "unreadable"}.get(self.status, "?")
+        errors = len(self.errors)
+        summary = f"{verdict}: {errors} error(s), {len(self.problems) - errors} warning(s)"
+        return "\n".join([summary, *(str(p) for p in self.problems)])
+
+
+def validate(
+    paths: Any,
+    namespaces: Any = None,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> ValidationReport:
+    """Validate NWB files against the specifications they cache (or ``namespaces``: namespace
+    YAML files, each replacing the cached namespace of the same name), like ``neurochunk nwb
+    validate``: schema rules (types and their inheritance, quantities, dtypes, shapes, values,
+    references and links) and the table rules hdmf-common states in prose.
+
+    ``paths`` is one location or a sequence of them: NWB files on Zarr (either convention,
+    directories or URLs configured by ``storage_options``) or HDF5 NWB files, which are
+    imported into scratch storage (memory, or a temporary directory removed afterwards) and
+    validated with their object paths. A file that cannot be read is a problem of rule
+    ``unreadable`` (status 2), not an exception."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    if namespaces is None:
+        namespaces = []
+    elif isinstance(namespaces, (str, os.PathLike)):
+        namespaces = [namespaces]
+    problems_json, status = _native.nwb_validate(
+        [_fspath(p) for p in paths],
+        [_fspath(n) for n in namespaces],
+        json.dumps(dict(storage_options or {})),
+    )
+    problems = [
+        Problem(
+            file=p["file"],
+            path=p["path"],
+            type=p["type"],
+            rule=p["rule"],
+            severity=p["severity"],
+            message=p["message"],
+            attribute=p.get("attribute"),
+        )
+        for p in json.loads(problems_json)
+    ]
+    return ValidationReport(problems=problems, status=status)
+
+
+# --- import from HDF5 ------------------------------------------------------------------------
+
+_SIZE_UNITS = {
+    **dict.fromkeys(["", "b"], 1),
+    **dict.fromkeys(["k", "kb", "kib"], 1 << 10),
+    **dict.fromkeys(["m", "mb", "mib"], 1 << 20),
+    **dict.fromkeys(["g", "gb", "gib"], 1 << 30),
+}
+
+
+def _chunk_bytes(size: int | str) -> int:
+    if isinstance(size, bool):
+        raise InvalidInputError(f"chunks: expected a size in bytes, not {size!r}")
+    if isinstance(size, int):
+        n = size
+    else:
+        match = re.fullmatch(r"(\d+)\s*([A-Za-z]*)", size.strip())
+        unit = match.group(2).lower() if match else ""
+        if match is None or unit not in _SIZE_UNITS:
+            raise InvalidInputError(f"chunks: expected a size such as 4M, not {size!r}")
+        digits = match.group(1)
+        n = int(digits) * _SIZE_UNITS[unit]
+    if n <= 0:
+        raise InvalidInputError(f"chunks: a size must be positive, not {size!r}")
+    return n
+
+
+def import_file(
+    src: Any,
+    dst: Any,
+    convention: Literal["zarr2", "zarr3"] = "zarr3",
+    virtual: bool = False,
+    chunks: int | str | Mapping[str, Sequence[int]] | None = None,
+    compressors: CompressorLike = None,
+    progress: bool | Callable[[int, int], None] = False,
+    *,
+    url: str | None = None,
+) -> dict[str, Any]:
+    """Import the HDF5 NWB file ``src`` (as pynwb's ``NWBHDF5IO`` writes them) into a new NWB
+    Zarr file ``dst``, like ``neurochunk nwb import``: ``convention`` ``"zarr2"`` (hdmf-zarr
+    ≤ 0.13's legacy convention) or ``"zarr3"`` (hdmf-zarr 0.14's). Every HDMF construct is
+    carried over (groups, datasets, attributes, soft and external links, object and region
+    references, cached specifications, object ids); numeric chunks whose HDF5 filters Zarr
+    has (deflate, shuffle, Zstandard, Blosc) are copied as stored. ``dst`` is written aside
+    and published when complete.
+
+    ``chunks`` re-chunks numeric datasets: a size in bytes per chunk (``4 << 20`` or
+    ``"4M"``) for all, or ``{path: shape}`` for some. ``compressors`` re-encodes every
+    numeric dataset (as in :func:`neurochunk.create_array`, e.g. ``"zstd"``).
+    ``progress=True`` prints the bytes done to stderr; a callable is called with ``(done,
+    total)`` bytes.
+
+    With ``virtual=True`` nothing is copied: ``dst`` (named ``*.lindi.json``) becomes a LINDI
+    reference file whose chunk entries point at byte ranges of ``src`` (or of ``url``, e.g.
+    the file's DANDI asset URL), readable by the ``lindi`` package and by neurochunk.
+
+    Returns what was written: counts of ``groups``, ``datasets``, ``links``, ... and
+    ``notes`` (one line per thing worth knowing, e.g. a filter re-encoded)."""
+    src_path, dst_path = _fspath(src), _fspath(dst)
+    if convention not in ("zarr2", "zarr3"):
+        raise InvalidInputError(f"convention must be 'zarr2' or 'zarr3', not {convention!r}")
+    if virtual:
+        if chunks is not None or compressors is not None:
+            raise InvalidInputError("a reference file keeps the HDF5 chunks: chunks and compressors do not apply")
+        if not dst_path.endswith(".lindi.json"):
+            raise InvalidInputError(f"{dst_path}: a reference file's name must end in .lindi.json")
+    elif url is not None:
+        raise InvalidInputError("url applies to reference files (virtual=True)")
+    chunk_bytes: int | None = None
+    chunk_shapes: dict[str, list[int]] = {}
+    if isinstance(chunks, Mapping):
+        for path, shape in chunks.items():
+            dims = [int(d) for d in shape]
+            if not dims or any(d <= 0 for d in dims):
+                raise InvalidInputError(f"chunks[{path!r}]: the shape must be positive integers, not {shape!r}")
+            chunk_shapes[str(path)] = dims
+    elif chunks is not None:
+        chunk_bytes = _chunk_bytes(chunks)
+    callback: Callable[[int, int], None] | None
+    if progress is True:
+
+        def callback(done: int, total: int) -> None:
+            print(f"\rneurochunk: importing {done} / {total} bytes", end="", file=sys.stderr, flush=True)
+
+    elif callable(progress):
+        callback = progress
+    else:
+        callback = None
+    summary = _native.nwb_import(
+        src_path,
+        dst_path,
+        "legacy" if convention == "zarr2" else "v3",
+        virtual,
+        url,
+        chunk_bytes,
+        chunk_shapes,
+        _compressors_json(compressors),
+        callback,
+    )
+    if progress is True:
+        print(file=sys.stderr)
+    return json.loads(summary)  # type: ignore[no-any-return]

@@ -44,6 +44,8 @@ fn _neurochunk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ome::ome_describe, m)?)?;
     m.add_function(wrap_pyfunction!(ome::ome_pyramid, m)?)?;
     m.add_function(wrap_pyfunction!(ome::ome_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(nwb::nwb_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(nwb::nwb_import, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

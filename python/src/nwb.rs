@@ -1,14 +1,24 @@
 //! NWB files on Zarr (`neurochunk.nwb`): typed objects, attributes, links, references and
 //! region references, datasets (numeric ones as lazy arrays of the engine), cached
-//! specifications, conversion between the conventions.
+//! specifications, conversion between the conventions; validation (HDF5 files through an
+//! import into scratch storage) and the import of HDF5 files.
 //!
 //! The Python side builds its objects from what this module returns; it never sees the
 //! conventions' markers: attributes come with references decoded, datasets as numbers, text,
 //! references or compound rows.
 
+use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use neurochunk::hdf5::validate::{import_scratch, is_hdf5_file, ImportedFile, HDF5_MEMORY_LIMIT};
+use neurochunk::hdf5::{
+    import_file, write_reference_file, Hdf5Error, ImportOptions, VirtualOptions,
+};
+use neurochunk::nwb::load_namespace_file;
+use neurochunk::nwb::validate::{namespaces_for, validate_with, SchemaSet, ValidateOptions};
 
 use neurochunk::nwb::demo::{write_demo, DemoOptions};
 use neurochunk::nwb::{
@@ -21,6 +31,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::{json, Value};
 
+use crate::codecs::Role;
 use crate::errors::{invalid, panic_error, py_error};
 use crate::node::{numpy_descr, selection_of, RawArray, Run};
 use crate::store::{is_url, open_url_parts};
@@ -413,6 +424,21 @@ impl RawNwbFile {
     }
 }
 
+/// The NWB file on Zarr at `location` (a directory or a URL with its storage options).
+fn open_nwb(location: &str, options: &Value) -> Result<NwbFile, HdmfError> {
+    if !is_url(location) {
+        return NwbFile::open(location);
+    }
+    let (store, key) = open_url_parts(location, options).map_err(|e| HdmfError::Store {
+        file: location.to_string(),
+        source: Box::new(e),
+    })?;
+    NwbFile::open_location(
+        FileLocation::named(store, &key, location),
+        ReadOptions::default(),
+    )
+}
+
 /// Open the NWB file at `location` (a directory or a URL; `options`: storage options JSON).
 #[pyfunction]
 #[pyo3(signature = (location, options="{}"))]
@@ -426,19 +452,7 @@ pub(crate) fn nwb_open(py: Python<'_>, location: &str, options: &str) -> PyResul
         ));
     }
     let loc = location.to_string();
-    let file = detached(py, move || {
-        if !is_url(&loc) {
-            return NwbFile::open(&loc);
-        }
-        let (store, key) = open_url_parts(&loc, &options).map_err(|e| HdmfError::Store {
-            file: loc.clone(),
-            source: Box::new(e),
-        })?;
-        NwbFile::open_location(
-            FileLocation::named(store, &key, loc.as_str()),
-            ReadOptions::default(),
-        )
-    })?;
+    let file = detached(py, move || open_nwb(&loc, &options))?;
     Ok(RawNwbFile {
         file: Arc::new(file),
         display: location.to_string(),
@@ -493,6 +507,214 @@ pub(crate) fn nwb_demo(
         "units": s.units,
         "trials": s.trials,
         "extra_series": s.extra_series,
+    })
+    .to_string())
+}
+
+/// Open `location` for validation: an HDF5 file is imported into scratch storage (kept alive
+/// by the returned guard), anything else opened as NWB on Zarr.
+fn open_for_validation(
+    location: &str,
+    options: &Value,
+) -> Result<(Option<ImportedFile>, Option<NwbFile>), String> {
+    let path = std::path::Path::new(location);
+    if !is_url(location) && is_hdf5_file(path) {
+        let import = ImportOptions::new(Convention::Legacy);
+        return import_scratch(path, &import, HDF5_MEMORY_LIMIT)
+            .map(|f| (Some(f), None))
+            .map_err(|e| e.to_string());
+    }
+    if !is_url(location) && !path.exists() {
+        return Err(format!("{location}: no such file or directory"));
+    }
+    open_nwb(location, options)
+        .map(|f| (None, Some(f)))
+        .map_err(|e| e.to_string())
+}
+
+/// Validate every file at `locations` (NWB on Zarr, URLs, or HDF5 files, which are imported
+/// into scratch storage first) against its cached namespaces, the namespace YAML files
+/// `namespaces` replacing cached ones of the same name. Returns the problems of all files as
+/// one JSON list (as `nwb validate --json` prints it) and the status (0 valid, 1 invalid, 2 a
+/// file unreadable or without specifications).
+#[pyfunction]
+#[pyo3(signature = (locations, namespaces=Vec::new(), options="{}"))]
+pub(crate) fn nwb_validate(
+    py: Python<'_>,
+    locations: Vec<String>,
+    namespaces: Vec<PathBuf>,
+    options: &str,
+) -> PyResult<(String, u8)> {
+    let options: Value = serde_json::from_str(options)
+        .map_err(|e| invalid(format!("storage_options are not valid JSON: {e}")))?;
+    let (problems, status) = detached(py, move || {
+        let mut given = Vec::new();
+        for path in &namespaces {
+            given.extend(load_namespace_file(path)?);
+        }
+        let validate_options = ValidateOptions {
+            namespaces: given,
+            use_cached: true,
+        };
+        let mut status = 0u8;
+        let mut problems: Vec<Value> = Vec::new();
+        for location in &locations {
+            let result = open_for_validation(location, &options).and_then(|(imported, file)| {
+                let file = match (&imported, &file) {
+                    (Some(i), _) => &i.file,
+                    (None, Some(f)) => f,
+                    (None, None) => unreachable!("one of the two is opened"),
+                };
+                let docs = namespaces_for(file, &validate_options).map_err(|e| e.to_string())?;
+                let mut report = validate_with(file, &SchemaSet::from_namespace_docs(&docs));
+                report.file = location.clone();
+                Ok(report)
+            });
+            match result {
+                Ok(report) => {
+                    if !report.is_valid() {
+                        status = status.max(1);
+                    }
+                    problems.extend(report.to_json());
+                }
+                Err(message) => {
+                    status = 2;
+                    problems.push(json!({
+                        "file": location,
+                        "severity": "error",
+                        "path": "/",
+                        "type": "",
+                        "rule": "unreadable",
+                        "message": message,
+                    }));
+                }
+            }
+        }
+        Ok((problems, status))
+    })?;
+    Ok((Value::Array(problems).to_string(), status))
+}
+
+/// An import's progress, handed to a Python callable as `(done, total)` bytes.
+struct PyProgress {
+    callback: Py<PyAny>,
+    total: AtomicU64,
+    done: AtomicU64,
+}
+
+impl neurochunk::hdf5::Progress for PyProgress {
+    fn total(&self, bytes: u64) {
+        self.total.store(bytes, Ordering::Relaxed);
+    }
+
+    fn advance(&self, bytes: u64) {
+        self.done.fetch_add(bytes, Ordering::Relaxed);
+        // Read under the GIL, which serialises the calls: `done` never goes back.
+        Python::attach(|py| {
+            let done = self.done.load(Ordering::Relaxed);
+            let total = self.total.load(Ordering::Relaxed);
+            if let Err(err) = self.callback.call1(py, (done, total)) {
+                err.write_unraisable(py, None);
+            }
+        });
+    }
+}
+
+fn hdf5_err(err: Hdf5Error) -> PyErr {
+    match err {
+        Hdf5Error::Hdmf(e) => hdmf_err(e),
+        other => py_error("InvalidInputError", other.to_string()),
+    }
+}
+
+/// Import the HDF5 NWB file `src` into a new NWB Zarr file `dst` in `convention`, or with
+/// `virtual_refs` write the LINDI reference file `dst` (chunk entries naming `url`, default
+/// the source's absolute path). Returns the summary as JSON.
+#[pyfunction]
+#[pyo3(signature = (src, dst, convention, virtual_refs=false, url=None, chunk_bytes=None,
+                    chunks=BTreeMap::new(), compressors=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn nwb_import(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    convention: &str,
+    virtual_refs: bool,
+    url: Option<String>,
+    chunk_bytes: Option<usize>,
+    chunks: BTreeMap<String, Vec<usize>>,
+    compressors: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    if !src.exists() {
+        return Err(py_error(
+            "NodeNotFoundError",
+            format!("{}: no such file", src.display()),
+        ));
+    }
+    if virtual_refs {
+        let options = VirtualOptions {
+            url,
+            ..VirtualOptions::default()
+        };
+        let s = py
+            .detach(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    write_reference_file(&src, &dst, &options)
+                }))
+            })
+            .map_err(panic_error)?
+            .map_err(hdf5_err)?;
+        return Ok(json!({
+            "groups": s.groups,
+            "datasets": s.datasets,
+            "inline": s.inline,
+            "chunk_refs": s.chunk_refs,
+            "links": s.links,
+            "notes": s.notes,
+        })
+        .to_string());
+    }
+    let options = ImportOptions {
+        convention: parse_convention(convention)?,
+        write: WriteOptions {
+            compressors: compressors
+                .map(|c| crate::codecs::parse_codecs(c, Role::Compressors))
+                .transpose()?,
+            ..WriteOptions::default()
+        },
+        chunk_bytes,
+        chunks: chunks
+            .into_iter()
+            .map(|(p, s)| (format!("/{}", p.trim_matches('/')), s))
+            .collect(),
+        ..ImportOptions::default()
+    };
+    let progress = progress.map(|callback| PyProgress {
+        callback,
+        total: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+    });
+    let s = py
+        .detach(|| {
+            catch_unwind(AssertUnwindSafe(|| match &progress {
+                Some(p) => import_file(&src, &dst, &options, p),
+                None => import_file(&src, &dst, &options, &|_: u64| {}),
+            }))
+        })
+        .map_err(panic_error)?
+        .map_err(hdf5_err)?;
+    Ok(json!({
+        "groups": s.groups,
+        "datasets": s.datasets,
+        "streamed": s.streamed,
+        "chunks_copied": s.chunks_copied,
+        "chunks_encoded": s.chunks_encoded,
+        "links": s.links,
+        "external_links": s.external_links,
+        "namespaces": s.namespaces,
+        "bytes": s.bytes,
+        "notes": s.notes,
     })
     .to_string())
 }

@@ -26,9 +26,8 @@ import nwbwalk
 from nwbcli import assert_inspect_equal
 
 CONVENTION = nwbfixtures.this_convention()
-THIRDPARTY = Path(__file__).resolve().parents[3] / "shared" / "thirdparty"
-BACK_COMPAT = sorted((THIRDPARTY / "pynwb" / "tests" / "back_compat").glob("*.nwb"))
-DANDI = THIRDPARTY / "hdmf-zarr" / "docs" / "gallery" / "resources" / "sub_anm00239123_ses_20170627T093549_ecephys_and_ogen.nwb"
+BACK_COMPAT = nwbh5.BACK_COMPAT
+DANDI = nwbh5.DANDI
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 import nwbfixtures
+import nwbh5
 import nwbvariants
 from nwbvariants import BASE, VARIANTS
 
@@ -104,17 +105,36 @@ def corpus(tmp_path_factory) -> dict[str, dict[str, str]]:
     return written
 
 
-@pytest.fixture(scope="module")
-def our_findings(nwb_session_cli, corpus) -> dict[str, list[dict]]:
-    """`nwb validate --json` of every Zarr file of the corpus in one run: name -> findings."""
-    names = {corpus[v.name]["zarr"]: v.name for v in [BASE, *VARIANTS]}
-    proc = nwb_session_cli.run_timed("nwb", "validate", "--json", *names, timeout=TIMEOUT)
+def _findings_of(cli, corpus: dict, fmt: str) -> dict[str, list[dict]]:
+    """`nwb validate --json` of every file of the corpus in format `fmt` in one run: name ->
+    findings."""
+    names = {corpus[v.name][fmt]: v.name for v in [BASE, *VARIANTS]}
+    proc = cli.run_timed("nwb", "validate", "--json", *names, timeout=TIMEOUT)
     assert proc.returncode == 1, f"exit {proc.returncode} (1: some file is invalid)\n{proc.stderr[-2000:]}"
     findings = json.loads(proc.stdout)
     by_name: dict[str, list[dict]] = {name: [] for name in names.values()}
     for f in findings:
         by_name[names[f["file"]]].append(f)
     return by_name
+
+
+@pytest.fixture(scope="module")
+def our_findings(nwb_session_cli, corpus) -> dict[str, list[dict]]:
+    """`nwb validate --json` of every Zarr file of the corpus: name -> findings."""
+    return _findings_of(nwb_session_cli, corpus, "zarr")
+
+
+def _assert_rule_and_no_other(variant, findings: list[dict]) -> list[dict]:
+    """The variant's rule at its object, no error of another rule, no warning; the errors."""
+    errors = [f for f in findings if f["severity"] == "error"]
+    found = Counter((f["rule"], f["path"]) for f in errors)
+    assert (variant.rule, variant.path) in found, (
+        f"{variant.name}: expected [{variant.rule}] at {variant.path}, got:\n"
+        + "\n".join(json.dumps(f) for f in findings)
+    )
+    assert {f["rule"] for f in errors} == {variant.rule}, "\n".join(json.dumps(f) for f in errors)
+    assert not [f for f in findings if f["severity"] != "error"], findings
+    return errors
 
 
 def _validate(nwb, path: Path) -> dict:
@@ -161,15 +181,7 @@ def test_the_unbroken_variant_is_valid(our_findings):
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 def test_variant_gives_its_rule_and_no_other(our_findings, variant):
-    findings = our_findings[variant.name]
-    errors = [f for f in findings if f["severity"] == "error"]
-    found = Counter((f["rule"], f["path"]) for f in errors)
-    assert (variant.rule, variant.path) in found, (
-        f"{variant.name}: expected [{variant.rule}] at {variant.path}, got:\n"
-        + "\n".join(json.dumps(f) for f in findings)
-    )
-    assert {f["rule"] for f in errors} == {variant.rule}, "\n".join(json.dumps(f) for f in errors)
-    assert not [f for f in findings if f["severity"] != "error"], findings
+    _assert_rule_and_no_other(variant, our_findings[variant.name])
 
 
 if HDF5_SIDE:
@@ -208,3 +220,126 @@ if HDF5_SIDE:
         ours = variant.path
         parent = ours.rsplit("/", 1)[0] or "/"
         assert where in (ours, parent), f"{variant.name}: pynwb at {where}, ours at {ours}"
+
+    # ---------------------------------------------------------------------------------------
+    # `nwb validate` of HDF5 files themselves (imported into scratch storage and validated)
+    # ---------------------------------------------------------------------------------------
+
+    @pytest.fixture(scope="module")
+    def our_hdf5_findings(nwb_session_cli, corpus) -> dict[str, list[dict]]:
+        """`nwb validate --json` of every HDF5 twin in one run: name -> findings; the
+        directory holds nothing new afterwards (the imports were scratch)."""
+        out = Path(corpus[BASE.name]["hdf5"]).parent
+        before = sorted(p.name for p in out.iterdir())
+        findings = _findings_of(nwb_session_cli, corpus, "hdf5")
+        assert sorted(p.name for p in out.iterdir()) == before
+        return findings
+
+    def test_the_unbroken_hdf5_twin_is_valid(our_hdf5_findings):
+        assert our_hdf5_findings["base"] == []
+
+    def _pynwb_at(location: str) -> str:
+        """The object a pynwb.validate location names (`a/b.attr` -> `/a/b`)."""
+        return "/" + location.split(".")[0]
+
+    @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+    def test_our_verdict_on_the_hdf5_twin_agrees_with_pynwb(our_hdf5_findings, pynwb_verdicts, variant):
+        """The HDF5 twin gives the same rule at the same object as the Zarr files; where
+        pynwb detects the problem, each of its errors is of a class our rule corresponds to,
+        at the object we name (or its parent, where pynwb reports a child it could not
+        match)."""
+        errors = _assert_rule_and_no_other(variant, our_hdf5_findings[variant.name])
+        if variant.pynwb is None:
+            return
+        verdict = pynwb_verdicts[variant.name]
+        if "raises" in verdict:
+            assert variant.rule == "missing-namespace", verdict
+            return
+        ours = {f["path"] for f in errors}
+        ours |= {p.rsplit("/", 1)[0] or "/" for p in ours}
+        assert verdict["errors"], f"{variant.name}: pynwb reports nothing"
+        for e in verdict["errors"]:
+            assert e["class"] in PYNWB_CLASSES[variant.rule], (variant.name, e)
+            assert _pynwb_at(e["location"]) in ours, (variant.name, e, sorted(ours))
+
+    # Problems that HDF5 files of others have against the schema they cache: (rule, path) of
+    # each error we report. pynwb.validate reports each of them too, except where `PYNWB_MISSES`
+    # says otherwise.
+    HDF5_PROBLEMS = {
+        # pynwb's back-compat files written invalid on purpose (its test_read.py expects these).
+        "1.5.1_imageseries_no_unit.nwb": {("missing-attribute", "/acquisition/test_imageseries/data")},
+        "1.5.1_timeseries_no_data.nwb": {("missing-dataset", "/acquisition/test_timeseries")},
+        "1.5.1_timeseries_no_unit.nwb": {("missing-attribute", "/acquisition/test_timeseries/data")},
+        # The DANDI file: its cached core 2.1.0 declares electrodes/filtering float32 (a schema
+        # bug fixed in 2.2.0) and location/group_name ascii, but they hold UTF-8 text; and the
+        # cached namespace lists no nwb.device document, so `Device` is not defined by it.
+        nwbh5.DANDI.name: {
+            ("dtype", "/general/extracellular_ephys/electrodes/filtering"),
+            ("dtype", "/general/extracellular_ephys/electrodes/group_name"),
+            ("dtype", "/general/extracellular_ephys/electrodes/location"),
+            ("unknown-type", "/general/devices/ADunit"),
+            ("unknown-type", "/general/devices/laser"),
+        },
+    }
+    # pynwb resolves types missing from the cache against the namespaces it ships.
+    PYNWB_MISSES = {nwbh5.DANDI.name: {"unknown-type"}}
+    # pynwb 1.0.2 wrote no specifications: pynwb validates them against the namespaces it
+    # ships, we only against given ones (--namespace).
+    UNCACHED = [p for p in nwbh5.BACK_COMPAT if p.name.startswith("1.0.2_")]
+
+    def _pynwb_errors(path: Path) -> set[tuple[str, str]]:
+        import warnings
+
+        import pynwb
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return {(type(e).__name__, _pynwb_at(e.location or "")) for e in pynwb.validate(path=str(path))}
+
+    def _our_errors(nwb, path: Path, *options) -> tuple[int, set[tuple[str, str]], str]:
+        proc = nwb.run_timed("nwb", "validate", path, "--json", *options)
+        findings = json.loads(proc.stdout) if proc.stdout.strip() else []
+        assert not [f for f in findings if f["severity"] != "error"], findings
+        return proc.returncode, {(f["rule"], f["path"]) for f in findings}, proc.stderr
+
+    def _assert_pynwb_agrees(name: str, ours: set[tuple[str, str]], theirs: set[tuple[str, str]]):
+        """Every pynwb error is one of ours (a class of our rule, at our object); every one of
+        ours pynwb reports too, but for the rules PYNWB_MISSES names."""
+        for cls, where in theirs:
+            assert any(cls in PYNWB_CLASSES.get(rule, ()) and where == path for rule, path in ours), (name, cls, where, ours)
+        for rule, path in ours:
+            if rule in PYNWB_MISSES.get(name, set()):
+                continue
+            assert any(cls in PYNWB_CLASSES[rule] and where == path for cls, where in theirs), (name, rule, path, theirs)
+
+    @pytest.mark.parametrize(
+        "src", [nwbh5.DANDI, *[p for p in nwbh5.BACK_COMPAT if p not in UNCACHED]], ids=lambda p: p.name
+    )
+    def test_hdf5_files_of_others_validate_as_pynwb_says(nwb, src):
+        status, ours, stderr = _our_errors(nwb, src)
+        expected = HDF5_PROBLEMS.get(src.name, set())
+        assert ours == expected, stderr
+        assert status == (1 if expected else 0), stderr
+        _assert_pynwb_agrees(src.name, ours, _pynwb_errors(src))
+
+    @pytest.mark.parametrize("src", UNCACHED, ids=lambda p: p.name)
+    def test_hdf5_files_caching_no_specifications(nwb, src):
+        """Without specifications the file cannot be validated (exit 2); against the core and
+        hdmf-common namespaces pynwb ships, our errors are pynwb's, plus the fixed value of
+        `nwb_version` (2.0b), which pynwb's validator does not check."""
+        status, ours, stderr = _our_errors(nwb, src)
+        assert status == 2 and "caches no specifications" in stderr, stderr
+        import hdmf.common
+        import pynwb
+
+        core = Path(pynwb.__file__).parent / "nwb-schema" / "core" / "nwb.namespace.yaml"
+        common = Path(hdmf.common.__file__).parent / "hdmf-common-schema" / "common" / "namespace.yaml"
+        status, ours, stderr = _our_errors(nwb, src, "--namespace", core, "--namespace", common)
+        assert status == 1, stderr
+        assert ("value", "/") in ours
+        ours.discard(("value", "/"))
+        theirs = _pynwb_errors(src)
+        assert ours == {("shape", where) for _, where in theirs}, (ours, theirs)
+        assert {cls for cls, _ in theirs} <= PYNWB_CLASSES["shape"]
+        if src.name != "1.0.2_nwbfile.nwb":
+            assert ours, "a scalar where the schema asks for an array"

@@ -26,6 +26,12 @@ import numpy as np
 
 import nwbfixtures
 
+# HDF5 NWB files written by others (../shared/thirdparty, see its README): pynwb's back-compat
+# files and the DANDI example file of hdmf-zarr's gallery.
+THIRDPARTY = Path(__file__).resolve().parents[3] / "shared" / "thirdparty"
+BACK_COMPAT = sorted((THIRDPARTY / "pynwb" / "tests" / "back_compat").glob("*.nwb"))
+DANDI = THIRDPARTY / "hdmf-zarr" / "docs" / "gallery" / "resources" / "sub_anm00239123_ses_20170627T093549_ecephys_and_ogen.nwb"
+
 ES_H5_DATA = (np.arange(3000 * 8, dtype=np.int16).reshape(3000, 8) % 977 - 400).astype(np.int16)
 IMAGE_MASKS = [np.eye(6, dtype=np.float32) * (i + 1) for i in range(3)]
 

@@ -104,6 +104,25 @@ pub(crate) struct ExternalArgs {
 }
 
 impl ExternalArgs {
+    /// The import options of an HDF5 file read through the import (`nwb validate`): the
+    /// external link policy of these arguments.
+    pub(crate) fn import_options(&self) -> Result<neurochunk_hdf5::ImportOptions, Failure> {
+        let mut allowed_roots = Vec::new();
+        for root in &self.allow_external {
+            let Some(path) = root.local() else {
+                return Err(Failure(format!(
+                    "--allow-external {root}: an HDF5 file allows directories, not URLs"
+                )));
+            };
+            allowed_roots.push(path.to_path_buf());
+        }
+        Ok(neurochunk_hdf5::ImportOptions {
+            allowed_roots,
+            allow_any_external: self.allow_any_external,
+            ..neurochunk_hdf5::ImportOptions::new(Convention::Legacy)
+        })
+    }
+
     pub(crate) fn open(&self, location: &Location) -> Result<NwbFile, Failure> {
         let use_consolidated = !self.no_consolidated;
         if location.local().is_some() {
@@ -299,8 +318,9 @@ pub(crate) enum NwbCommand {
     /// --allow-external tree); their target file is named with `.zarr` appended, the name it
     /// gets when imported beside this one.
     Import {
-        /// The HDF5 file.
-        src: PathBuf,
+        /// The HDF5 file: a path, or a URL (https://, s3://, ...; read once into a temporary
+        /// file, which is removed afterwards; with --virtual the chunk entries name the URL).
+        src: Location,
         /// The NWB Zarr file to write (a directory, replaced if it exists); with --virtual, the
         /// reference file (`NAME.lindi.json`).
         dst: PathBuf,
@@ -626,6 +646,21 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             allow_any_external,
             write,
         } => {
+            // A URL is read into a temporary file (kept until the end of the import).
+            let fetched = match src.local() {
+                Some(_) => None,
+                None => Some(fetch_to_temporary(&src)?),
+            };
+            let url = match (&fetched, url) {
+                (Some(_), None) => Some(src.display()),
+                (_, url) => url,
+            };
+            let src_shown = src.display();
+            let src: PathBuf = match (&fetched, src.local()) {
+                (Some((_, path)), _) => path.clone(),
+                (None, Some(path)) => path.to_path_buf(),
+                (None, None) => unreachable!("a URL is fetched"),
+            };
             if virtual_refs {
                 if !dst.to_string_lossy().ends_with(".lindi.json") {
                     return Err(Failure(format!(
@@ -644,7 +679,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 }
                 outln!(
                     "wrote {} -> {}: {} groups, {} datasets ({} inline), {} chunk references, {} links",
-                    src.display(),
+                    src_shown,
                     dst.display(),
                     summary.groups,
                     summary.datasets,
@@ -679,7 +714,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             }
             outln!(
                 "imported {} -> {} ({}): {} groups, {} datasets ({} streamed: {} chunks copied as stored, {} encoded), {} links, {} external links, {} cached namespaces",
-                src.display(),
+                src_shown,
                 dst.display(),
                 Convention::from(convention),
                 summary.groups,
@@ -694,6 +729,50 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             Ok(())
         }
     }
+}
+
+/// Read the file at a URL into a temporary directory, in ranges of 64 MiB: the directory
+/// (removed when dropped) and the file's path in it.
+fn fetch_to_temporary(src: &Location) -> Result<(tempfile::TempDir, PathBuf), Failure> {
+    use std::io::Write;
+
+    const PART: u64 = 64 << 20;
+    let shown = src.display();
+    let (store, key) = src.open_parts()?;
+    let size = store
+        .size(&key)
+        .map_err(|e| Failure(e.to_string()))?
+        .ok_or_else(|| Failure(format!("{shown}: no such file")))?;
+    let dir = tempfile::Builder::new()
+        .prefix("neurochunk-import-")
+        .tempdir()
+        .map_err(|e| Failure(format!("temporary directory: {e}")))?;
+    let name = key
+        .rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("source.nwb");
+    let path = dir.path().join(name);
+    let mut out =
+        std::fs::File::create(&path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    let mut offset = 0u64;
+    while offset < size {
+        let length = PART.min(size - offset);
+        let range = neurochunk_store::ByteRange::FromStart {
+            offset,
+            length: Some(length),
+        };
+        let parts = store
+            .get_ranges(&key, &[range])
+            .map_err(|e| Failure(e.to_string()))?
+            .ok_or_else(|| Failure(format!("{shown}: no such file")))?;
+        for part in parts {
+            out.write_all(&part)
+                .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+        }
+        offset += length;
+    }
+    Ok((dir, path))
 }
 
 /// The import's progress on a bar of bytes.

@@ -4,6 +4,8 @@
 //! Output: per file a summary line, then one line per problem (`error [rule] /path (Type):
 //! message`), errors before warnings; with `--json`, one list of objects (`file`, `severity`,
 //! `path`, `type`, `rule`, `message`, and `attribute` for attribute problems) for all files.
+//! An HDF5 file is imported (memory, or a temporary directory for large files) and the import
+//! validated: it keeps every object path, so the problems name the HDF5 objects.
 //! Exit status: 0 every file valid (warnings allowed), 1 at least one invalid, 2 at least one
 //! that could not be read or validated (no specifications, unreadable cache or metadata).
 
@@ -11,8 +13,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
+use neurochunk_hdf5::validate::{import_scratch, is_hdf5_file, ImportedFile, HDF5_MEMORY_LIMIT};
 use neurochunk_hdmf::validate::{namespaces_for, validate_with, SchemaSet, ValidateOptions};
-use neurochunk_hdmf::{load_namespace_file, NamespaceDocs};
+use neurochunk_hdmf::{load_namespace_file, NamespaceDocs, NwbFile};
 use serde_json::{json, Value};
 
 use crate::nwb_cmd::ExternalArgs;
@@ -25,7 +28,8 @@ pub(crate) const INVALID: u8 = 1;
 
 #[derive(Args, Debug)]
 pub(crate) struct ValidateArgs {
-    /// The NWB files (.nwb.zarr directories or URLs).
+    /// The NWB files (.nwb.zarr directories or URLs, or HDF5 files: those are imported into
+    /// scratch storage, removed afterwards, and the import is validated).
     #[arg(required = true)]
     paths: Vec<Location>,
     /// Validate against this namespace YAML (and its schema sources) instead of the cached
@@ -37,6 +41,34 @@ pub(crate) struct ValidateArgs {
     json: bool,
     #[command(flatten)]
     external: ExternalArgs,
+}
+
+/// A file to validate: NWB on Zarr as it is, or an HDF5 file imported into scratch storage
+/// (removed when this is dropped).
+enum Opened {
+    Zarr(NwbFile),
+    Hdf5(ImportedFile),
+}
+
+impl Opened {
+    fn file(&self) -> &NwbFile {
+        match self {
+            Opened::Zarr(file) => file,
+            Opened::Hdf5(imported) => &imported.file,
+        }
+    }
+}
+
+fn open(external: &ExternalArgs, path: &Location) -> Result<Opened, String> {
+    match path.local() {
+        Some(local) if is_hdf5_file(local) => {
+            let options = external.import_options().map_err(|f| f.0)?;
+            import_scratch(local, &options, HDF5_MEMORY_LIMIT)
+                .map(Opened::Hdf5)
+                .map_err(|e| e.to_string())
+        }
+        _ => external.open(path).map(Opened::Zarr).map_err(|f| f.0),
+    }
 }
 
 /// Validate every file; the exit status (0, 1 or 2).
@@ -59,14 +91,19 @@ pub(crate) fn run(args: ValidateArgs) -> u8 {
     let mut all: Vec<Value> = Vec::new();
     for (i, path) in args.paths.iter().enumerate() {
         let last = i + 1 == args.paths.len();
-        let report = args.external.open(path).map_err(|f| f.0).and_then(|file| {
-            let docs = namespaces_for(&file, &options).map_err(|e| e.to_string())?;
+        let report = open(&args.external, path).and_then(|opened| {
+            let file = opened.file();
+            let docs = namespaces_for(file, &options).map_err(|e| e.to_string())?;
             let schema = SchemaSet::from_namespace_docs(&docs);
-            let report = validate_with(&file, &schema);
-            if last {
-                // The process ends here: freeing the node table of a large file (every
-                // document of every node) takes longer than validating it.
-                std::mem::forget(file);
+            let mut report = validate_with(file, &schema);
+            match opened {
+                Opened::Hdf5(_) => report.file = path.display().to_string(),
+                Opened::Zarr(file) if last => {
+                    // The process ends here: freeing the node table of a large file (every
+                    // document of every node) takes longer than validating it.
+                    std::mem::forget(file);
+                }
+                Opened::Zarr(_) => {}
             }
             Ok(report)
         });

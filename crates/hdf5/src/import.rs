@@ -158,6 +158,23 @@ struct Ctx<'a> {
     /// Bytes in the file (stored chunks must lie inside).
     file_len: u64,
     userblock: u64,
+    /// Stored chunks to copy (or decode and encode) after the walk, all datasets together.
+    jobs: std::sync::Mutex<Vec<CopyJob>>,
+}
+
+/// The stored chunks of one dataset whose HDF5 chunks are Zarr chunks of the same description:
+/// copied as stored (`source: None`) or decoded with `source`'s chain and encoded by the
+/// array's, after the walk, in parallel with every other dataset's.
+struct CopyJob {
+    path: String,
+    array: neurochunk_array::Array,
+    source: Option<neurochunk_array::ArrayMetadata>,
+    /// Per stored chunk: its linear index in the grid, address and size.
+    chunks: Vec<(u64, u64, u64)>,
+    grid: Vec<u64>,
+    chunk_shape: Vec<usize>,
+    dims: Vec<u64>,
+    item: usize,
 }
 
 impl Ctx<'_> {
@@ -373,6 +390,7 @@ fn import_opened(
         raw,
         file_len,
         userblock,
+        jobs: std::sync::Mutex::new(Vec::new()),
     };
     let mut summary = ImportSummary::default();
 
@@ -407,7 +425,11 @@ fn import_opened(
             }
             if let Ok(ds) = file.dataset(p) {
                 if let Ok(info) = h5::dataset_info(&ds) {
-                    if info.ty.kind.is_numeric() {
+                    // What is streamed (numeric arrays, not scalars), as it advances.
+                    if info.ty.kind.is_numeric()
+                        && matches!(info.extent, Extent::Simple(_))
+                        && data_type(&info.ty.kind).is_some()
+                    {
                         total += info.extent.count() * info.ty.kind.size() as u64;
                     }
                 }
@@ -469,6 +491,16 @@ fn import_opened(
             }
         }
     }
+    let jobs = std::mem::take(
+        &mut *ctx
+            .jobs
+            .lock()
+            .map_err(|_| Hdf5Error::file(&ctx.name, "chunk job list poisoned"))?,
+    );
+    let (copied, encoded) = run_copy_jobs(&ctx, &jobs, progress)?;
+    summary.chunks_copied += copied;
+    summary.chunks_encoded += encoded;
+    drop(jobs);
     for ((ns, version), mut docs) in namespaces {
         docs.sort_by_key(|(d, _)| d != "namespace");
         writer.cache_namespace(&NamespaceDocs {
@@ -1015,43 +1047,73 @@ fn stream_numeric(
             format!("chunk shape {chunks:?} holds more than {MAX_CHUNK_BYTES} bytes"),
         ));
     }
+    if direct {
+        // Where each chunk is, under the library's lock; the stored chunks are moved after
+        // the walk, together with every other dataset's. A chunk stored with a filter skipped
+        // (its mask) is read through the library here.
+        let mut stored = Vec::new();
+        for n in 0..count {
+            let idx = unravel(n, &grid);
+            let start: Vec<u64> = idx
+                .iter()
+                .zip(&chunks)
+                .map(|(&i, &c)| i * c as u64)
+                .collect();
+            match h5::chunk_location(ds, &start)
+                .map_err(|m| ctx.err(path, format!("chunk {idx:?}: {m}")))?
+            {
+                None => progress.advance(chunk_elements_in(&idx, &chunks, dims) * item as u64),
+                Some((addr, size, 0)) => stored.push((n, addr, size)),
+                Some(_) => {
+                    let shape: Vec<u64> = start
+                        .iter()
+                        .zip(&chunks)
+                        .zip(dims)
+                        .map(|((&s, &c), &d)| (c as u64).min(d - s))
+                        .collect();
+                    let mut buf = vec![0u8; shape.iter().product::<u64>() as usize * item];
+                    h5::read_box(ds, info, &start, &shape, &mut buf).map_err(|m| {
+                        ctx.err(path, format!("reading elements at {start:?}: {m}"))
+                    })?;
+                    array
+                        .write(
+                            &Selection::from_box(&start, &shape),
+                            &ArrayBytes::Fixed(buf),
+                        )
+                        .map_err(|e| ctx.err(path, e.to_string()))?;
+                    summary.chunks_encoded += 1;
+                    progress.advance(chunk_elements_in(&idx, &chunks, dims) * item as u64);
+                }
+            }
+        }
+        ctx.jobs
+            .lock()
+            .map_err(|_| ctx.err(path, "chunk job list poisoned"))?
+            .push(CopyJob {
+                path: path.to_string(),
+                array,
+                source: source_chain,
+                chunks: stored,
+                grid,
+                chunk_shape: chunks,
+                dims: dims.to_vec(),
+                item,
+            });
+        summary.bytes += dims.iter().product::<u64>() * item as u64;
+        return Ok(());
+    }
+    // Chunks the library decodes (other filters, other chunking): read in batches under its
+    // lock, encoded and written in parallel.
     let batch = (rayon::current_num_threads() as u64 * 4)
         .max(8)
         .min((64u64 << 20) / (chunk_elements * item as u64).max(1))
         .max(1);
-    let copied = AtomicU64::new(0);
-    let encoded = AtomicU64::new(0);
     let mut next = 0u64;
     while next < count {
         let end = (next + batch).min(count);
-        let indices: Vec<Vec<u64>> = (next..end).map(|n| unravel(n, &grid)).collect();
-        next = end;
-        // Where each chunk is (chunked sources, kept chunking), under the library's lock.
-        let locations: Vec<Option<(u64, u64, u32)>> = if direct {
-            indices
-                .iter()
-                .map(|idx| {
-                    let offset: Vec<u64> = idx
-                        .iter()
-                        .zip(&chunks)
-                        .map(|(&i, &c)| i * c as u64)
-                        .collect();
-                    h5::chunk_location(ds, &offset)
-                        .map_err(|m| ctx.err(path, format!("chunk {idx:?}: {m}")))
-                })
-                .collect::<Hdf5Result<_>>()?
-        } else {
-            Vec::new()
-        };
-        // Chunks to decode through the library (not copied as stored): read under the lock.
-        let mut decoded: Vec<Option<DecodedBox>> = Vec::with_capacity(indices.len());
-        for (k, idx) in indices.iter().enumerate() {
-            // A chunk stored with a filter skipped is read through the library.
-            let stored_as_is = direct && locations[k].is_none_or(|(_, _, mask)| mask == 0);
-            if stored_as_is {
-                decoded.push(None);
-                continue;
-            }
+        let mut decoded: Vec<DecodedBox> = Vec::with_capacity((end - next) as usize);
+        for n in next..end {
+            let idx = unravel(n, &grid);
             let start: Vec<u64> = idx
                 .iter()
                 .zip(&chunks)
@@ -1067,71 +1129,73 @@ fn stream_numeric(
             let mut buf = vec![0u8; (n as usize) * item];
             h5::read_box(ds, info, &start, &shape, &mut buf)
                 .map_err(|m| ctx.err(path, format!("reading elements at {start:?}: {m}")))?;
-            decoded.push(Some((start, shape, buf)));
+            decoded.push((start, shape, buf));
         }
-        indices
-            .par_iter()
-            .zip(decoded.into_par_iter())
-            .enumerate()
-            .try_for_each(|(k, (idx, dec))| -> Hdf5Result<()> {
-                let elements = chunk_elements_in(idx, &chunks, dims);
-                match dec {
-                    Some((start, shape, buf)) => {
-                        let selection = Selection::from_box(&start, &shape);
-                        array
-                            .write(&selection, &ArrayBytes::Fixed(buf))
-                            .map_err(|e| ctx.err(path, e.to_string()))?;
-                        encoded.fetch_add(1, Ordering::Relaxed);
-                    }
-                    None => {
-                        if let Some((addr, size, _)) = locations[k] {
-                            let start = addr.checked_add(ctx.userblock);
-                            if start
-                                .and_then(|s| s.checked_add(size))
-                                .is_none_or(|end| end > ctx.file_len)
-                                || size > MAX_CHUNK_BYTES
-                            {
-                                return Err(ctx.err(
-                                    path,
-                                    format!("chunk {idx:?}: {size} bytes at byte {addr} lie outside the file (truncated or corrupt)"),
-                                ));
-                            }
-                            let bytes =
-                                read_at(&ctx.raw, addr + ctx.userblock, size).map_err(|e| {
-                                    ctx.err(path, format!("chunk {idx:?} at byte {addr}: {e}"))
-                                })?;
-                            match &source_chain {
-                                None => {
-                                    array
-                                        .store()
-                                        .set(&array.chunk_key(idx), bytes.into())
-                                        .map_err(|e| ctx.err(path, e.to_string()))?;
-                                    copied.fetch_add(1, Ordering::Relaxed);
-                                }
-                                Some(meta) => {
-                                    let decoded = meta
-                                        .codecs
-                                        .decode(bytes, &meta.chunk_repr())
-                                        .map_err(|e| {
-                                            ctx.err(path, format!("chunk {idx:?} at byte {addr}: {e}"))
-                                        })?;
-                                    array
-                                        .store_chunk(idx, decoded)
-                                        .map_err(|e| ctx.err(path, e.to_string()))?;
-                                    encoded.fetch_add(1, Ordering::Relaxed);
-                                }
-                            }
-                        }
-                    }
-                }
+        next = end;
+        summary.chunks_encoded += decoded.len() as u64;
+        decoded
+            .into_par_iter()
+            .try_for_each(|(start, shape, buf)| -> Hdf5Result<()> {
+                let elements: u64 = shape.iter().product();
+                let selection = Selection::from_box(&start, &shape);
+                array
+                    .write(&selection, &ArrayBytes::Fixed(buf))
+                    .map_err(|e| ctx.err(path, e.to_string()))?;
                 progress.advance(elements * item as u64);
                 Ok(())
             })?;
     }
-    summary.chunks_copied += copied.into_inner();
-    summary.chunks_encoded += encoded.into_inner();
     summary.bytes += dims.iter().product::<u64>() * item as u64;
     Ok(())
+}
+
+/// Move the stored chunks of every job: one parallel pass over the chunks of all datasets
+/// (no barrier between datasets or batches; each worker holds one chunk at a time, so memory
+/// stays at a few chunks per core). Returns the chunks copied as stored and those re-encoded.
+fn run_copy_jobs(ctx: &Ctx, jobs: &[CopyJob], progress: &dyn Progress) -> Hdf5Result<(u64, u64)> {
+    let copied = AtomicU64::new(0);
+    let encoded = AtomicU64::new(0);
+    jobs.par_iter()
+        .flat_map(|job| job.chunks.par_iter().map(move |chunk| (job, chunk)))
+        .try_for_each(|(job, &(n, addr, size))| -> Hdf5Result<()> {
+            let path = job.path.as_str();
+            let idx = unravel(n, &job.grid);
+            let start = addr.checked_add(ctx.userblock);
+            if start
+                .and_then(|s| s.checked_add(size))
+                .is_none_or(|end| end > ctx.file_len)
+                || size > MAX_CHUNK_BYTES
+            {
+                return Err(ctx.err(
+                    path,
+                    format!("chunk {idx:?}: {size} bytes at byte {addr} lie outside the file (truncated or corrupt)"),
+                ));
+            }
+            let bytes = read_at(&ctx.raw, addr + ctx.userblock, size)
+                .map_err(|e| ctx.err(path, format!("chunk {idx:?} at byte {addr}: {e}")))?;
+            match &job.source {
+                None => {
+                    job.array
+                        .store()
+                        .set(&job.array.chunk_key(&idx), bytes.into())
+                        .map_err(|e| ctx.err(path, e.to_string()))?;
+                    copied.fetch_add(1, Ordering::Relaxed);
+                }
+                Some(meta) => {
+                    let decoded = meta
+                        .codecs
+                        .decode(bytes, &meta.chunk_repr())
+                        .map_err(|e| ctx.err(path, format!("chunk {idx:?} at byte {addr}: {e}")))?;
+                    job.array
+                        .store_chunk(&idx, decoded)
+                        .map_err(|e| ctx.err(path, e.to_string()))?;
+                    encoded.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            progress.advance(chunk_elements_in(&idx, &job.chunk_shape, &job.dims) * job.item as u64);
+            Ok(())
+        })?;
+    Ok((copied.into_inner(), encoded.into_inner()))
 }
 
 /// Elements of chunk `idx` inside the array.

@@ -17,7 +17,9 @@ pub mod error;
 pub mod h5;
 pub mod import;
 pub mod lindi;
+pub mod validate;
 
 pub use error::{Hdf5Error, Hdf5Result};
 pub use import::{import_file, import_into, ImportOptions, ImportSummary, Progress};
 pub use lindi::{write_reference_file, VirtualOptions, VirtualSummary};
+pub use validate::{import_scratch, is_hdf5_file, validate_hdf5, ImportedFile};

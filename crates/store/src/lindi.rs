@@ -5,8 +5,15 @@
 //!
 //! Byte ranges of local files are read with positioned reads. A reference file is input like
 //! any other: a range may only name a file inside the directory holding the reference file
-//! (after symbolic links are resolved), or inside a directory the caller allows; anything else,
-//! and ranges of remote URLs, are refused with an error naming the key.
+//! (after symbolic links are resolved), or inside a directory the caller allows; anything else
+//! is refused with an error naming the key.
+//!
+//! With the `remote` feature, ranges of remote files (`https://`, `s3://`, ... URLs) are read
+//! with ranged GETs through a [`RemoteStore`](crate::RemoteStore): a batch of chunk reads
+//! ([`Store::get_many`]) becomes one ranged read per remote file, whose neighbouring ranges the
+//! remote store coalesces into one request. A reference file may itself be remote
+//! ([`LindiStore::open_url`]): its relative ranges then name files beside it at the same URL,
+//! and ranges naming local files are refused.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -16,14 +23,17 @@ use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::{validate_key, validate_prefix, ByteRange, DirListing, Store, StoreError, StoreResult};
+use crate::{
+    validate_key, validate_prefix, ByteRange, DirListing, ReadRequest, ReadResponse, Store,
+    StoreError, StoreResult,
+};
 
 /// Where the bytes of one key are.
 #[derive(Clone, Debug)]
 enum Entry {
     /// Held in the reference file.
     Inline(Bytes),
-    /// `length` bytes at `offset` of file number `file` (an index into `LindiStore::files`).
+    /// `length` bytes at `offset` of file number `file` (an index into `LindiStore::sources`).
     Range {
         file: usize,
         offset: u64,
@@ -33,13 +43,54 @@ enum Entry {
     Refused(String),
 }
 
+/// A file byte ranges are read from.
+#[derive(Debug)]
+enum Source {
+    /// A local file (canonical path).
+    Local(PathBuf),
+    /// A remote file: its store, the key inside it and its URL (for errors).
+    #[cfg(feature = "remote")]
+    Remote {
+        store: Arc<dyn Store>,
+        key: String,
+        url: String,
+    },
+}
+
+/// What relative byte ranges are relative to: the reference file's directory, or its URL's.
+#[derive(Clone, Debug)]
+enum Base {
+    Dir(PathBuf),
+    #[cfg(feature = "remote")]
+    Url(String, crate::RemoteOptions),
+}
+
 /// A read-only store over a LINDI reference file.
 #[derive(Debug)]
 pub struct LindiStore {
     name: String,
     entries: BTreeMap<String, Entry>,
-    files: Vec<PathBuf>,
+    sources: Vec<Source>,
     open: Mutex<HashMap<usize, Arc<std::fs::File>>>,
+}
+
+/// The settings remote byte ranges are read with.
+#[cfg(feature = "remote")]
+type RemoteSettings = crate::RemoteOptions;
+#[cfg(not(feature = "remote"))]
+type RemoteSettings = ();
+
+/// A local reference file's name, text and directory (canonical).
+fn read_local(path: &Path) -> StoreResult<(String, Vec<u8>, PathBuf)> {
+    let name = path.display().to_string();
+    let text = std::fs::read(path).map_err(|e| bad(&name, "", e.to_string()))?;
+    let base = path
+        .canonicalize()
+        .map_err(|e| bad(&name, "", e.to_string()))?
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    Ok((name, text, base))
 }
 
 fn bad(name: &str, key: &str, message: impl Into<String>) -> StoreError {
@@ -48,16 +99,10 @@ fn bad(name: &str, key: &str, message: impl Into<String>) -> StoreError {
 
 impl LindiStore {
     /// Open the reference file at `path`; byte ranges may name files inside its directory or
-    /// inside `allowed_roots`.
+    /// inside `allowed_roots` (and, with the `remote` feature, remote URLs, opened with the
+    /// default [`RemoteOptions`](crate::RemoteOptions) and the environment's settings).
     pub fn open(path: &Path, allowed_roots: &[PathBuf]) -> StoreResult<Self> {
-        let name = path.display().to_string();
-        let text = std::fs::read(path).map_err(|e| bad(&name, "", e.to_string()))?;
-        let base = path
-            .canonicalize()
-            .map_err(|e| bad(&name, "", e.to_string()))?
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let (name, text, base) = read_local(path)?;
         Self::from_slice(&name, &text, &base, allowed_roots)
     }
 
@@ -69,6 +114,56 @@ impl LindiStore {
         text: &[u8],
         base: &Path,
         allowed_roots: &[PathBuf],
+    ) -> StoreResult<Self> {
+        Self::parse(name, text, Base::Dir(base.to_path_buf()), allowed_roots)
+    }
+
+    /// [`LindiStore::open`] with the options remote byte ranges are read with.
+    #[cfg(feature = "remote")]
+    pub fn open_with(
+        path: &Path,
+        allowed_roots: &[PathBuf],
+        options: &crate::RemoteOptions,
+    ) -> StoreResult<Self> {
+        let (name, text, base) = read_local(path)?;
+        Self::parse_with(&name, &text, Base::Dir(base), allowed_roots, options)
+    }
+
+    /// The reference file at `url` (its JSON read through `store` at `key`): relative byte
+    /// ranges name files beside it at the same URL; ranges naming local files are refused.
+    #[cfg(feature = "remote")]
+    pub fn open_url(
+        url: &str,
+        store: &dyn Store,
+        key: &str,
+        options: &crate::RemoteOptions,
+    ) -> StoreResult<Self> {
+        let text = store.get(key)?.ok_or_else(|| StoreError::NotFound {
+            key: url.to_string(),
+        })?;
+        let dir = match url.rfind('/') {
+            Some(i) => url[..=i].to_string(),
+            None => format!("{url}/"),
+        };
+        Self::parse_with(url, &text, Base::Url(dir, options.clone()), &[], options)
+    }
+
+    fn parse(name: &str, text: &[u8], base: Base, allowed_roots: &[PathBuf]) -> StoreResult<Self> {
+        #[cfg(feature = "remote")]
+        {
+            let options = crate::RemoteOptions::from_env().unwrap_or_default();
+            Self::parse_with(name, text, base, allowed_roots, &options)
+        }
+        #[cfg(not(feature = "remote"))]
+        Self::parse_with(name, text, base, allowed_roots, &())
+    }
+
+    fn parse_with(
+        name: &str,
+        text: &[u8],
+        base: Base,
+        allowed_roots: &[PathBuf],
+        options: &RemoteSettings,
     ) -> StoreResult<Self> {
         let name = name.to_string();
         let text = marked_non_finite(text);
@@ -92,14 +187,17 @@ impl LindiStore {
                     .collect()
             })
             .unwrap_or_default();
-        let base = base.to_path_buf();
-        let mut roots = vec![base.clone()];
+        let mut roots = match &base {
+            Base::Dir(dir) => vec![dir.clone()],
+            #[cfg(feature = "remote")]
+            Base::Url(..) => Vec::new(),
+        };
         roots.extend(
             allowed_roots
                 .iter()
                 .map(|r| r.canonicalize().unwrap_or_else(|_| r.clone())),
         );
-        let mut files: Vec<PathBuf> = Vec::new();
+        let mut sources: Vec<Source> = Vec::new();
         let mut file_index: HashMap<String, Result<usize, String>> = HashMap::new();
         let mut entries = BTreeMap::new();
         for (key, value) in refs {
@@ -142,9 +240,9 @@ impl LindiStore {
                     let resolved = file_index
                         .entry(url.clone())
                         .or_insert_with(|| {
-                            resolve_file(&url, &base, &roots).map(|p| {
-                                files.push(p);
-                                files.len() - 1
+                            resolve_source(&url, &base, &roots, options).map(|p| {
+                                sources.push(p);
+                                sources.len() - 1
                             })
                         })
                         .clone();
@@ -164,7 +262,7 @@ impl LindiStore {
         Ok(LindiStore {
             name,
             entries,
-            files,
+            sources,
             open: Mutex::new(HashMap::new()),
         })
     }
@@ -177,43 +275,142 @@ impl LindiStore {
                 file,
                 offset,
                 length,
-            } => {
-                let handle = {
-                    let mut open = self
-                        .open
-                        .lock()
-                        .map_err(|_| bad(&self.name, key, "file table poisoned"))?;
-                    match open.get(file) {
-                        Some(h) => h.clone(),
-                        None => {
-                            let path = &self.files[*file];
-                            let h = Arc::new(std::fs::File::open(path).map_err(|e| {
-                                bad(&self.name, key, format!("{}: {e}", path.display()))
-                            })?);
-                            open.insert(*file, h.clone());
-                            h
-                        }
+            } => match &self.sources[*file] {
+                Source::Local(path) => self.read_local(key, *file, path, *offset, *length),
+                #[cfg(feature = "remote")]
+                Source::Remote {
+                    store,
+                    key: remote_key,
+                    url,
+                } => {
+                    let range = ByteRange::FromStart {
+                        offset: *offset,
+                        length: Some(*length),
+                    };
+                    match store.get_ranges(remote_key, &[range]) {
+                        Ok(Some(mut parts)) if parts.len() == 1 => Ok(parts.remove(0)),
+                        Ok(_) => Err(bad(&self.name, key, format!("{url}: no such file"))),
+                        Err(e) => Err(bad(&self.name, key, format!("{url}: {e}"))),
                     }
-                };
-                let size = handle
-                    .metadata()
-                    .map_err(|e| bad(&self.name, key, e.to_string()))?
-                    .len();
-                if offset + length > size {
-                    return Err(bad(
-                        &self.name,
-                        key,
-                        format!(
-                            "byte range {offset}+{length} is past the end of {} ({size} bytes)",
-                            self.files[*file].display()
-                        ),
-                    ));
                 }
-                let mut buf = vec![0u8; *length as usize];
-                read_exact_at(&handle, &mut buf, *offset)
-                    .map_err(|e| bad(&self.name, key, e.to_string()))?;
-                Ok(Bytes::from(buf))
+            },
+        }
+    }
+
+    fn read_local(
+        &self,
+        key: &str,
+        file: usize,
+        path: &Path,
+        offset: u64,
+        length: u64,
+    ) -> StoreResult<Bytes> {
+        let handle = {
+            let mut open = self
+                .open
+                .lock()
+                .map_err(|_| bad(&self.name, key, "file table poisoned"))?;
+            match open.get(&file) {
+                Some(h) => h.clone(),
+                None => {
+                    let h =
+                        Arc::new(std::fs::File::open(path).map_err(|e| {
+                            bad(&self.name, key, format!("{}: {e}", path.display()))
+                        })?);
+                    open.insert(file, h.clone());
+                    h
+                }
             }
+        };
+        let size = handle
+            .metadata()
+            .map_err(|e| bad(&self.name, key, e.to_string()))?
+            .len();
+        if offset + length > size {
+            return Err(bad(
+                &self.name,
+                key,
+                format!(
+                    "byte range {offset}+{length} is past the end of {} ({size} bytes)",
+                    path.display()
+                ),
+            ));
+        }
+        let mut buf = vec![0u8; length as usize];
+        read_exact_at(&handle, &mut buf, offset)
+            .map_err(|e| bad(&self.name, key, e.to_string()))?;
+        Ok(Bytes::from(buf))
+    }
+
+    /// A batch of reads whose entries lie in remote files: one ranged read per remote file
+    /// (its store coalesces neighbouring ranges), the rest one by one.
+    #[cfg(feature = "remote")]
+    fn get_many_remote(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
+        let mut answers: Vec<Option<StoreResult<ReadResponse>>> =
+            (0..requests.len()).map(|_| None).collect();
+        // Remote file -> the requests (index, entry range) it serves.
+        let mut by_source: BTreeMap<usize, Vec<(usize, u64, u64)>> = BTreeMap::new();
+        for (i, request) in requests.iter().enumerate() {
+            if let Err(e) = validate_key(&request.key) {
+                answers[i] = Some(Err(e));
+                continue;
+            }
+            match self.entries.get(&request.key) {
+                Some(Entry::Range {
+                    file,
+                    offset,
+                    length,
+                }) if matches!(self.sources[*file], Source::Remote { .. }) => {
+                    by_source
+                        .entry(*file)
+                        .or_default()
+                        .push((i, *offset, *length));
+                }
+                _ => answers[i] = Some(request.answer_from(self)),
+            }
+        }
+        for (file, reads) in by_source {
+            let Source::Remote { store, key, url } = &self.sources[file] else {
+                continue;
+            };
+            let ranges: Vec<ByteRange> = reads
+                .iter()
+                .map(|&(_, offset, length)| ByteRange::FromStart {
+                    offset,
+                    length: Some(length),
+                })
+                .collect();
+            match store.get_ranges(key, &ranges) {
+                Ok(Some(parts)) if parts.len() == reads.len() => {
+                    for (&(i, _, _), value) in reads.iter().zip(parts) {
+                        answers[i] = Some(slice_response(&requests[i], value));
+                    }
+                }
+                other => {
+                    let why = match other {
+                        Err(e) => format!("{url}: {e}"),
+                        _ => format!("{url}: no such file"),
+                    };
+                    for &(i, _, _) in &reads {
+                        answers[i] = Some(Err(bad(&self.name, &requests[i].key, why.clone())));
+                    }
+                }
+            }
+        }
+        answers
+            .into_iter()
+            .map(|a| a.unwrap_or_else(|| Err(bad(&self.name, "", "a read was not answered"))))
+            .collect()
+    }
+}
+
+/// The answer to `request` from the whole value of its key.
+#[cfg(feature = "remote")]
+fn slice_response(request: &ReadRequest, value: Bytes) -> StoreResult<ReadResponse> {
+    match &request.ranges {
+        None => Ok(ReadResponse::Whole(value)),
+        Some(ranges) => {
+            ByteRange::slice_all(&request.key, &value, ranges).map(ReadResponse::Ranges)
         }
     }
 }
@@ -305,16 +502,59 @@ fn read_exact_at(file: &std::fs::File, mut buf: &mut [u8], mut offset: u64) -> s
     Ok(())
 }
 
-/// The local file a range's URL names, if it may be read.
-fn resolve_file(url: &str, base: &Path, roots: &[PathBuf]) -> Result<PathBuf, String> {
-    if url.starts_with("http://")
-        || url.starts_with("https://")
-        || url.contains("://") && !url.starts_with("file://")
+/// The file a range's URL names, if it may be read: a remote URL (with the `remote`
+/// feature), a path relative to a remote reference file's URL, or a local file inside `roots`.
+fn resolve_source(
+    url: &str,
+    base: &Base,
+    roots: &[PathBuf],
+    options: &RemoteSettings,
+) -> Result<Source, String> {
+    let remote = url.contains("://") && !url.starts_with("file://");
+    #[cfg(feature = "remote")]
     {
-        return Err(format!(
-            "byte ranges of remote files ({url}) are not read from reference files yet"
-        ));
+        let remote_url = if remote {
+            Some(url.to_string())
+        } else if let Base::Url(dir, _) = base {
+            if url.starts_with('/') || url.starts_with("file://") {
+                return Err(format!(
+                    "the byte range names the local file {url}, which a remote reference file may not"
+                ));
+            }
+            Some(format!("{dir}{url}"))
+        } else {
+            None
+        };
+        if let Some(remote_url) = remote_url {
+            let options = match base {
+                Base::Url(_, o) => o,
+                Base::Dir(_) => options,
+            };
+            let (store, key) =
+                crate::open_url(&remote_url, options).map_err(|e| format!("{remote_url}: {e}"))?;
+            return Ok(Source::Remote {
+                store,
+                key,
+                url: remote_url,
+            });
+        }
     }
+    #[cfg(not(feature = "remote"))]
+    {
+        let _ = options;
+        if remote {
+            return Err(format!(
+                "byte ranges of remote files ({url}) need neurochunk built with remote stores"
+            ));
+        }
+    }
+    #[cfg(feature = "remote")]
+    let Base::Dir(base) = base
+    else {
+        return Err(format!("{url}: not a file beside the reference file"));
+    };
+    #[cfg(not(feature = "remote"))]
+    let Base::Dir(base) = base;
     let path = url.strip_prefix("file://").unwrap_or(url);
     let path = Path::new(path);
     let full = if path.is_absolute() {
@@ -336,7 +576,7 @@ fn resolve_file(url: &str, base: &Path, roots: &[PathBuf]) -> Result<PathBuf, St
             }
         ));
     }
-    Ok(real)
+    Ok(Source::Local(real))
 }
 
 impl Store for LindiStore {
@@ -353,6 +593,28 @@ impl Store for LindiStore {
             return Ok(None);
         };
         ByteRange::slice_all(key, &value, ranges).map(Some)
+    }
+
+    fn concurrent_reads(&self) -> usize {
+        #[cfg(feature = "remote")]
+        for source in &self.sources {
+            if let Source::Remote { store, .. } = source {
+                return store.concurrent_reads();
+            }
+        }
+        1
+    }
+
+    fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
+        #[cfg(feature = "remote")]
+        if self
+            .sources
+            .iter()
+            .any(|s| matches!(s, Source::Remote { .. }))
+        {
+            return self.get_many_remote(requests);
+        }
+        requests.iter().map(|r| r.answer_from(self)).collect()
     }
 
     fn size(&self, key: &str) -> StoreResult<Option<u64>> {
@@ -454,7 +716,7 @@ mod tests {
                 "a/1": ["{{u}}", 2, 3],
                 "a/2": ["data.bin", 8, 2],
                 "b/0": [secret.display().to_string(), 0, 6],
-                "c/0": ["https://example.invalid/x.h5", 0, 1],
+                "c/0": ["ftp://example.invalid/x.h5", 0, 1],
                 "d/0": ["data.bin", 8, 5],
             }
         });
@@ -480,7 +742,9 @@ mod tests {
         assert_eq!(store.get("missing").unwrap(), None);
         let e = store.get("b/0").unwrap_err().to_string();
         assert!(e.contains("b/0") && e.contains("outside"), "{e}");
-        assert!(store.get("c/0").unwrap_err().to_string().contains("remote"));
+        // A URL no store reads.
+        let e = store.get("c/0").unwrap_err().to_string();
+        assert!(e.contains("c/0") && e.contains("example.invalid"), "{e}");
         assert!(store
             .get("d/0")
             .unwrap_err()
@@ -499,6 +763,63 @@ mod tests {
         let (file, key) = split_reference_path(&refs.join("a/0")).unwrap();
         assert_eq!((file, key.as_str()), (refs.clone(), "a/0"));
         assert!(split_reference_path(&data).is_none());
+    }
+
+    #[cfg(feature = "remote")]
+    #[test]
+    fn a_remote_reference_file_resolves_ranges_against_its_url() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("data.bin"), b"0123456789").unwrap();
+        let doc = serde_json::json!({"refs": {
+            "a/0": ["data.bin", 2, 3],
+            "a/1": ["data.bin", 5, 2],
+            "a/2": "base64:AAEC",
+            "b/0": [dir.path().join("data.bin").display().to_string(), 0, 1],
+        }});
+        std::fs::write(dir.path().join("x.lindi.json"), doc.to_string()).unwrap();
+        let url = format!("file://{}/x.lindi.json", dir.path().display());
+        let options = crate::RemoteOptions::default();
+        // Opened by URL, the reference file is the store (key "": its root).
+        let (lindi, key) = crate::open_url(&url, &options).unwrap();
+        assert_eq!(key, "");
+        assert_eq!(
+            lindi.get("a/0").unwrap().unwrap(),
+            Bytes::from_static(b"234")
+        );
+        let answers = lindi.get_many(&[
+            ReadRequest::whole("a/1"),
+            ReadRequest::ranges(
+                "a/0",
+                vec![ByteRange::FromStart {
+                    offset: 1,
+                    length: None,
+                }],
+            ),
+            ReadRequest::whole("a/2"),
+            ReadRequest::whole("missing"),
+        ]);
+        assert_eq!(
+            answers[0].as_ref().unwrap(),
+            &ReadResponse::Whole(Bytes::from_static(b"56"))
+        );
+        assert_eq!(
+            answers[1].as_ref().unwrap(),
+            &ReadResponse::Ranges(vec![Bytes::from_static(b"34")])
+        );
+        assert_eq!(
+            answers[2].as_ref().unwrap(),
+            &ReadResponse::Whole(Bytes::from_static(&[0, 1, 2]))
+        );
+        assert_eq!(answers[3].as_ref().unwrap(), &ReadResponse::Missing);
+        // A remote reference file may not name local files.
+        let e = lindi.get("b/0").unwrap_err().to_string();
+        assert!(e.contains("b/0") && e.contains("may not"), "{e}");
+        // A URL through the reference file: the key after it.
+        let (store, key) = crate::open_url(&format!("{url}/a/0"), &options).unwrap();
+        assert_eq!(
+            (store.get(&key).unwrap().unwrap(), key.as_str()),
+            (Bytes::from_static(b"234"), "a/0")
+        );
     }
 
     #[test]

@@ -311,7 +311,8 @@ impl StoreLocation {
                 // A path through a LINDI reference file is the file's read-only store and the
                 // key after it.
                 if let Some((file, key)) = crate::lindi::split_reference_path(path) {
-                    return Ok((Arc::new(crate::LindiStore::open(&file, &[])?), key));
+                    let lindi = crate::LindiStore::open_with(&file, &[], options)?;
+                    return Ok((Arc::new(lindi), key));
                 }
                 Ok((Arc::new(FsStore::new(path)), String::new()))
             }
@@ -336,6 +337,20 @@ impl StoreLocation {
                     )
                     .ok();
                     store = store.read_only().with_http_lister(lister, index);
+                }
+                // A URL through a LINDI reference file: the file's read-only store (its
+                // ranges read from the same server) and the key after it.
+                if let Some(i) = key.find(".lindi.json").map(|i| i + ".lindi.json".len()) {
+                    if key.len() == i || key[i..].starts_with('/') {
+                        let file_key = &key[..i];
+                        let file_url = format!("{base}/{file_key}");
+                        let lindi =
+                            crate::LindiStore::open_url(&file_url, &store, file_key, options)?;
+                        return Ok((
+                            Arc::new(lindi),
+                            key[i..].trim_start_matches('/').to_string(),
+                        ));
+                    }
                 }
                 Ok((Arc::new(store), key.clone()))
             }
