@@ -663,7 +663,7 @@ fn copy_chunks(
             .collect();
         let selection = Selection::from_box(&origin, &extent);
         let (_, data) = src.read(&selection)?;
-        dst.write_with(&selection, &data, &|values| {
+        dst.write_with(&selection, crate::array::Source::of(&data), &|values| {
             encoded
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
