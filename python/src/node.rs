@@ -765,9 +765,8 @@ impl RawArray {
             let part = &buffer[from * elem..to * elem];
             let sel = selection_of(&slab);
             let a = &array;
-            detached_at(py, &self.display, move || {
-                a.write(&sel, &ArrayBytes::Fixed(part.to_vec()))
-            })?;
+            // The engine reads the caller's buffer in place (no copy of the slab).
+            detached_at(py, &self.display, move || a.write_bytes(&sel, part))?;
             py.check_signals()?;
         }
         Ok(())

@@ -351,16 +351,15 @@ impl Array {
             });
         }
         self.check_chunks_fit()?;
-        if repr.fill_value.iter().all(|&b| b == 0) {
-            // Missing chunks are not written when the fill value is zero.
-            out.fill(0);
-        }
+        // Every output element is written by the read (missing chunks as the fill value),
+        // so `out` is not cleared first: the pages of a new output are first touched by the
+        // parallel decode.
         let tasks = self.chunk_tasks(&resolved);
         self.read_fixed_into(&resolved, &tasks, out)
     }
 
-    /// Decode the chunks of `tasks` into `out`; with a zero fill value, `out` must already be
-    /// zero wherever a chunk is missing. The plan is fetched in batches through
+    /// Decode the chunks of `tasks` into `out`, writing every element of the region
+    /// (missing chunks as the fill value). The plan is fetched in batches through
     /// `Store::get_many`, decoded and scattered on rayon (see `read.rs`).
     fn read_fixed_into(
         &self,
@@ -415,6 +414,17 @@ impl Array {
     /// batch), while the next batch is encoded; whole shards are streamed to the store as
     /// they are built.
     pub fn write(&self, selection: &Selection, data: &ArrayBytes) -> ArrayResult<()> {
+        self.write_source(selection, Source::of(data))
+    }
+
+    /// Write the fixed-size elements `data` (C order, in-memory layout, shaped like the
+    /// selection's result) into a region, reading them where they are: what a binding that
+    /// holds the caller's buffer uses, instead of copying it into an [`ArrayBytes`].
+    pub fn write_bytes(&self, selection: &Selection, data: &[u8]) -> ArrayResult<()> {
+        self.write_source(selection, Source::Fixed(data))
+    }
+
+    fn write_source(&self, selection: &Selection, data: Source<'_>) -> ArrayResult<()> {
         self.write_with(selection, data, &|values| {
             self.store.set_many(values)?;
             Ok(())
@@ -427,21 +437,25 @@ impl Array {
     pub(crate) fn write_with(
         &self,
         selection: &Selection,
-        data: &ArrayBytes,
+        data: Source<'_>,
         sink: &(dyn Fn(Vec<(String, neurochunk_store::Bytes)>) -> ArrayResult<()> + Sync),
     ) -> ArrayResult<()> {
         let resolved = resolve(selection, &self.meta.shape, &self.path)?;
         self.check_chunks_fit()?;
         let count = resolved.len();
         let given = match data {
-            ArrayBytes::Fixed(buf) => match self.meta.data_type.fixed_size() {
+            Source::Fixed(buf) => match self.meta.data_type.fixed_size() {
                 Some(elem) if buf.len() == count * elem => count,
                 Some(elem) => buf.len() / elem.max(1),
                 None => usize::MAX,
             },
-            ArrayBytes::Variable { offsets, .. } => offsets.len().saturating_sub(1),
+            Source::Variable(ArrayBytes::Variable { offsets, .. }) => {
+                offsets.len().saturating_sub(1)
+            }
+            Source::Variable(ArrayBytes::Fixed(_)) => usize::MAX,
         };
-        if given != count || data_kind_mismatch(data, &self.meta.data_type) {
+        let fixed_kind = matches!(data, Source::Fixed(_));
+        if given != count || fixed_kind == self.meta.data_type.is_variable_length() {
             return Err(ArrayError::Selection {
                 path: crate::display_path(&self.path),
                 message: format!(
@@ -451,7 +465,7 @@ impl Array {
                 ),
             });
         }
-        if !offsets_consistent(data) {
+        if matches!(data, Source::Variable(v) if !offsets_consistent(v)) {
             return Err(ArrayError::Selection {
                 path: crate::display_path(&self.path),
                 message: "data to write has variable-length offsets that decrease or point past its bytes".into(),
@@ -459,26 +473,40 @@ impl Array {
         }
         let tasks = self.chunk_tasks(&resolved);
         let extent = resolved.extent();
+        let repr = self.repr();
+        let chunk_bytes = repr.num_elements() * repr.data_type.fixed_size().unwrap_or(16);
+        let build = |fetched: Vec<(usize, Option<Option<neurochunk_store::Bytes>>)>| {
+            let values = fetched
+                .into_par_iter()
+                .map(|(t, stored)| self.write_chunk_region(&tasks.get(t), data, &extent, stored))
+                .collect::<ArrayResult<Vec<_>>>()?;
+            Ok(values.into_iter().flatten().collect::<Vec<_>>())
+        };
+        if self.store.concurrent_reads() <= 1 {
+            // A local store: groups of chunks fetched (those written in part), built,
+            // encoded and stored independently of each other, so that compression and file
+            // writes of different groups overlap and no worker waits at a batch's end.
+            return crate::read::for_each_group(
+                tasks.len(),
+                |_| chunk_bytes,
+                |group| {
+                    let values = build(self.fetch_partial_chunks(&tasks, group)?)?;
+                    if values.is_empty() {
+                        return Ok(());
+                    }
+                    sink(values)
+                },
+            );
+        }
         // Batches as in a read, in two overlapping stages: the chunks a batch only partly
         // overwrites are fetched with one `get_many` call and every chunk of the batch is
         // built and encoded on rayon, while the previous batch's encoded chunks are stored
         // (one `sink` call), so compression and file writes run at the same time and at most
         // two batches are held.
-        let repr = self.repr();
-        let chunk_bytes = repr.num_elements() * repr.data_type.fixed_size().unwrap_or(16);
         crate::read::pipelined(
             crate::read::Batches::new(tasks.len(), |_| chunk_bytes)
                 .with_budget(crate::read::batch_budget(self.store.as_ref())),
-            |batch| {
-                let fetched = self.fetch_partial_chunks(&tasks, batch)?;
-                let values = fetched
-                    .into_par_iter()
-                    .map(|(t, stored)| {
-                        self.write_chunk_region(&tasks.get(t), data, &extent, stored)
-                    })
-                    .collect::<ArrayResult<Vec<_>>>()?;
-                Ok(values.into_iter().flatten().collect::<Vec<_>>())
-            },
+            |batch| build(self.fetch_partial_chunks(&tasks, batch)?),
             |values| {
                 if values.is_empty() {
                     return Ok(());
@@ -545,19 +573,19 @@ impl Array {
     fn write_chunk_region(
         &self,
         task: &BlockTask,
-        data: &ArrayBytes,
+        data: Source<'_>,
         extent: &[usize],
         stored: Option<Option<neurochunk_store::Bytes>>,
     ) -> ArrayResult<Option<(String, neurochunk_store::Bytes)>> {
         let repr = self.repr();
         let covers_chunk = stored.is_none();
-        if covers_chunk && matches!(data, ArrayBytes::Fixed(_)) {
+        if let (true, Source::Fixed(src)) = (covers_chunk, data) {
             if let Some(sharding) = self.meta.codecs.sharding() {
                 return crate::sharded::write_full_shard(
                     self,
                     sharding,
                     task,
-                    data,
+                    src,
                     extent,
                     self.options.write_empty_chunks,
                 )
@@ -566,7 +594,7 @@ impl Array {
         }
         let elem = repr.data_type.fixed_size().unwrap_or(1);
         let axes = task.selection_to_block();
-        if let (None | Some(None), ArrayBytes::Fixed(src), Some(_)) =
+        if let (None | Some(None), Source::Fixed(src), Some(_)) =
             (&stored, data, repr.data_type.fixed_size())
         {
             // Nothing stored to keep: build the chunk in one pass from the data and the fill
@@ -591,10 +619,16 @@ impl Array {
                 self.decode_chunk(&task.index, &key, Vec::from(bytes), &repr)?
             }
         };
-        if matches!(chunk, ArrayBytes::Fixed(_)) != matches!(data, ArrayBytes::Fixed(_)) {
-            return Err(self.mixed_kinds());
+        match (&mut chunk, data) {
+            (ArrayBytes::Fixed(dst), Source::Fixed(src)) => {
+                nd::copy(src, extent, dst, &repr.shape, &axes, elem)
+            }
+            (
+                dst @ ArrayBytes::Variable { .. },
+                Source::Variable(src @ ArrayBytes::Variable { .. }),
+            ) => nd::insert(dst, &repr.shape, src, extent, &axes, elem),
+            _ => return Err(self.mixed_kinds()),
         }
-        nd::insert(&mut chunk, &repr.shape, data, extent, &axes, elem);
         self.encode_for_store(&task.index, chunk)
     }
 
@@ -714,8 +748,22 @@ fn zeroed_output(len: usize) -> Vec<u8> {
 #[cfg(target_os = "linux")]
 const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 
-fn data_kind_mismatch(data: &ArrayBytes, data_type: &neurochunk_dtype::DataType) -> bool {
-    matches!(data, ArrayBytes::Fixed(_)) == data_type.is_variable_length()
+/// The elements a write takes, borrowed: fixed-size elements as bytes (from an
+/// [`ArrayBytes::Fixed`] or straight from the caller's buffer), or variable-length ones.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Source<'a> {
+    Fixed(&'a [u8]),
+    /// An [`ArrayBytes::Variable`] (a `Fixed` one here is a kind mismatch, refused).
+    Variable(&'a ArrayBytes),
+}
+
+impl<'a> Source<'a> {
+    pub(crate) fn of(data: &'a ArrayBytes) -> Self {
+        match data {
+            ArrayBytes::Fixed(bytes) => Source::Fixed(bytes),
+            variable => Source::Variable(variable),
+        }
+    }
 }
 
 pub(crate) fn check_decoded(

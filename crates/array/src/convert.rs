@@ -781,7 +781,7 @@ pub fn write_chunks(
         let (origin, extent) = chunk_box(meta, index);
         let data = produce(&origin, &extent)?;
         let selection = Selection::from_box(&origin, &extent);
-        dst.write_with(&selection, &data, &|values| {
+        dst.write_with(&selection, crate::array::Source::of(&data), &|values| {
             encoded
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())

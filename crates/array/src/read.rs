@@ -137,6 +137,44 @@ where
     }
 }
 
+/// The most tasks in one group of a read or write from a local store ([`for_each_group`]).
+const GROUP_TASKS: usize = 16;
+
+/// For a store that serves one read at a time (a local one): cut the tasks `0..total` into
+/// consecutive groups of up to [`FETCH_BATCH_BYTES`] by `cost` and [`GROUP_TASKS`] tasks (at
+/// least one each) and run `group` for each on rayon. Unlike [`pipelined`] batches, groups
+/// do not wait for each other: a worker that is done with one takes the next, so no worker
+/// idles at a batch's end; each worker holds one group at a time. One group runs on the
+/// calling thread (a read of one chunk, such as a single element, is not handed to the pool
+/// and back).
+pub(crate) fn for_each_group<C, F>(total: usize, cost: C, group: F) -> ArrayResult<()>
+where
+    C: Fn(usize) -> usize,
+    F: Fn(Range<usize>) -> ArrayResult<()> + Sync + Send,
+{
+    let mut groups = Vec::new();
+    let mut start = 0;
+    while start < total {
+        let mut end = start + 1;
+        let mut bytes = cost(start);
+        while end < total && end - start < GROUP_TASKS {
+            let next = cost(end);
+            if bytes.saturating_add(next) > FETCH_BATCH_BYTES {
+                break;
+            }
+            bytes = bytes.saturating_add(next);
+            end += 1;
+        }
+        groups.push(start..end);
+        start = end;
+    }
+    match groups.len() {
+        0 => Ok(()),
+        1 => group(0..total),
+        _ => groups.into_par_iter().with_max_len(1).try_for_each(group),
+    }
+}
+
 /// A whole-value answer of [`Store::get_many`](neurochunk_store::Store::get_many): the bytes,
 /// or `None` for a missing key.
 pub(crate) fn whole_value(
@@ -220,6 +258,7 @@ impl Array {
     }
 
     /// The unsharded read of fixed-size elements: plan, fetch in batches, decode and scatter.
+    /// Every output element is written (missing chunks with the fill value).
     pub(crate) fn read_chunks_into(
         &self,
         tasks: &BlockTasks,
@@ -228,44 +267,50 @@ impl Array {
         repr: &ChunkRepr,
     ) -> ArrayResult<()> {
         let elem = repr.data_type.fixed_size().unwrap_or(1);
-        let fill_is_zero = repr.fill_value.iter().all(|&b| b == 0);
         let chunk_bytes = repr.num_elements() * elem;
+        let scatter = |(t, key, bytes): FetchedChunk| -> ArrayResult<()> {
+            let task = tasks.get(t);
+            // This task writes only the output elements whose positions are, per axis,
+            // those of its runs. A selection axis is strictly monotonic, so each position's
+            // index lies in exactly one chunk along that axis, and `BlockTasks` gives each
+            // chunk one task: the output elements of two tasks differ in the position along
+            // an axis where their chunks differ, so no two tasks write the same bytes. The
+            // caller keeps `out` borrowed until every task has run.
+            let axes = task.block_to_selection();
+            match bytes {
+                Some(bytes) => {
+                    let decoded = self.decode_fetched(&task.index, &key, bytes, repr)?;
+                    if let ArrayBytes::Fixed(buf) = decoded {
+                        // SAFETY: `axes` selects this chunk's output elements, which no
+                        // other task writes (above); nothing reads `out` meanwhile.
+                        unsafe { out.copy(&buf, &repr.shape, extent, &axes, elem) };
+                        recycle_decoded(self.metadata().codecs.as_ref(), buf);
+                    }
+                }
+                // SAFETY: as for the copy: only this chunk's output elements.
+                None => unsafe { out.fill(extent, &axes, &repr.fill_value) },
+            }
+            Ok(())
+        };
+        if self.store().concurrent_reads() <= 1 {
+            // A local store: groups of chunks read, decoded and scattered independently.
+            return for_each_group(
+                tasks.len(),
+                |_| chunk_bytes,
+                |group| {
+                    let fetched = self.fetch_chunks(tasks, group)?;
+                    if fetched.len() == 1 {
+                        return fetched.into_iter().try_for_each(scatter);
+                    }
+                    fetched.into_par_iter().try_for_each(scatter)
+                },
+            );
+        }
         pipelined(
             Batches::new(tasks.len(), |_| chunk_bytes)
                 .with_budget(batch_budget(self.store().as_ref())),
             |batch| self.fetch_chunks(tasks, batch),
-            |fetched| {
-                fetched
-                    .into_par_iter()
-                    .try_for_each(|(t, key, bytes)| -> ArrayResult<()> {
-                        let task = tasks.get(t);
-                        // This task writes only the output elements whose positions are, per
-                        // axis, those of its runs. A selection axis is strictly monotonic, so
-                        // each position's index lies in exactly one chunk along that axis,
-                        // and `BlockTasks` gives each chunk one task: the output elements of
-                        // two tasks differ in the position along an axis where their chunks
-                        // differ, so no two tasks write the same bytes. The caller keeps
-                        // `out` borrowed until every batch has been processed.
-                        let axes = task.block_to_selection();
-                        match bytes {
-                            Some(bytes) => {
-                                let decoded =
-                                    self.decode_fetched(&task.index, &key, bytes, repr)?;
-                                if let ArrayBytes::Fixed(buf) = decoded {
-                                    // SAFETY: `axes` selects this chunk's output elements,
-                                    // which no other task writes (above); nothing reads
-                                    // `out` meanwhile.
-                                    unsafe { out.copy(&buf, &repr.shape, extent, &axes, elem) };
-                                    recycle_decoded(self.metadata().codecs.as_ref(), buf);
-                                }
-                            }
-                            None if fill_is_zero => {}
-                            // SAFETY: as for the copy: only this chunk's output elements.
-                            None => unsafe { out.fill(extent, &axes, &repr.fill_value) },
-                        }
-                        Ok(())
-                    })
-            },
+            |fetched| fetched.into_par_iter().try_for_each(scatter),
         )
     }
 

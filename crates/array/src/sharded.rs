@@ -104,10 +104,17 @@ pub(crate) fn read_shards_into(
         },
     };
     let inner_shape = sharding.inner_chunk_shape();
-    let batches = Batches::new(tasks.len(), |t| {
-        layout.cost(&BlockTasks::new(&tasks.get(t).runs, inner_shape))
-    })
-    .with_budget(crate::read::batch_budget(array.store().as_ref()));
+    let cost = |t: usize| layout.cost(&BlockTasks::new(&tasks.get(t).runs, inner_shape));
+    if array.store().concurrent_reads() <= 1 {
+        // A local store: groups of shards read, then their inner chunks decoded in parallel,
+        // independently of the other groups.
+        return crate::read::for_each_group(tasks.len(), cost, |group| {
+            let fetched = fetch_shards(array, &layout, tasks, group)?;
+            decode_shards(array, &layout, tasks, fetched, out, extent)
+        });
+    }
+    let batches = Batches::new(tasks.len(), cost)
+        .with_budget(crate::read::batch_budget(array.store().as_ref()));
     pipelined(
         batches,
         |batch| fetch_shards(array, &layout, tasks, batch),
@@ -279,7 +286,7 @@ fn fetch_shards(
 
 /// One unit of decode work of a batch of shards.
 enum Work {
-    /// A missing shard: its output elements get the (non-zero) fill value.
+    /// A missing shard: its output elements get the fill value.
     FillShard(usize),
     /// Inner task `.1` of fetched shard `.0`, with its stored bytes (`None`: not stored).
     Inner(usize, usize, Option<Bytes>),
@@ -296,11 +303,9 @@ fn decode_shards(
     extent: &[usize],
 ) -> ArrayResult<()> {
     let fill = &layout.shard_repr.fill_value;
-    let fill_is_zero = fill.iter().all(|&b| b == 0);
     let mut work = Vec::new();
     for (s, shard) in shards.iter_mut().enumerate() {
         match shard.parts.take() {
-            None if fill_is_zero => {}
             None => work.push(Work::FillShard(s)),
             Some(parts) => work.extend(
                 parts
@@ -318,47 +323,49 @@ fn decode_shards(
     // writes (see `Array::read_fixed_into`), and nothing reads the output while the tasks run.
     // Inside a shard, the inner tasks split those runs at inner-chunk boundaries, one task per
     // touched inner chunk, so their output elements are disjoint as well.
-    work.into_par_iter()
-        .try_for_each(|unit| -> ArrayResult<()> {
-            let (s, i, bytes) = match unit {
-                Work::FillShard(s) => {
-                    let axes = tasks.get(shards[s].task).block_to_selection();
-                    // SAFETY: only this shard's output elements, which no other task writes.
-                    unsafe { out.fill(extent, &axes, fill) };
-                    return Ok(());
-                }
-                Work::Inner(s, i, bytes) => (s, i, bytes),
-            };
-            let shard = &shards[s];
-            let inner = shard.inner_tasks.get(i);
-            let axes = inner.block_to_selection();
-            let Some(bytes) = bytes else {
-                if !fill_is_zero {
-                    // SAFETY: only this inner chunk's output elements (above).
-                    unsafe { out.fill(extent, &axes, fill) };
-                }
+    let decode = |unit| -> ArrayResult<()> {
+        let (s, i, bytes) = match unit {
+            Work::FillShard(s) => {
+                let axes = tasks.get(shards[s].task).block_to_selection();
+                // SAFETY: only this shard's output elements, which no other task writes.
+                unsafe { out.fill(extent, &axes, fill) };
                 return Ok(());
-            };
-            let inner_key = format!("{}[inner chunk {:?}]", shard.key, inner.index);
-            let decoded = if inner_chain.bytes_to_bytes().is_empty() {
-                // No copy when the store handed over this range's own buffer.
-                inner_chain.decode(Vec::from(bytes), inner_repr)
-            } else {
-                inner_chain.decode_from_slice(&bytes, inner_repr)
             }
-            .map_err(|source| ArrayError::Chunk {
-                path: crate::display_path(array.path()),
-                key: inner_key.clone(),
-                source,
-            })?;
-            check_decoded(&decoded, inner_repr, array.path(), &inner_key)?;
-            if let ArrayBytes::Fixed(buf) = decoded {
-                // SAFETY: only this inner chunk's output elements (above).
-                unsafe { out.copy(&buf, &inner_repr.shape, extent, &axes, elem) };
-                recycle_decoded(inner_chain, buf);
-            }
-            Ok(())
-        })
+            Work::Inner(s, i, bytes) => (s, i, bytes),
+        };
+        let shard = &shards[s];
+        let inner = shard.inner_tasks.get(i);
+        let axes = inner.block_to_selection();
+        let Some(bytes) = bytes else {
+            // SAFETY: only this inner chunk's output elements (above).
+            unsafe { out.fill(extent, &axes, fill) };
+            return Ok(());
+        };
+        let inner_key = format!("{}[inner chunk {:?}]", shard.key, inner.index);
+        let decoded = if inner_chain.bytes_to_bytes().is_empty() {
+            // No copy when the store handed over this range's own buffer.
+            inner_chain.decode(Vec::from(bytes), inner_repr)
+        } else {
+            inner_chain.decode_from_slice(&bytes, inner_repr)
+        }
+        .map_err(|source| ArrayError::Chunk {
+            path: crate::display_path(array.path()),
+            key: inner_key.clone(),
+            source,
+        })?;
+        check_decoded(&decoded, inner_repr, array.path(), &inner_key)?;
+        if let ArrayBytes::Fixed(buf) = decoded {
+            // SAFETY: only this inner chunk's output elements (above).
+            unsafe { out.copy(&buf, &inner_repr.shape, extent, &axes, elem) };
+            recycle_decoded(inner_chain, buf);
+        }
+        Ok(())
+    };
+    if work.len() == 1 {
+        // One inner chunk (a single element): decoded on the calling thread.
+        return work.into_iter().try_for_each(decode);
+    }
+    work.into_par_iter().try_for_each(decode)
 }
 
 /// Write a shard whose every in-array element the selection covers (fixed-size data): each
@@ -368,7 +375,7 @@ pub(crate) fn write_full_shard(
     array: &Array,
     sharding: &ShardingCodec,
     task: &BlockTask,
-    data: &ArrayBytes,
+    data: &[u8],
     extent: &[usize],
     write_empty_chunks: bool,
 ) -> ArrayResult<()> {
@@ -397,15 +404,26 @@ pub(crate) fn write_full_shard(
                 .iter()
                 .zip(&per_shard)
                 .fold(0usize, |acc, (&i, &n)| acc * n + i as usize);
-            let mut chunk = neurochunk_codec::subset::fill_for_repr(&inner_repr);
-            nd::insert(
-                &mut chunk,
-                &inner_repr.shape,
+            // Built in one pass from the data and the fill value, in a reused buffer.
+            let mut buffer = neurochunk_store::take_buffer(inner_repr.num_elements() * elem);
+            let axes = inner.selection_to_block();
+            let chunk = if nd::gather(
                 data,
                 extent,
-                &inner.selection_to_block(),
+                &inner_repr.shape,
+                &axes,
                 elem,
-            );
+                fill,
+                &mut buffer,
+            ) {
+                ArrayBytes::Fixed(buffer)
+            } else {
+                let mut chunk = neurochunk_codec::subset::fill_for_repr(&inner_repr);
+                if let ArrayBytes::Fixed(dst) = &mut chunk {
+                    nd::copy(data, extent, dst, &inner_repr.shape, &axes, elem);
+                }
+                chunk
+            };
             if skip_fill && neurochunk_codec::subset::is_all_fill(&chunk, fill) {
                 return Ok((linear, None));
             }

@@ -7,13 +7,22 @@
 //! remote_read URL whole
 //! remote_read URL box Z,Y,X DZ,DY,DX
 //! remote_read URL voxels COORDS.txt      (one "z y x" per line, read one after the other)
+//! remote_read URL nwb                    (open an NWB file, list its typed objects)
+//! remote_read URL parquet COL,COL,...    (read these columns of a Parquet file)
+//! remote_read make-nwb N DIR             (write the demo NWB file, v3 convention, N extra
+//!                                         TimeSeries, to a local directory; not timed)
+//! remote_read make-table ROWS FILE       (write the synthetic skeleton table; not timed)
 //! ```
 //!
 //! The S3 endpoint and credentials come from the usual variables (`AWS_ENDPOINT_URL`, …).
+//! For `nwb` the checksum is the number of typed objects, for `parquet` the number of rows
+//! times the number of columns read.
 
 use std::time::Instant;
 
 use neurochunk_array::{Array, ArrayBytes, Selection};
+use neurochunk_hdmf::{NwbFile, ReadOptions};
+use neurochunk_table::io::TableSource;
 use neurochunk_store::{open_url, traffic, PrefixStore, RemoteOptions, Store};
 
 fn parse3(text: &str) -> Result<Vec<u64>, String> {
@@ -40,9 +49,24 @@ fn sum_u16(data: &ArrayBytes) -> u64 {
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (url, op) = match args.as_slice() {
+        [make, n, _, ..] if make.starts_with("make-") => (n.as_str(), make.as_str()),
         [url, op, ..] => (url.as_str(), op.as_str()),
-        _ => return Err("usage: remote_read URL whole|box|voxels ...".into()),
+        _ => return Err("usage: remote_read URL whole|box|voxels|nwb|parquet ...".into()),
     };
+    match (op, args.get(2)) {
+        ("make-nwb", Some(dir)) | ("make-table", Some(dir)) => {
+            let n: usize = url.parse().map_err(|e| format!("{url}: {e}"))?;
+            let path = std::path::Path::new(dir);
+            if op == "make-nwb" {
+                neurochunk_bench::nwb_bench::write(neurochunk_hdmf::Convention::V3, n, path, &[])
+                    .map_err(|e| e.to_string())?;
+            } else {
+                neurochunk_bench::table_bench::write_table(n, (n as u64 / 10_000).max(1), path)?;
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
     let options = RemoteOptions::from_env()?;
     let started = Instant::now();
     let (store, key) = open_url(url, &options).map_err(|e| e.to_string())?;
@@ -51,44 +75,42 @@ fn run() -> Result<(), String> {
     } else {
         std::sync::Arc::new(PrefixStore::new(store, &key).map_err(|e| e.to_string())?)
     };
-    let array = Array::open(store, "").map_err(|e| e.to_string())?;
     let mut sum = 0u64;
-    let mut reads = 0u64;
+    let mut reads = 1u64;
     match op {
-        "whole" => {
-            let (_, data) = array.read_all().map_err(|e| e.to_string())?;
-            sum = sum_u16(&data);
-            reads = 1;
-        }
-        "box" => {
-            let (origin, extent) = match &args[2..] {
-                [o, e] => (parse3(o)?, parse3(e)?),
-                _ => return Err("box Z,Y,X DZ,DY,DX".into()),
-            };
-            let (_, data) = array
-                .read(&Selection::from_box(&origin, &extent))
+        "nwb" => {
+            let file = NwbFile::open_store(store, "", ReadOptions::default())
                 .map_err(|e| e.to_string())?;
-            sum = sum_u16(&data);
-            reads = 1;
+            sum = file.typed_objects().len() as u64;
         }
-        "voxels" => {
-            let file = args.get(2).ok_or("voxels COORDS.txt")?;
-            let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
-            let coords: Vec<Vec<u64>> = text
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| parse3(&l.split_whitespace().collect::<Vec<_>>().join(",")))
-                .collect::<Result<_, _>>()?;
-            // Timed from here: the coordinates are not part of the reads.
-            for c in &coords {
-                let (_, data) = array
-                    .read(&Selection::from_box(c, &[1, 1, 1]))
-                    .map_err(|e| e.to_string())?;
-                sum += sum_u16(&data);
-                reads += 1;
+        "parquet" => {
+            // `key` is the file: the table is read from the store of its URL's parent.
+            let columns: Vec<String> = args
+                .get(2)
+                .ok_or("parquet COL,COL,...")?
+                .split(',')
+                .map(str::to_string)
+                .collect();
+            let (parent, file) = match url.rsplit_once('/') {
+                Some((parent, file)) => (parent, file),
+                None => return Err(format!("{url}: not a file URL")),
+            };
+            let (store, prefix) = open_url(parent, &options).map_err(|e| e.to_string())?;
+            let key = if prefix.is_empty() {
+                file.to_string()
+            } else {
+                format!("{}/{file}", prefix.trim_end_matches('/'))
+            };
+            let table = TableSource::open_store(store, &key).map_err(|e| e.to_string())?;
+            for batch in table
+                .batches_projected(&columns, 1 << 16)
+                .map_err(|e| e.to_string())?
+            {
+                let batch = batch.map_err(|e| e.to_string())?;
+                sum += (batch.num_rows() * batch.num_columns()) as u64;
             }
         }
-        other => return Err(format!("unknown operation {other}")),
+        _ => sum = read_array(store, op, &args, &mut reads)?,
     }
     let seconds = started.elapsed().as_secs_f64();
     let t = traffic();
@@ -99,6 +121,52 @@ fn run() -> Result<(), String> {
         neurochunk_bench::rss::peak_bytes().unwrap_or(0)
     );
     Ok(())
+}
+
+/// The array operations: `whole`, `box` and `voxels`; returns the sum of the values read.
+fn read_array(
+    store: std::sync::Arc<dyn Store>,
+    op: &str,
+    args: &[String],
+    reads: &mut u64,
+) -> Result<u64, String> {
+    let array = Array::open(store, "").map_err(|e| e.to_string())?;
+    let mut sum = 0u64;
+    match op {
+        "whole" => {
+            let (_, data) = array.read_all().map_err(|e| e.to_string())?;
+            sum = sum_u16(&data);
+        }
+        "box" => {
+            let (origin, extent) = match &args[2..] {
+                [o, e] => (parse3(o)?, parse3(e)?),
+                _ => return Err("box Z,Y,X DZ,DY,DX".into()),
+            };
+            let (_, data) = array
+                .read(&Selection::from_box(&origin, &extent))
+                .map_err(|e| e.to_string())?;
+            sum = sum_u16(&data);
+        }
+        "voxels" => {
+            let file = args.get(2).ok_or("voxels COORDS.txt")?;
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+            let coords: Vec<Vec<u64>> = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| parse3(&l.split_whitespace().collect::<Vec<_>>().join(",")))
+                .collect::<Result<_, _>>()?;
+            *reads = 0;
+            for c in &coords {
+                let (_, data) = array
+                    .read(&Selection::from_box(c, &[1, 1, 1]))
+                    .map_err(|e| e.to_string())?;
+                sum += sum_u16(&data);
+                *reads += 1;
+            }
+        }
+        other => return Err(format!("unknown operation {other}")),
+    }
+    Ok(sum)
 }
 
 fn main() -> std::process::ExitCode {

@@ -26,10 +26,17 @@ What it does:
   | whole-sharded | the whole array, sharded 256^3 / 32^3 |
   | column | a 64 x 64 x SIZE column (all z) of the sharded array, at y = x = SIZE/4 + 16 |
   | voxels | `--voxels` (1000) random single voxels of the chunked array, one read after the other |
+  | nwb | open the demo NWB file (v3 convention) with `--nwb-objects` (10,000) extra TimeSeries and list its typed objects |
+  | parquet | read the columns `--columns` of the synthetic skeleton table of `--table-rows` (10M) rows, one Parquet file |
 
-* libraries: `neurochunk` (the example binary: `Array::open` over `open_url`), `zarr-python`
+* libraries: `neurochunk` (the example binary: `Array::open` over `open_url`, `NwbFile::open_store`,
+  `TableSource::open_store`), `zarr-python`
   (3.x, `zarr.storage.ObjectStore` over obstore's S3Store), `zarr-python+zarrs` (the same with
-  the zarrs codec pipeline) and `tensorstore` (`zarr3` driver over its `s3` kvstore). Every
+  the zarrs codec pipeline) and `tensorstore` (`zarr3` driver over its `s3` kvstore) for the
+  array rows; `hdmf-zarr` (`NWBZarrIO` over fsspec/s3fs, `read()` and its `objects`) for
+  `nwb`; `pyarrow` (`pyarrow.parquet.read_table(columns=...)` over `pyarrow.fs.S3FileSystem`)
+  for `parquet`. The NWB file and the table are written by the example binary (`make-nwb`,
+  `make-table`: the generators of the NWB and table benchmarks). Every array
   library gets 64 requests in flight (neurochunk's default; zarr's `async.concurrency`,
   tensorstore's `s3_request_concurrency`).
 
@@ -54,8 +61,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "interop" / "remote"))
 
-LIBS = ("neurochunk", "zarr-python", "zarr-python+zarrs", "tensorstore")
-ROWS = ("whole-chunked", "whole-sharded", "column", "voxels")
+LIBS = ("neurochunk", "zarr-python", "zarr-python+zarrs", "tensorstore", "hdmf-zarr", "pyarrow")
+ROWS = ("whole-chunked", "whole-sharded", "column", "voxels", "nwb", "parquet")
+# The libraries of each row (the array rows: every array library).
+ROW_LIBS = {"nwb": ("neurochunk", "hdmf-zarr"), "parquet": ("neurochunk", "pyarrow")}
+ARRAY_LIBS = ("neurochunk", "zarr-python", "zarr-python+zarrs", "tensorstore")
 CONCURRENCY = 64
 ACCESS = ("bench-access-key", "bench-secret-key")
 REGION = "us-east-1"
@@ -118,8 +128,34 @@ def child(argv: list[str]) -> None:
     p.add_argument("--op", required=True)
     p.add_argument("--box", default="")
     p.add_argument("--coords", default="")
+    p.add_argument("--columns", default="")
     a = p.parse_args(argv)
     coords = np.loadtxt(a.coords, dtype=np.int64, ndmin=2) if a.coords else None
+    if a.lib == "hdmf-zarr":
+        import warnings
+
+        from hdmf_zarr.nwb import NWBZarrIO
+
+        options = {"key": ACCESS[0], "secret": ACCESS[1], "endpoint_url": a.endpoint,
+                   "client_kwargs": {"region_name": REGION}}
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with NWBZarrIO(f"s3://{a.bucket}/{a.path}", mode="r", storage_options=options) as io:
+                total = len(list(io.read().objects))
+        print(json.dumps({"seconds": time.perf_counter() - t0, "sum": total, "peak_rss": peak_rss()}))
+        return
+    if a.lib == "pyarrow":
+        import pyarrow.fs as pafs
+        import pyarrow.parquet as pq
+
+        t0 = time.perf_counter()
+        fs = pafs.S3FileSystem(access_key=ACCESS[0], secret_key=ACCESS[1], region=REGION,
+                               endpoint_override=a.endpoint.split("://", 1)[1], scheme="http")
+        table = pq.read_table(f"{a.bucket}/{a.path}", columns=a.columns.split(","), filesystem=fs)
+        total = table.num_rows * table.num_columns
+        print(json.dumps({"seconds": time.perf_counter() - t0, "sum": total, "peak_rss": peak_rss()}))
+        return
     if a.lib.startswith("zarr-python"):
         import zarr
         from obstore.store import S3Store
@@ -203,6 +239,9 @@ def main() -> None:
     p.add_argument("--latency", type=float, default=0.02)
     p.add_argument("--voxels", type=int, default=1000)
     p.add_argument("--reps", type=int, default=1)
+    p.add_argument("--nwb-objects", type=int, default=10_000, help="extra TimeSeries of the NWB file")
+    p.add_argument("--table-rows", type=int, default=10_000_000, help="rows of the skeleton table")
+    p.add_argument("--columns", default="x,y,z", help="the columns the parquet row reads")
     p.add_argument("--rows", default=",".join(ROWS))
     p.add_argument("--libs", default=",".join(LIBS))
     p.add_argument("--binary", type=Path, default=REPO / "target" / "release" / "examples" / "remote_read")
@@ -210,7 +249,7 @@ def main() -> None:
     a = p.parse_args()
     rows = [r for r in a.rows.split(",") if r]
     libs = [l for l in a.libs.split(",") if l]
-    if "neurochunk" in libs and not a.binary.is_file():
+    if ("neurochunk" in libs or {"nwb", "parquet"} & set(rows)) and not a.binary.is_file():
         raise SystemExit(f"{a.binary} not found: cargo build --release -p neurochunk-bench --example remote_read")
 
     from faultproxy import FaultProxy
@@ -242,6 +281,24 @@ def main() -> None:
         print(f"data: {n}^3 uint16 ({human(data.nbytes)}), chunked {human(stored['chunked.zarr'])} stored, "
               f"sharded {human(stored['sharded.zarr'])}; set up in {time.perf_counter() - t:.0f} s", flush=True)
         del data
+        if "nwb" in rows:
+            t = time.perf_counter()
+            subprocess.run([str(a.binary), "make-nwb", str(a.nwb_objects), str(work / "demo.nwb.zarr")], check=True)
+            s3.upload_dir(work / "demo.nwb.zarr", bucket, "demo.nwb.zarr")
+            files = sum(1 for f in (work / "demo.nwb.zarr").rglob("*") if f.is_file())
+            print(f"nwb: {a.nwb_objects} extra TimeSeries, {files} files; set up in {time.perf_counter() - t:.0f} s",
+                  flush=True)
+        if "parquet" in rows:
+            t = time.perf_counter()
+            table = work / "skeletons.parquet"
+            subprocess.run([str(a.binary), "make-table", str(a.table_rows), str(table)], check=True)
+            s3.client().upload_file(str(table), bucket, "skeletons.parquet")
+            import pyarrow.parquet as pq
+
+            expected["parquet"] = pq.ParquetFile(table).metadata.num_rows * len(a.columns.split(","))
+            print(f"table: {a.table_rows} rows, {human(table.stat().st_size)}; set up in "
+                  f"{time.perf_counter() - t:.0f} s", flush=True)
+            table.unlink()
 
         proxy = FaultProxy(moto.url).start()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "NEUROCHUNK_"))}
@@ -254,11 +311,13 @@ def main() -> None:
             "whole-sharded": ("sharded.zarr", ["whole"]),
             "column": ("sharded.zarr", ["box", f"{z},{y},{x}", f"{dz},{dy},{dx}"]),
             "voxels": ("chunked.zarr", ["voxels", str(work / "coords.txt")]),
+            "nwb": ("demo.nwb.zarr", ["nwb"]),
+            "parquet": ("skeletons.parquet", ["parquet", a.columns]),
         }
         results = []
         for row in rows:
             path, op = ops[row]
-            for lib in libs:
+            for lib in (lib for lib in libs if lib in ROW_LIBS.get(row, ARRAY_LIBS)):
                 best = None
                 for _ in range(a.reps):
                     proxy.reset()
@@ -271,6 +330,8 @@ def main() -> None:
                             child_op += ["--box", f"{op[1]}:{op[2]}"]
                         if op[0] == "voxels":
                             child_op += ["--coords", op[1]]
+                        if op[0] == "parquet":
+                            child_op += ["--columns", op[1]]
                         argv = [sys.executable, __file__, "--child", "--lib", lib, "--endpoint", proxy.url,
                                 "--bucket", bucket, "--path", path, *child_op]
                     t0 = time.perf_counter()
@@ -279,7 +340,9 @@ def main() -> None:
                     if out is None:
                         best = {"row": row, "lib": lib, "error": err.strip().splitlines()[-1] if err.strip() else "failed"}
                         break
-                    if out["sum"] != expected[row]:
+                    # Typed objects: each library counts its own way; both must see the file's.
+                    wrong = out["sum"] <= a.nwb_objects if row == "nwb" else out["sum"] != expected[row]
+                    if wrong:
                         best = {"row": row, "lib": lib, "error": f"checksum {out['sum']} != {expected[row]}"}
                         break
                     out.update({"row": row, "lib": lib, "wall": wall, "requests": proxy.count(),

@@ -59,6 +59,24 @@ fn stage<T>(
     }
 }
 
+/// Generate the synthetic skeleton table of `rows` samples in `fragments` fragments and write
+/// it to `path` as Parquet (the table of the table rows here and of the remote benchmark).
+pub fn write_table(rows: usize, fragments: u64, path: &Path) -> Result<(), String> {
+    let gen = SkeletonSynth::new(
+        rows as u64,
+        fragments,
+        64 * 1024,
+        1 << 40,
+        "urn:uuid:00000000-0000-4000-8000-0000000be4c4",
+    );
+    let mut w = TableWriter::create(path, gen.schema(), &WriteOptions::default())
+        .map_err(|e| e.to_string())?;
+    for b in gen {
+        w.write(&b).map_err(|e| e.to_string())?;
+    }
+    w.finish().map_err(|e| e.to_string()).map(drop)
+}
+
 /// Runs the table benchmark on `rows` samples in `dir`; returns
 /// `(row label, rows per second, peak RSS bytes)` per stage.
 pub fn run(rows: usize, dir: &Path) -> Vec<(String, f64, u64)> {
@@ -68,19 +86,7 @@ pub fn run(rows: usize, dir: &Path) -> Vec<(String, f64, u64)> {
     let fragments = (rows as u64 / 10_000).max(1);
     let label = |s: &str| format!("table {s} ({rows} samples)");
     let ok = stage(&label("generate+write parquet"), rows, &mut out, || {
-        let gen = SkeletonSynth::new(
-            rows as u64,
-            fragments,
-            64 * 1024,
-            1 << 40,
-            "urn:uuid:00000000-0000-4000-8000-0000000be4c4",
-        );
-        let mut w = TableWriter::create(&path, gen.schema(), &WriteOptions::default())
-            .map_err(|e| e.to_string())?;
-        for b in gen {
-            w.write(&b).map_err(|e| e.to_string())?;
-        }
-        w.finish().map_err(|e| e.to_string())
+        write_table(rows, fragments, &path)
     });
     if ok.is_none() {
         return out;

@@ -795,21 +795,49 @@ mod tests {
         AxisMap::new(src_start, ss, dst_start, ds, count)
     }
 
+    /// A random strided copy of rank `rank`: element size, shapes, axis maps, source bytes
+    /// and the destination's element count.
+    struct Case {
+        elem: usize,
+        src_shape: Vec<usize>,
+        dst_shape: Vec<usize>,
+        axes: Vec<AxisMap>,
+        src: Vec<u8>,
+        n_dst: usize,
+    }
+
+    fn random_case(rng: &mut Rng, rank: usize) -> Case {
+        let elem = [1, 2, 3, 4, 8][rng.usize(..5)];
+        let src_shape: Vec<usize> = (0..rank).map(|_| rng.usize(1..=7)).collect();
+        let dst_shape: Vec<usize> = (0..rank).map(|_| rng.usize(1..=7)).collect();
+        let axes: Vec<AxisMap> = (0..rank)
+            .map(|d| random_axis(rng, src_shape[d], dst_shape[d]))
+            .collect();
+        let n_src: usize = src_shape.iter().product();
+        let src: Vec<u8> = (0..n_src * elem).map(|_| rng.u8(..)).collect();
+        Case {
+            elem,
+            n_dst: dst_shape.iter().product(),
+            src_shape,
+            dst_shape,
+            axes,
+            src,
+        }
+    }
+
     #[test]
     fn gather_matches_a_fill_then_the_naive_copy() {
         let mut rng = Rng::with_seed(0x2545_F491_4F6C_DD1D);
         let mut out = Vec::new();
         for case in 0..2000 {
-            let rank = case % 5;
-            let elem = [1, 2, 3, 4, 8][rng.usize(..5)];
-            let src_shape: Vec<usize> = (0..rank).map(|_| rng.usize(1..=7)).collect();
-            let dst_shape: Vec<usize> = (0..rank).map(|_| rng.usize(1..=7)).collect();
-            let axes: Vec<AxisMap> = (0..rank)
-                .map(|d| random_axis(&mut rng, src_shape[d], dst_shape[d]))
-                .collect();
-            let n_src: usize = src_shape.iter().product();
-            let n_dst: usize = dst_shape.iter().product();
-            let src: Vec<u8> = (0..n_src * elem).map(|_| rng.u8(..)).collect();
+            let Case {
+                elem,
+                src_shape,
+                dst_shape,
+                axes,
+                src,
+                n_dst,
+            } = random_case(&mut rng, case % 5);
             let fill: Vec<u8> = if case % 3 == 0 {
                 vec![0; elem]
             } else {
@@ -841,16 +869,14 @@ mod tests {
     fn random_strided_copies_match_the_naive_copy_up_to_4d() {
         let mut rng = Rng::with_seed(0x9E37_79B9_7F4A_7C15);
         for case in 0..3000 {
-            let rank = case % 5;
-            let elem = [1, 2, 3, 4, 8][rng.usize(..5)];
-            let src_shape: Vec<usize> = (0..rank).map(|_| rng.usize(1..=7)).collect();
-            let dst_shape: Vec<usize> = (0..rank).map(|_| rng.usize(1..=7)).collect();
-            let axes: Vec<AxisMap> = (0..rank)
-                .map(|d| random_axis(&mut rng, src_shape[d], dst_shape[d]))
-                .collect();
-            let n_src: usize = src_shape.iter().product();
-            let n_dst: usize = dst_shape.iter().product();
-            let src: Vec<u8> = (0..n_src * elem).map(|_| rng.u8(..)).collect();
+            let Case {
+                elem,
+                src_shape,
+                dst_shape,
+                axes,
+                src,
+                n_dst,
+            } = random_case(&mut rng, case % 5);
             let base: Vec<u8> = (0..n_dst * elem).map(|_| rng.u8(..)).collect();
             let mut expected = base.clone();
             naive_copy(&src, &src_shape, &mut expected, &dst_shape, &axes, elem);

@@ -21,6 +21,10 @@ pub(crate) const TEMP_PREFIX: &str = ".neurochunk-tmp-";
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Ranges of one file closer than this are read together (reading a few KiB more costs less
+/// than another read call).
+const FS_COALESCE_GAP: u64 = 64 << 10;
+
 /// How far an [`FsStore`] write has reached when it returns.
 ///
 /// Every write is atomic either way (a temporary file renamed into place): a reader or a
@@ -431,16 +435,40 @@ impl Store for FsStore {
             return Ok(None);
         }
         let size = metadata.len();
-        let mut out = Vec::with_capacity(ranges.len());
-        for range in ranges {
-            let (start, end) = range.resolve_for(key, size)?;
-            let mut buf = vec![0u8; (end - start) as usize];
-            file.seek(SeekFrom::Start(start))
+        let spans = ranges
+            .iter()
+            .map(|range| range.resolve_for(key, size))
+            .collect::<StoreResult<Vec<_>>>()?;
+        // Ranges that are adjacent or close (a shard's consecutive inner chunks) are read
+        // with one read each group; every range is then a slice of its group's buffer.
+        let mut sorted: Vec<std::ops::Range<u64>> = spans
+            .iter()
+            .filter(|(start, end)| end > start)
+            .map(|&(start, end)| start..end)
+            .collect();
+        sorted.sort_by_key(|r| r.start);
+        let merged = crate::merge_ranges(&sorted, FS_COALESCE_GAP);
+        let mut blocks = Vec::with_capacity(merged.len());
+        for r in &merged {
+            let mut buf = vec![0u8; (r.end - r.start) as usize];
+            file.seek(SeekFrom::Start(r.start))
                 .map_err(|e| self.io_error(key, e))?;
             file.read_exact(&mut buf)
                 .map_err(|e| self.io_error(key, e))?;
-            out.push(Bytes::from(buf));
+            blocks.push(Bytes::from(buf));
         }
+        let out = spans
+            .iter()
+            .map(|&(start, end)| {
+                if end == start {
+                    return Bytes::new();
+                }
+                // The group holding this range: the last one starting at or before it.
+                let g = merged.partition_point(|m| m.start <= start) - 1;
+                let base = merged[g].start;
+                blocks[g].slice((start - base) as usize..(end - base) as usize)
+            })
+            .collect();
         Ok(Some(out))
     }
 

@@ -84,6 +84,22 @@ pub use remote::{open_url, traffic, RemoteOptions, RemoteStore, StoreLocation, T
 pub use writer::{BufferedWriter, ValueWriter};
 
 use std::fmt::Debug;
+use std::ops::Range;
+
+/// Sorted ranges merged where they overlap or lie less than `gap` bytes apart: how a ranged
+/// read of many pieces of one value (a shard's inner chunks) becomes few reads.
+pub(crate) fn merge_ranges(sorted: &[Range<u64>], gap: u64) -> Vec<Range<u64>> {
+    let mut merged: Vec<Range<u64>> = Vec::new();
+    for r in sorted {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(gap) => {
+                last.end = last.end.max(r.end);
+            }
+            _ => merged.push(r.clone()),
+        }
+    }
+    merged
+}
 
 /// Errors from a store, each naming the key concerned.
 #[derive(Debug, thiserror::Error)]

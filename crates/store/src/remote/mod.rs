@@ -26,6 +26,8 @@ use object_store::limit::LimitStore;
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::runtime::Runtime;
+
+use crate::merge_ranges;
 use tokio::sync::OnceCell;
 
 pub use location::{is_url, open_url, RemoteOptions, Scheme, StoreLocation};
@@ -721,20 +723,6 @@ fn is_non_partial(e: &object_store::Error) -> bool {
     }
     // The S3, GCS and Azure clients' message, and the HTTP client's.
     text.contains("non-partial response") || text.contains("Range request not supported")
-}
-
-/// Sorted ranges merged where they overlap or lie less than `gap` bytes apart.
-fn merge_ranges(sorted: &[Range<u64>], gap: u64) -> Vec<Range<u64>> {
-    let mut merged: Vec<Range<u64>> = Vec::new();
-    for r in sorted {
-        match merged.last_mut() {
-            Some(last) if r.start <= last.end.saturating_add(gap) => {
-                last.end = last.end.max(r.end);
-            }
-            _ => merged.push(r.clone()),
-        }
-    }
-    merged
 }
 
 impl Store for RemoteStore {

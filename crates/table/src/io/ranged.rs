@@ -126,6 +126,28 @@ impl StoreValue {
         &self.tail
     }
 
+    /// The bytes `start..end` of each span (inside the value), with one store request of
+    /// several byte ranges, which a remote store puts in flight together.
+    fn read_spans(&self, spans: &[(u64, u64)]) -> io::Result<Vec<Bytes>> {
+        let ranges: Vec<ByteRange> = spans
+            .iter()
+            .map(|&(start, end)| ByteRange::FromStart {
+                offset: start,
+                length: Some(end - start),
+            })
+            .collect();
+        match self.store.get_ranges(&self.key, &ranges) {
+            Ok(Some(parts)) if parts.len() == spans.len() => Ok(parts),
+            Ok(Some(_)) => Err(io::Error::other(
+                "the store answered a different number of byte ranges",
+            )),
+            Ok(None) => Err(store_io_error(StoreError::NotFound {
+                key: self.key.clone(),
+            })),
+            Err(e) => Err(store_io_error(e)),
+        }
+    }
+
     /// Up to `len` bytes from `start`: fewer at the end of the value, none past it.
     pub(crate) fn read_at(&self, start: u64, len: u64) -> io::Result<Bytes> {
         let end = start.saturating_add(len).min(self.size);
@@ -258,6 +280,11 @@ struct ChunkPlan {
     chunks: Vec<PlannedChunk>,
     /// Per slot: the offset and bytes of the last window fetched.
     windows: Vec<Mutex<(u64, Bytes)>>,
+    /// First windows of the chunks after the one being read, fetched ahead with it (by
+    /// chunk start); at most `prefetch` bytes.
+    ahead: Mutex<std::collections::BTreeMap<u64, Bytes>>,
+    /// Bytes of first windows fetched together (see [`ParquetChunks::planned`]).
+    prefetch: u64,
 }
 
 impl ChunkPlan {
@@ -319,10 +346,60 @@ impl ParquetChunks {
         }
         chunks.sort_unstable_by_key(|c| (c.start, c.end, c.slot));
         let windows = (0..slots).map(|_| Mutex::new((0, Bytes::new()))).collect();
+        // A store serving many reads at once gets the first windows of the next column
+        // chunks (the other projected columns of the row group, the next row groups) in the
+        // same request as the one the decoder asks for, in flight together, up to a window
+        // per read it serves at once and at most 8; a local store reads one at a time.
+        let prefetch = CHUNK_WINDOW * value.store.concurrent_reads().clamp(1, 8) as u64;
         ParquetChunks {
             value,
-            plan: Arc::new(ChunkPlan { chunks, windows }),
+            plan: Arc::new(ChunkPlan {
+                chunks,
+                windows,
+                ahead: Mutex::default(),
+                prefetch,
+            }),
         }
+    }
+
+    /// The first window of planned chunk `i` (`chunks[i]`), from those fetched ahead, or
+    /// fetched now together with the first windows of the chunks after it (up to the
+    /// plan's `prefetch` bytes), which are kept for later.
+    fn first_window(&self, i: usize) -> io::Result<Bytes> {
+        let plan = &*self.plan;
+        let window = |c: &PlannedChunk| (c.start, c.end.min(c.start.saturating_add(CHUNK_WINDOW)));
+        let chunk = plan.chunks[i];
+        if let Some(bytes) = plan
+            .ahead
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&chunk.start)
+        {
+            return Ok(bytes);
+        }
+        let mut spans = vec![window(&chunk)];
+        let mut bytes = spans[0].1 - spans[0].0;
+        for c in &plan.chunks[i + 1..] {
+            let span = window(c);
+            if c.start == chunk.start || span.1 <= span.0 {
+                continue;
+            }
+            bytes = bytes.saturating_add(span.1 - span.0);
+            if bytes > plan.prefetch {
+                break;
+            }
+            spans.push(span);
+        }
+        let mut parts = self.value.read_spans(&spans)?.into_iter();
+        let first = parts.next().unwrap_or_default();
+        let mut ahead = plan.ahead.lock().unwrap_or_else(PoisonError::into_inner);
+        // Chunks before this one are read already (the decoder reads row groups in file
+        // order): what was fetched ahead for them and not used goes.
+        *ahead = ahead.split_off(&chunk.start);
+        for (span, part) in spans[1..].iter().zip(parts) {
+            ahead.insert(span.0, part);
+        }
+        Ok(first)
     }
 
     /// Bytes from `start`: at least `min_len` of them unless the value ends first, more when
@@ -343,7 +420,16 @@ impl ParquetChunks {
                 return Ok(bytes.slice((start - w_start) as usize..));
             }
             let len = (chunk_end - start).min(min_len.max(CHUNK_WINDOW));
-            let bytes = self.value.read_at(start, len)?;
+            let chunk = self.plan.chunks.partition_point(|c| c.start <= start) - 1;
+            let first = &self.plan.chunks[chunk];
+            let bytes = if start == first.start
+                && len == (chunk_end - start).min(CHUNK_WINDOW)
+                && self.plan.prefetch > CHUNK_WINDOW
+            {
+                self.first_window(chunk)?
+            } else {
+                self.value.read_at(start, len)?
+            };
             *window = (start, bytes.clone());
             return Ok(bytes);
         }
