@@ -108,7 +108,9 @@ pub(crate) fn detect(store: &dyn Store, path: &str, attrs: &Map<String, Value>) 
     // n5-viewer: `scales` on the group, or `s0` with `downsamplingFactors`, or `s0` and `s1`.
     let s0 = array_attributes(store, &join_key(path, "s0"));
     let viewer = attrs.contains_key("scales")
-        || s0.as_ref().is_some_and(|a| a.contains_key("downsamplingFactors"))
+        || s0
+            .as_ref()
+            .is_some_and(|a| a.contains_key("downsamplingFactors"))
         || (s0.is_some() && array_attributes(store, &join_key(path, "s1")).is_some());
     viewer.then_some(Layout::N5Viewer)
 }
