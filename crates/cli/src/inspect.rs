@@ -118,6 +118,21 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
     // A node that cannot be read is shown with its error; the rest of the tree is still shown.
     let entries = walk_nodes(store.as_ref(), "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    // The groups shown as multiscale images: groups inside one (a BigDataViewer setup and
+    // time point) are not described again.
+    let mut images: Vec<String> = Vec::new();
+    let mut new_image = |path: &str, metadata: &NodeMetadata| -> bool {
+        let inside = images
+            .iter()
+            .any(|p| p.is_empty() || path.starts_with(&format!("{p}/")));
+        let image = !inside
+            && matches!(metadata, NodeMetadata::Group(_))
+            && neurochunk_ome::MultiscaleImage::detect(store.as_ref(), path).is_some();
+        if image {
+            images.push(path.to_string());
+        }
+        image
+    };
     if args.json {
         let list: Vec<Value> = entries
             .iter()
@@ -127,7 +142,7 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
                         path: entry.path.clone(),
                         metadata: metadata.clone(),
                     });
-                    if let NodeMetadata::Group(_) = metadata {
+                    if new_image(&entry.path, metadata) {
                         if let Some(image) = crate::ome_cmd::multiscale_json(&store, &entry.path) {
                             out["multiscale"] = image;
                         }
@@ -140,19 +155,12 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
         print_json(&json!({ "nodes": list }));
         return Ok(());
     }
-    // The groups shown as multiscale images: groups inside one (a BigDataViewer setup and
-    // time point) are not described again.
-    let mut images: Vec<String> = Vec::new();
     for entry in &entries {
         match &entry.metadata {
             Ok(metadata) => {
                 print_node(&entry.path, metadata);
-                let inside = images
-                    .iter()
-                    .any(|p| p.is_empty() || entry.path.starts_with(&format!("{p}/")));
-                if let (NodeMetadata::Group(_), false) = (metadata, inside) {
+                if new_image(&entry.path, metadata) {
                     if let Some(summary) = crate::ome_cmd::tree_summary(&store, &entry.path) {
-                        images.push(entry.path.clone());
                         let (indent, _) = tree_position(&entry.path);
                         outln!("{indent}  = {summary}");
                     }

@@ -287,6 +287,22 @@ pub(crate) fn convert_multiscale(
             "neurochunk: note: {}: multiscale image {layout} written as {target}",
             dst.display()
         );
+        // Arrays of the source that are neither levels nor label images are not carried.
+        let levels: Vec<&str> = image.levels().iter().map(|l| l.path.as_str()).collect();
+        let left: Vec<String> = neurochunk_array::list_nodes(src_store.as_ref(), "")
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| matches!(n.metadata, neurochunk_array::NodeMetadata::Array(_)))
+            .filter(|n| !levels.contains(&n.path.as_str()) && !n.path.starts_with("labels/"))
+            .map(|n| format!("/{}", n.path))
+            .collect();
+        if !left.is_empty() {
+            eprintln!(
+                "neurochunk: note: {}: not part of the image, not copied: {}",
+                dst.display(),
+                left.join(", ")
+            );
+        }
     }
     Ok(true)
 }

@@ -17,6 +17,30 @@
 //! streaming chunk-aligned blocks of each level into the next in parallel; [`convert_image`]
 //! copies a multiscale image into another layout. N5 levels are presented in C order (the
 //! reverse of N5's listed `dimensions`), so their axes read `z, y, x` like OME-Zarr's.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use neurochunk_array::{ArrayBuilder, DataType, MemoryStore, Selection, Store};
+//! use neurochunk_ome::{build_pyramid, Layout, Method, MultiscaleImage, PyramidOptions};
+//!
+//! let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+//! let raw = ArrayBuilder::new([40, 64, 64], DataType::UInt16)
+//!     .dimension_names(["z", "y", "x"])
+//!     .create(store.clone(), "raw")?;
+//! raw.write_elements(&Selection::all(), &vec![100u16; 40 * 64 * 64])?;
+//! // Three levels of OME-Zarr 0.5, block means, 2 µm × 0.5 µm × 0.5 µm voxels.
+//! let mut options = PyramidOptions::new(3, Method::Mean, Layout::OmeZarr05);
+//! options.scale = Some(vec![2.0, 0.5, 0.5]);
+//! options.units = Some(vec!["micrometer".into(); 3]);
+//! build_pyramid(&raw, store.clone(), "image.ome.zarr", &options, &|_| {})?;
+//!
+//! let image = MultiscaleImage::open(store, "image.ome.zarr")?;
+//! assert_eq!(image.layout(), Layout::OmeZarr05);
+//! assert_eq!(image.levels()[2].scale, [8.0, 2.0, 2.0]);
+//! assert_eq!(image.level_array(2)?.shape(), [10, 16, 16]);
+//! assert_eq!(image.to_json()["levels"][1]["translation"], serde_json::json!([1.0, 0.25, 0.25]));
+//! # Ok::<(), neurochunk_ome::OmeError>(())
+//! ```
 
 mod error;
 mod image;

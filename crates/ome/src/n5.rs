@@ -54,13 +54,16 @@ fn array_attributes(store: &dyn Store, path: &str) -> Option<Map<String, Value>>
     }
 }
 
-/// Where the BigDataViewer setup and time point of an image at `path` are, relative to it:
-/// `(setup attributes, prefix of the level paths)`.
+/// `(setup attributes, the setup group's path, prefix of the level paths relative to the
+/// image)`.
+type BdvLocation = (Map<String, Value>, String, String);
+
+/// Where the BigDataViewer setup and time point of an image at `path` are.
 fn bdv_location(
     store: &dyn Store,
     path: &str,
     attrs: &Map<String, Value>,
-) -> OmeResult<Option<(Map<String, Value>, String)>> {
+) -> OmeResult<Option<BdvLocation>> {
     let first_timepoint = |setup: &str| -> OmeResult<Option<String>> {
         Ok(numbered_children(store, setup, "timepoint")?
             .into_iter()
@@ -70,7 +73,7 @@ fn bdv_location(
     // A setup group.
     if attrs.contains_key("downsamplingFactors") && !attrs.contains_key("dimensions") {
         if let Some(tp) = first_timepoint(path)? {
-            return Ok(Some((attrs.clone(), tp)));
+            return Ok(Some((attrs.clone(), path.to_string(), tp)));
         }
     }
     // A time point below a setup.
@@ -78,7 +81,7 @@ fn bdv_location(
         if name.starts_with("timepoint") && !path.is_empty() {
             if let Some(setup) = group_attributes(store, parent) {
                 if setup.contains_key("downsamplingFactors") {
-                    return Ok(Some((setup, String::new())));
+                    return Ok(Some((setup, parent.to_string(), String::new())));
                 }
             }
         }
@@ -89,7 +92,7 @@ fn bdv_location(
         if let Some(setup_attrs) = group_attributes(store, &setup_path) {
             if setup_attrs.contains_key("downsamplingFactors") {
                 if let Some(tp) = first_timepoint(&setup_path)? {
-                    return Ok(Some((setup_attrs, format!("{setup}/{tp}"))));
+                    return Ok(Some((setup_attrs, setup_path, format!("{setup}/{tp}"))));
                 }
             }
         }
@@ -102,10 +105,14 @@ pub(crate) fn detect(store: &dyn Store, path: &str, attrs: &Map<String, Value>) 
     if let Ok(Some(_)) = bdv_location(store, path, attrs) {
         return Some(Layout::N5Bdv);
     }
-    if attrs.contains_key("scales") || array_attributes(store, &join_key(path, "s0")).is_some() {
-        return Some(Layout::N5Viewer);
-    }
-    None
+    // n5-viewer: `scales` on the group, or `s0` with `downsamplingFactors`, or `s0` and `s1`.
+    let s0 = array_attributes(store, &join_key(path, "s0"));
+    let viewer = attrs.contains_key("scales")
+        || s0
+            .as_ref()
+            .is_some_and(|a| a.contains_key("downsamplingFactors"))
+        || (s0.is_some() && array_attributes(store, &join_key(path, "s1")).is_some());
+    viewer.then_some(Layout::N5Viewer)
 }
 
 fn numbers(value: &Value) -> Option<Vec<f64>> {
@@ -227,8 +234,9 @@ pub(crate) fn open(
     path: &str,
     attrs: &Map<String, Value>,
 ) -> OmeResult<MultiscaleImage> {
-    if let Some((setup, prefix)) = bdv_location(store.as_ref(), path, attrs)? {
-        return open_bdv(store, path, &setup, &prefix);
+    if let Some((setup, setup_path, prefix)) = bdv_location(store.as_ref(), path, attrs)? {
+        let xml = bdv_xml_voxel_size(store.as_ref(), &setup_path)?;
+        return open_bdv(store, path, &setup, &prefix, xml);
     }
     let levels = numbered_children(store.as_ref(), path, "s")?;
     let is_level = |name: &str| array_attributes(store.as_ref(), &join_key(path, name)).is_some();
@@ -258,6 +266,7 @@ fn open_bdv(
     path: &str,
     setup: &Map<String, Value>,
     prefix: &str,
+    xml: Option<(Vec<f64>, Option<String>)>,
 ) -> OmeResult<MultiscaleImage> {
     let rows = setup
         .get("downsamplingFactors")
@@ -286,7 +295,16 @@ fn open_bdv(
             ),
         ));
     }
-    let (resolution, units) = resolution_and_units(setup, rank);
+    let (mut resolution, mut units) = resolution_and_units(setup, rank);
+    // Without a resolution on the setup, the voxel size of the BigDataViewer XML.
+    if let Some((size, unit)) = xml.filter(|(size, _)| size.len() == rank) {
+        if resolution.is_none() {
+            resolution = Some(size);
+            if units.iter().all(Option::is_none) {
+                units = vec![unit; rank];
+            }
+        }
+    }
     let resolution = resolution.unwrap_or_else(|| vec![1.0; rank]);
     let names = listed_axes(setup, rank);
     let levels = rows
@@ -537,6 +555,71 @@ fn number(f: f64) -> Value {
     } else {
         json!(f)
     }
+}
+
+/// The voxel size (x first) and unit of the view setup at `setup_path` (`.../setupN`) in a
+/// BigDataViewer XML file at the container's root (`dataset.xml` or another `.xml`), if any.
+fn bdv_xml_voxel_size(
+    store: &dyn Store,
+    setup_path: &str,
+) -> OmeResult<Option<(Vec<f64>, Option<String>)>> {
+    let (root, name) = setup_path.rsplit_once('/').unwrap_or(("", setup_path));
+    let Some(id) = name.strip_prefix("setup") else {
+        return Ok(None);
+    };
+    let dir = if root.is_empty() {
+        String::new()
+    } else {
+        format!("{root}/")
+    };
+    for key in store.list_dir(&dir)?.keys {
+        if !key.to_ascii_lowercase().ends_with(".xml") {
+            continue;
+        }
+        let Some(bytes) = store.get(&join_key(root, &key))? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        for block in elements(&text, "ViewSetup") {
+            if elements(block, "id").next().map(str::trim) != Some(id) {
+                continue;
+            }
+            let Some(voxel) = elements(block, "voxelSize").next() else {
+                continue;
+            };
+            let size: Option<Vec<f64>> = elements(voxel, "size")
+                .next()
+                .map(|s| {
+                    s.split_whitespace()
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()
+                        .ok()
+                })
+                .unwrap_or(None);
+            let unit = elements(voxel, "unit")
+                .next()
+                .map(|u| u.trim().to_string())
+                .filter(|u| !u.is_empty() && u != "pixel");
+            if let Some(size) = size {
+                return Ok(Some((size, unit)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The contents of the `<tag>…</tag>` elements in `text` (no attributes on the tag, as
+/// BigDataViewer writes these).
+fn elements<'a>(text: &'a str, tag: &str) -> impl Iterator<Item = &'a str> {
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let start = rest.find(&open)? + open.len();
+        let end = start + rest[start..].find(&close)?;
+        let inner = &rest[start..end];
+        rest = &rest[end + close.len()..];
+        Some(inner)
+    })
 }
 
 /// The BigDataViewer XML (`dataset.xml` at the container's root) of a BDV N5 image: one view

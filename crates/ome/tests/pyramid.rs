@@ -327,3 +327,42 @@ fn level_zero_is_copied_as_stored_when_the_encoding_matches() {
         .to_string();
     assert!(err.contains("/raw"), "{err}");
 }
+
+#[test]
+fn bigdataviewer_voxel_size_from_the_xml() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let (src, _) = source(&store, [8, 12, 16], false);
+    let mut options = PyramidOptions::new(2, Method::Mean, Layout::N5Bdv);
+    options.scale = Some(vec![2.0, 0.5, 0.25]);
+    options.units = Some(vec!["micrometer".into(); 3]);
+    build_pyramid(&src, store.clone(), "bdv", &options, &|_| {}).unwrap();
+    let xml = String::from_utf8(store.get("bdv/dataset.xml").unwrap().unwrap().to_vec()).unwrap();
+    assert!(
+        xml.contains("<size>0.25 0.5 2</size>") && xml.contains("<unit>micrometer</unit>"),
+        "{xml}"
+    );
+    // Without resolution and units on the setup (as BigDataViewer's own export writes it),
+    // the voxel size comes from the XML.
+    let mut setup: serde_json::Value =
+        serde_json::from_slice(&store.get("bdv/setup0/attributes.json").unwrap().unwrap()).unwrap();
+    let attrs = setup.as_object_mut().unwrap();
+    attrs.remove("resolution");
+    attrs.remove("units");
+    attrs.remove("axes");
+    store
+        .set(
+            "bdv/setup0/attributes.json",
+            serde_json::to_vec(&setup).unwrap().into(),
+        )
+        .unwrap();
+    for path in ["bdv", "bdv/setup0", "bdv/setup0/timepoint0"] {
+        let image = MultiscaleImage::open(store.clone(), path).unwrap();
+        assert_eq!(image.layout(), Layout::N5Bdv);
+        assert_eq!(image.levels()[0].scale, [2.0, 0.5, 0.25], "{path}");
+        assert_eq!(image.levels()[1].scale, [4.0, 1.0, 0.5], "{path}");
+        assert_eq!(image.axes()[0].unit.as_deref(), Some("micrometer"));
+        let names: Vec<&str> = image.axes().iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["z", "y", "x"]);
+        assert_eq!(image.level_array(1).unwrap().shape(), [4, 6, 8]);
+    }
+}
