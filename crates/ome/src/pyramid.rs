@@ -295,6 +295,10 @@ pub fn build_pyramid(
         }
         previous = Some(level);
     }
+    if options.format == Layout::N5Bdv {
+        // The BigDataViewer XML records level 0's size: written again now that it exists.
+        plan.writer.write(&dst_store, dst_path)?;
+    }
     MultiscaleImage::open(dst_store, dst_path)
 }
 

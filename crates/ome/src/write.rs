@@ -317,6 +317,10 @@ pub fn convert_image(
         let target = neurochunk_store::join_key(dst_path.trim_matches('/'), &writer.level_path(k));
         convert_array(&array, dst_store.clone(), &target, &convert, progress)?;
     }
+    if layout == Layout::N5Bdv {
+        // The BigDataViewer XML records level 0's size: written again now that it exists.
+        writer.write(&dst_store, dst_path)?;
+    }
     if layout.is_ome_zarr() && src.layout.is_ome_zarr() && !src.labels.is_empty() {
         convert_labels(src, &dst_store, dst_path, options, progress)?;
     }
