@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use neurochunk_array::{open_node, NodeMetadata, Store};
+use neurochunk_array::n5::n5_data_type_name;
+use neurochunk_array::{open_node, DataType, NodeMetadata, Store};
 use neurochunk_store::join_key;
 use serde_json::{json, Map, Value};
 
@@ -473,10 +474,13 @@ pub(crate) fn cumulative_factors(image: &MultiscaleImage, k: usize) -> Vec<f64> 
         .collect()
 }
 
-/// Group attributes and per-level dataset attributes of an N5 image of `layout`.
+/// Group attributes and per-level dataset attributes of an N5 image of `layout`; a
+/// BigDataViewer setup also states its levels' `data_type` (as `dataType`, which
+/// BigDataViewer's N5 loader requires).
 pub(crate) fn n5_attributes(
     image: &MultiscaleImage,
     layout: Layout,
+    data_type: Option<&DataType>,
 ) -> (Map<String, Value>, Vec<Map<String, Value>>) {
     let rank = image.axes.len();
     let resolution: Vec<f64> = reversed(&image.levels[0].scale);
@@ -500,11 +504,18 @@ pub(crate) fn n5_attributes(
     match layout {
         Layout::N5Bdv => {
             group.insert("downsamplingFactors".into(), json!(int_rows));
+            if let Some(name) = data_type.and_then(n5_data_type_name) {
+                group.insert("dataType".into(), json!(name));
+            }
             group.insert("resolution".into(), json!(resolution));
             if any_unit {
                 group.insert("units".into(), json!(units));
             }
             group.insert("axes".into(), json!(names));
+            // BigDataViewer's export also states each level's own factors on its dataset.
+            for (attrs, row) in per_level.iter_mut().zip(&int_rows) {
+                attrs.insert("downsamplingFactors".into(), json!(row));
+            }
         }
         _ => {
             group.insert("axes".into(), json!(names));

@@ -444,6 +444,7 @@ impl Plan {
             }
         }
         let writer = MultiscaleWriter::new(layout, axes, scales)
+            .data_type(src.metadata().data_type.clone())
             .name(options.name.clone())
             .method(
                 Some(options.method.name().to_string()),

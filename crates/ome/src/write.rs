@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use neurochunk_array::convert::{convert_array, ConvertOptions, SourceAdapter};
-use neurochunk_array::{create_group, Codec, N5AxisOrder, Store, ZarrFormat};
+use neurochunk_array::{create_group, Codec, DataType, N5AxisOrder, Store, ZarrFormat};
 use serde_json::{Map, Value};
 
 use crate::error::{OmeError, OmeResult};
@@ -22,6 +22,7 @@ pub struct MultiscaleWriter {
     method_metadata: Option<Value>,
     omero: Option<Value>,
     image_label: Option<Value>,
+    data_type: Option<DataType>,
 }
 
 impl MultiscaleWriter {
@@ -36,6 +37,7 @@ impl MultiscaleWriter {
             method_metadata: None,
             omero: None,
             image_label: None,
+            data_type: None,
         }
     }
 
@@ -54,7 +56,17 @@ impl MultiscaleWriter {
             method_metadata: image.method_metadata.clone(),
             omero: image.omero.clone(),
             image_label: image.image_label.clone(),
+            data_type: image
+                .level_array(0)
+                .ok()
+                .map(|level| level.metadata().data_type.clone()),
         }
+    }
+
+    /// Record the levels' data type (BigDataViewer N5 states it on the setup as `dataType`).
+    pub fn data_type(mut self, data_type: DataType) -> Self {
+        self.data_type = Some(data_type);
+        self
     }
 
     /// Record the image's name.
@@ -167,14 +179,14 @@ impl MultiscaleWriter {
         Ok(())
     }
 
-    /// The attributes level `k`'s array carries (N5 `downsamplingFactors` and
-    /// `pixelResolution` for n5-viewer; nothing for the other layouts).
+    /// The attributes level `k`'s array carries: for the N5 layouts its own
+    /// `downsamplingFactors` (and `pixelResolution` for n5-viewer); nothing for OME-Zarr.
     pub fn level_attributes(&self, k: usize) -> Map<String, Value> {
         if self.layout.is_ome_zarr() {
             return Map::new();
         }
         let image = self.image(Arc::new(neurochunk_store::MemoryStore::new()), "");
-        crate::n5::n5_attributes(&image, self.layout)
+        crate::n5::n5_attributes(&image, self.layout, None)
             .1
             .into_iter()
             .nth(k)
@@ -194,11 +206,12 @@ impl MultiscaleWriter {
                 create_group(store.as_ref(), path, self.format(), attrs)?;
             }
             Layout::N5Viewer => {
-                let (attrs, _) = crate::n5::n5_attributes(&image, self.layout);
+                let (attrs, _) = crate::n5::n5_attributes(&image, self.layout, None);
                 create_group(store.as_ref(), path, ZarrFormat::N5, attrs)?;
             }
             Layout::N5Bdv => {
-                let (attrs, _) = crate::n5::n5_attributes(&image, self.layout);
+                let (attrs, _) =
+                    crate::n5::n5_attributes(&image, self.layout, self.data_type.as_ref());
                 create_group(store.as_ref(), path, ZarrFormat::N5, Map::new())?;
                 let setup = neurochunk_store::join_key(path, "setup0");
                 create_group(store.as_ref(), &setup, ZarrFormat::N5, attrs)?;

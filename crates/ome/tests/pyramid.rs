@@ -346,6 +346,8 @@ fn bigdataviewer_voxel_size_from_the_xml() {
     let mut setup: serde_json::Value =
         serde_json::from_slice(&store.get("bdv/setup0/attributes.json").unwrap().unwrap()).unwrap();
     let attrs = setup.as_object_mut().unwrap();
+    // BigDataViewer's N5 loader needs the setup's data type.
+    assert_eq!(attrs["dataType"], "uint16", "{attrs:?}");
     attrs.remove("resolution");
     attrs.remove("units");
     attrs.remove("axes");

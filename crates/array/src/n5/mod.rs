@@ -61,6 +61,11 @@ pub const RESERVED_KEYS: &[&str] = &[
     "compressionType",
 ];
 
+/// The keys a group's attributes cannot hold: the version, and `dimensions` (which would make
+/// the group a dataset). The dataset keys are ordinary attributes of a group: BigDataViewer
+/// states its setups' `dataType` there.
+pub const GROUP_RESERVED_KEYS: &[&str] = &["n5", "dimensions"];
+
 /// Block paths: `i/j/k`, no prefix.
 pub const N5_KEY_ENCODING: ChunkKeyEncoding = ChunkKeyEncoding {
     c_prefix: false,
@@ -136,9 +141,9 @@ fn check_version(doc: &Map<String, Value>, path: &str) -> ArrayResult<()> {
     Ok(())
 }
 
-fn user_attributes(doc: &Map<String, Value>) -> Map<String, Value> {
+fn user_attributes(doc: &Map<String, Value>, reserved: &[&str]) -> Map<String, Value> {
     doc.iter()
-        .filter(|(k, _)| !RESERVED_KEYS.contains(&k.as_str()))
+        .filter(|(k, _)| !reserved.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
@@ -156,7 +161,7 @@ pub(crate) fn parse_node(doc: &Value, path: &str, order: N5AxisOrder) -> ArrayRe
     }
     Ok(NodeMetadata::Group(GroupMetadata {
         format: ZarrFormat::N5,
-        attributes: user_attributes(map),
+        attributes: user_attributes(map, GROUP_RESERVED_KEYS),
         consolidated: None,
     }))
 }
@@ -346,10 +351,11 @@ fn version_entry(existing: &Map<String, Value>, path: &str) -> Option<Value> {
 fn add_user_attributes(
     doc: &mut Map<String, Value>,
     attributes: &Map<String, Value>,
+    reserved: &[&str],
     path: &str,
 ) -> ArrayResult<()> {
     for (key, value) in attributes {
-        if RESERVED_KEYS.contains(&key.as_str()) || doc.contains_key(key) {
+        if reserved.contains(&key.as_str()) || doc.contains_key(key) {
             return Err(ArrayError::Unsupported {
                 path: crate::display_path(path),
                 message: format!(
@@ -392,7 +398,7 @@ pub(crate) fn write_dataset(
             attributes.insert(AXES_KEY.into(), json!(axes));
         }
     }
-    add_user_attributes(&mut attributes, &meta.attributes, path)?;
+    add_user_attributes(&mut attributes, &meta.attributes, RESERVED_KEYS, path)?;
     let doc = DatasetAttributesN5 {
         version: version_entry(&existing, path),
         dimensions: order.apply(&meta.shape),
@@ -429,7 +435,7 @@ pub(crate) fn write_group(
     if let Some(v) = version_entry(&existing, path) {
         doc.insert(VERSION_KEY.into(), v);
     }
-    add_user_attributes(&mut doc, attributes, path)?;
+    add_user_attributes(&mut doc, attributes, GROUP_RESERVED_KEYS, path)?;
     store.set(
         &join_key(path, ATTRIBUTES_JSON),
         document_bytes(&Value::Object(doc)).into(),
