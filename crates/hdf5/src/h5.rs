@@ -378,6 +378,20 @@ pub fn file_type(type_id: hid_t) -> H5Result<FileType> {
     })
 }
 
+/// The name of member `i` of the enum or compound type `t` (empty if it has none).
+///
+/// # Safety
+/// `t` must be an open enum or compound datatype with more than `i` members.
+unsafe fn member_name(t: hid_t, i: u32) -> String {
+    let name = hdf5_sys::h5t::H5Tget_member_name(t, i);
+    if name.is_null() {
+        return String::new();
+    }
+    let text = CStr::from_ptr(name).to_string_lossy().into_owned();
+    hdf5_sys::h5::H5free_memory(name.cast());
+    text
+}
+
 fn kind_of(t: hid_t) -> H5Result<Kind> {
     unsafe {
         let size = hdf5_sys::h5t::H5Tget_size(t);
@@ -394,14 +408,7 @@ fn kind_of(t: hid_t) -> H5Result<Kind> {
                 let n = check(hdf5_sys::h5t::H5Tget_nmembers(t))?;
                 let mut members = Vec::new();
                 for i in 0..n as u32 {
-                    let name = hdf5_sys::h5t::H5Tget_member_name(t, i);
-                    let text = if name.is_null() {
-                        String::new()
-                    } else {
-                        let s = CStr::from_ptr(name).to_string_lossy().into_owned();
-                        hdf5_sys::h5::H5free_memory(name.cast());
-                        s
-                    };
+                    let text = member_name(t, i);
                     let mut value = [0u8; 16];
                     check(hdf5_sys::h5t::H5Tget_member_value(
                         t,
@@ -449,14 +456,7 @@ fn kind_of(t: hid_t) -> H5Result<Kind> {
                 let n = check(hdf5_sys::h5t::H5Tget_nmembers(t))?;
                 let mut fields = Vec::new();
                 for i in 0..n as u32 {
-                    let name = hdf5_sys::h5t::H5Tget_member_name(t, i);
-                    let text = if name.is_null() {
-                        String::new()
-                    } else {
-                        let s = CStr::from_ptr(name).to_string_lossy().into_owned();
-                        hdf5_sys::h5::H5free_memory(name.cast());
-                        s
-                    };
+                    let text = member_name(t, i);
                     let offset = hdf5_sys::h5t::H5Tget_member_offset(t, i);
                     let member = Hid::new(hdf5_sys::h5t::H5Tget_member_type(t, i))?;
                     fields.push((text, offset, kind_of(member.id())?));

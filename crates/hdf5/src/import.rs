@@ -1054,27 +1054,14 @@ fn stream_numeric(
         let mut stored = Vec::new();
         for n in 0..count {
             let idx = unravel(n, &grid);
-            let start: Vec<u64> = idx
-                .iter()
-                .zip(&chunks)
-                .map(|(&i, &c)| i * c as u64)
-                .collect();
+            let (start, shape) = chunk_box(&idx, &chunks, dims);
             match h5::chunk_location(ds, &start)
                 .map_err(|m| ctx.err(path, format!("chunk {idx:?}: {m}")))?
             {
                 None => progress.advance(chunk_elements_in(&idx, &chunks, dims) * item as u64),
                 Some((addr, size, 0)) => stored.push((n, addr, size)),
                 Some(_) => {
-                    let shape: Vec<u64> = start
-                        .iter()
-                        .zip(&chunks)
-                        .zip(dims)
-                        .map(|((&s, &c), &d)| (c as u64).min(d - s))
-                        .collect();
-                    let mut buf = vec![0u8; shape.iter().product::<u64>() as usize * item];
-                    h5::read_box(ds, info, &start, &shape, &mut buf).map_err(|m| {
-                        ctx.err(path, format!("reading elements at {start:?}: {m}"))
-                    })?;
+                    let buf = read_through_library(ctx, ds, info, path, &start, &shape)?;
                     array
                         .write(
                             &Selection::from_box(&start, &shape),
@@ -1113,22 +1100,8 @@ fn stream_numeric(
         let end = (next + batch).min(count);
         let mut decoded: Vec<DecodedBox> = Vec::with_capacity((end - next) as usize);
         for n in next..end {
-            let idx = unravel(n, &grid);
-            let start: Vec<u64> = idx
-                .iter()
-                .zip(&chunks)
-                .map(|(&i, &c)| i * c as u64)
-                .collect();
-            let shape: Vec<u64> = start
-                .iter()
-                .zip(&chunks)
-                .zip(dims)
-                .map(|((&s, &c), &d)| (c as u64).min(d - s))
-                .collect();
-            let n: u64 = shape.iter().product();
-            let mut buf = vec![0u8; (n as usize) * item];
-            h5::read_box(ds, info, &start, &shape, &mut buf)
-                .map_err(|m| ctx.err(path, format!("reading elements at {start:?}: {m}")))?;
+            let (start, shape) = chunk_box(&unravel(n, &grid), &chunks, dims);
+            let buf = read_through_library(ctx, ds, info, path, &start, &shape)?;
             decoded.push((start, shape, buf));
         }
         next = end;
@@ -1196,6 +1169,37 @@ fn run_copy_jobs(ctx: &Ctx, jobs: &[CopyJob], progress: &dyn Progress) -> Hdf5Re
             Ok(())
         })?;
     Ok((copied.into_inner(), encoded.into_inner()))
+}
+
+/// The first element of chunk `idx` and its shape inside the array (cut at the edge).
+fn chunk_box(idx: &[u64], chunks: &[usize], dims: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    let start: Vec<u64> = idx
+        .iter()
+        .zip(chunks)
+        .map(|(&i, &c)| i * c as u64)
+        .collect();
+    let shape = start
+        .iter()
+        .zip(chunks)
+        .zip(dims)
+        .map(|((&s, &c), &d)| (c as u64).min(d - s))
+        .collect();
+    (start, shape)
+}
+
+/// The elements of the box at `start` of `shape`, read (and decoded) through the library.
+fn read_through_library(
+    ctx: &Ctx,
+    ds: &Dataset,
+    info: &DatasetInfo,
+    path: &str,
+    start: &[u64],
+    shape: &[u64],
+) -> Hdf5Result<Vec<u8>> {
+    let mut buf = vec![0u8; shape.iter().product::<u64>() as usize * info.ty.kind.size()];
+    h5::read_box(ds, info, start, shape, &mut buf)
+        .map_err(|m| ctx.err(path, format!("reading elements at {start:?}: {m}")))?;
+    Ok(buf)
 }
 
 /// Elements of chunk `idx` inside the array.

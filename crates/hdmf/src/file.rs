@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use neurochunk_array::{Array, ArrayMetadata, AxisSelection, DataType, Selection};
 use neurochunk_codec::Json2Codec;
@@ -266,6 +266,8 @@ pub struct NwbFile {
     index: NodeIndex,
     options: ReadOptions,
     externals: Mutex<HashMap<String, Arc<NwbFile>>>,
+    /// `.specloc`, once looked up (it may need the root's attributes from the store).
+    specloc: OnceLock<Option<String>>,
 }
 
 /// A group or dataset carrying a data type.
@@ -390,6 +392,7 @@ impl NwbFile {
             index,
             options,
             externals: Mutex::new(HashMap::new()),
+            specloc: OnceLock::new(),
         })
     }
 
@@ -440,21 +443,27 @@ impl NwbFile {
     /// hdmf-zarr caches the specifications (and writes `.specloc` to the root) after it
     /// consolidated the metadata, so consolidated metadata may lack both: then the root's
     /// attributes are read from the store itself.
+    /// The lookup is made once per opened file.
     pub fn specloc(&self) -> Option<String> {
-        let from = |attributes: &Map<String, Value>| match attributes.get(SPECLOC)? {
-            Value::String(s) => Some(crate::reference::absolute(s)),
-            other => attribute_reference(other)?.ok().map(|r| r.path),
-        };
-        if let Some(path) = from(self.root_attributes()) {
-            return Some(path);
-        }
-        if !self.index.consolidated {
-            return None;
-        }
-        let root = NodeIndex::read_node(self.name(), self.store.as_ref(), self.convention, "/")
-            .ok()
-            .flatten()?;
-        from(&root.attributes)
+        self.specloc
+            .get_or_init(|| {
+                let from = |attributes: &Map<String, Value>| match attributes.get(SPECLOC)? {
+                    Value::String(s) => Some(crate::reference::absolute(s)),
+                    other => attribute_reference(other)?.ok().map(|r| r.path),
+                };
+                if let Some(path) = from(self.root_attributes()) {
+                    return Some(path);
+                }
+                if !self.index.consolidated {
+                    return None;
+                }
+                let root =
+                    NodeIndex::read_node(self.name(), self.store.as_ref(), self.convention, "/")
+                        .ok()
+                        .flatten()?;
+                from(&root.attributes)
+            })
+            .clone()
     }
 
     /// Every node path with its kind, sorted.

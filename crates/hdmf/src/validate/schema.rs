@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
+use neurochunk_dtype::DataType;
 use serde_json::Value;
 
 use crate::index::NodeKind;
@@ -123,50 +124,40 @@ pub enum Primitive {
     Numeric,
 }
 
+/// Every primitive with its `dtype` names, the canonical one first.
+const PRIMITIVE_NAMES: [(Primitive, &[&str]); 15] = [
+    (Primitive::Float32, &["float32", "float"]),
+    (Primitive::Float64, &["float64", "double"]),
+    (Primitive::Int8, &["int8"]),
+    (Primitive::Int16, &["int16", "short"]),
+    (Primitive::Int32, &["int32", "int"]),
+    (Primitive::Int64, &["int64", "long"]),
+    (Primitive::UInt8, &["uint8"]),
+    (Primitive::UInt16, &["uint16"]),
+    (Primitive::UInt32, &["uint32", "uint"]),
+    (Primitive::UInt64, &["uint64"]),
+    (Primitive::Bool, &["bool"]),
+    (Primitive::Text, &["text", "utf", "utf8", "utf-8"]),
+    (Primitive::Ascii, &["ascii", "bytes"]),
+    (Primitive::IsoDatetime, &["isodatetime", "datetime", "date"]),
+    (Primitive::Numeric, &["numeric"]),
+];
+
 impl Primitive {
     /// The primitive a `dtype` name stands for.
     pub fn from_name(name: &str) -> Option<Self> {
-        use Primitive as P;
-        Some(match name {
-            "float" | "float32" => P::Float32,
-            "double" | "float64" => P::Float64,
-            "int8" => P::Int8,
-            "short" | "int16" => P::Int16,
-            "int" | "int32" => P::Int32,
-            "long" | "int64" => P::Int64,
-            "uint8" => P::UInt8,
-            "uint16" => P::UInt16,
-            "uint" | "uint32" => P::UInt32,
-            "uint64" => P::UInt64,
-            "bool" => P::Bool,
-            "text" | "utf" | "utf8" | "utf-8" => P::Text,
-            "ascii" | "bytes" => P::Ascii,
-            "isodatetime" | "datetime" | "date" => P::IsoDatetime,
-            "numeric" => P::Numeric,
-            _ => return None,
-        })
+        PRIMITIVE_NAMES
+            .iter()
+            .find(|(_, names)| names.contains(&name))
+            .map(|(p, _)| *p)
     }
 
     /// The canonical name.
     pub fn name(self) -> &'static str {
-        use Primitive as P;
-        match self {
-            P::Float32 => "float32",
-            P::Float64 => "float64",
-            P::Int8 => "int8",
-            P::Int16 => "int16",
-            P::Int32 => "int32",
-            P::Int64 => "int64",
-            P::UInt8 => "uint8",
-            P::UInt16 => "uint16",
-            P::UInt32 => "uint32",
-            P::UInt64 => "uint64",
-            P::Bool => "bool",
-            P::Text => "text",
-            P::Ascii => "ascii",
-            P::IsoDatetime => "isodatetime",
-            P::Numeric => "numeric",
-        }
+        PRIMITIVE_NAMES
+            .iter()
+            .find(|(p, _)| *p == self)
+            .map_or("?", |(_, names)| names[0])
     }
 
     /// Whether a value stored as `stored` satisfies this dtype. Numbers may be wider than the
@@ -231,26 +222,46 @@ pub enum Stored {
     Other,
 }
 
+/// The numbers and booleans a file stores, with their data types and names (hdmf's spelling,
+/// which is the data types' too).
+const STORED_NUMBERS: [(Stored, DataType, &str); 12] = [
+    (Stored::Bool, DataType::Bool, "bool"),
+    (Stored::Int8, DataType::Int8, "int8"),
+    (Stored::Int16, DataType::Int16, "int16"),
+    (Stored::Int32, DataType::Int32, "int32"),
+    (Stored::Int64, DataType::Int64, "int64"),
+    (Stored::UInt8, DataType::UInt8, "uint8"),
+    (Stored::UInt16, DataType::UInt16, "uint16"),
+    (Stored::UInt32, DataType::UInt32, "uint32"),
+    (Stored::UInt64, DataType::UInt64, "uint64"),
+    (Stored::Float16, DataType::Float16, "float16"),
+    (Stored::Float32, DataType::Float32, "float32"),
+    (Stored::Float64, DataType::Float64, "float64"),
+];
+
 impl Stored {
     /// The name used in messages (hdmf's spelling).
     pub fn name(self) -> &'static str {
-        use Stored as S;
         match self {
-            S::Bool => "bool",
-            S::Int8 => "int8",
-            S::Int16 => "int16",
-            S::Int32 => "int32",
-            S::Int64 => "int64",
-            S::UInt8 => "uint8",
-            S::UInt16 => "uint16",
-            S::UInt32 => "uint32",
-            S::UInt64 => "uint64",
-            S::Float16 => "float16",
-            S::Float32 => "float32",
-            S::Float64 => "float64",
-            S::Utf8 => "utf",
-            S::Ascii => "ascii",
-            S::Other => "other",
+            Stored::Utf8 => "utf",
+            Stored::Ascii => "ascii",
+            Stored::Other => "other",
+            number => STORED_NUMBERS
+                .iter()
+                .find(|(s, _, _)| *s == number)
+                .map_or("other", |(_, _, name)| name),
+        }
+    }
+
+    /// The element type of a `DataType`.
+    pub fn of(data_type: &DataType) -> Stored {
+        match data_type {
+            DataType::String | DataType::FixedUtf32 { .. } => Stored::Utf8,
+            DataType::Bytes | DataType::FixedBytes { .. } => Stored::Ascii,
+            other => STORED_NUMBERS
+                .iter()
+                .find(|(_, d, _)| d == other)
+                .map_or(Stored::Other, |(s, _, _)| *s),
         }
     }
 

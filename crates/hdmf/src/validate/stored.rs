@@ -40,27 +40,6 @@ impl StoredType {
     }
 }
 
-/// The element type of a `DataType`.
-pub(crate) fn stored_of(data_type: &DataType) -> Stored {
-    match data_type {
-        DataType::Bool => Stored::Bool,
-        DataType::Int8 => Stored::Int8,
-        DataType::Int16 => Stored::Int16,
-        DataType::Int32 => Stored::Int32,
-        DataType::Int64 => Stored::Int64,
-        DataType::UInt8 => Stored::UInt8,
-        DataType::UInt16 => Stored::UInt16,
-        DataType::UInt32 => Stored::UInt32,
-        DataType::UInt64 => Stored::UInt64,
-        DataType::Float16 => Stored::Float16,
-        DataType::Float32 => Stored::Float32,
-        DataType::Float64 => Stored::Float64,
-        DataType::String | DataType::FixedUtf32 { .. } => Stored::Utf8,
-        DataType::Bytes | DataType::FixedBytes { .. } => Stored::Ascii,
-        _ => Stored::Other,
-    }
-}
-
 /// The element type a legacy type-name marker (`zarr_dtype` or a compound field's `dtype`)
 /// stands for.
 fn legacy_named(value: &Value) -> Option<StoredType> {
@@ -71,7 +50,9 @@ fn legacy_named(value: &Value) -> Option<StoredType> {
             Some(StoredType::Primitive(Stored::Ascii))
         }
         Value::String(s) if is_text_type_name(s) => Some(StoredType::Primitive(Stored::Utf8)),
-        Value::String(s) => numeric_type_from_name(s).map(|d| StoredType::Primitive(stored_of(&d))),
+        Value::String(s) => {
+            numeric_type_from_name(s).map(|d| StoredType::Primitive(Stored::of(&d)))
+        }
         Value::Object(o) if o.contains_key("target_type") || o.contains_key("reftype") => {
             let region = o.get("reftype").and_then(Value::as_str) == Some("region");
             Some(StoredType::Reference(if region {
@@ -185,7 +166,7 @@ fn classify_v2(attrs: &Map<String, Value>, doc: &Value) -> Result<StoredType, St
                     (Some(t), _) => {
                         let (data_type, _) = v2::dtype_from_json(t, object_codec)
                             .map_err(|e| format!("field '{name}': {e}"))?;
-                        StoredType::Primitive(stored_of(&data_type))
+                        StoredType::Primitive(Stored::of(&data_type))
                     }
                     (None, _) => return Err(format!("field '{name}' has no type")),
                 };
@@ -196,7 +177,7 @@ fn classify_v2(attrs: &Map<String, Value>, doc: &Value) -> Result<StoredType, St
         other => {
             let (data_type, _) =
                 v2::dtype_from_json(other, object_codec).map_err(|e| e.to_string())?;
-            Ok(StoredType::Primitive(stored_of(&data_type)))
+            Ok(StoredType::Primitive(Stored::of(&data_type)))
         }
     }
 }
@@ -226,14 +207,14 @@ fn classify_v3(attrs: &Map<String, Value>, doc: &Value) -> Result<StoredType, St
                         let kind = if refs.contains(&f.name.as_str()) {
                             StoredType::Reference(RefType::Object)
                         } else {
-                            StoredType::Primitive(stored_of(&f.data_type))
+                            StoredType::Primitive(Stored::of(&f.data_type))
                         };
                         (f.name.clone(), kind)
                     })
                     .collect(),
             ))
         }
-        other => Ok(StoredType::Primitive(stored_of(&other))),
+        other => Ok(StoredType::Primitive(Stored::of(&other))),
     }
 }
 

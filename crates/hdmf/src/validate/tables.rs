@@ -249,7 +249,7 @@ impl Checker<'_> {
         };
         let mut previous: Option<i128> = None;
         let mut problem: Option<String> = None;
-        let read = stream_integers(file, path, |i, v| {
+        let read = self.stream_or_report(path, label, |i, v| {
             if v < 0 {
                 problem = Some(format!("value {v} at row {i} is negative"));
                 return false;
@@ -265,14 +265,7 @@ impl Checker<'_> {
             previous = Some(v);
             true
         });
-        if let Err(e) = read {
-            self.find(
-                Rule::Unreadable,
-                path,
-                label,
-                None,
-                format!("its values cannot be read: {e}"),
-            );
+        if !read {
             return;
         }
         if let Some(message) = problem {
@@ -306,7 +299,7 @@ impl Checker<'_> {
             return;
         };
         let mut problem = None;
-        let read = stream_integers(file, path, |i, v| {
+        let read = self.stream_or_report(path, label, |i, v| {
             if v < 0 || v >= i128::from(rows) {
                 problem = Some(format!(
                     "value {v} at element {i} is not a row of '{table}', which has {rows} row(s)"
@@ -315,19 +308,8 @@ impl Checker<'_> {
             }
             true
         });
-        match read {
-            Err(e) => self.find(
-                Rule::Unreadable,
-                path,
-                label,
-                None,
-                format!("its values cannot be read: {e}"),
-            ),
-            Ok(_) => {
-                if let Some(message) = problem {
-                    self.find(Rule::TableRegion, path, label, None, message);
-                }
-            }
+        if let (true, Some(message)) = (read, problem) {
+            self.find(Rule::TableRegion, path, label, None, message);
         }
     }
 
@@ -335,7 +317,7 @@ impl Checker<'_> {
         let mut seen: HashMap<i128, u64> = HashMap::new();
         let mut first: Option<(i128, u64, u64)> = None;
         let mut duplicates = 0u64;
-        let read = stream_integers(self.file, path, |i, v| {
+        let read = self.stream_or_report(path, label, |i, v| {
             if let Some(&at) = seen.get(&v) {
                 duplicates += 1;
                 first.get_or_insert((v, at, i));
@@ -344,26 +326,38 @@ impl Checker<'_> {
             }
             true
         });
-        match read {
-            Err(e) => self.find(
-                Rule::Unreadable,
+        if let (true, Some((v, a, b))) = (read, first) {
+            self.find(
+                Rule::DuplicateIds,
                 path,
                 label,
                 None,
-                format!("its values cannot be read: {e}"),
-            ),
-            Ok(_) => {
-                if let Some((v, a, b)) = first {
-                    self.find(
-                        Rule::DuplicateIds,
-                        path,
-                        label,
-                        None,
-                        format!(
-                            "ids are not unique: {v} appears at elements {a} and {b} ({duplicates} repeated id(s) in all)"
-                        ),
-                    );
-                }
+                format!(
+                    "ids are not unique: {v} appears at elements {a} and {b} ({duplicates} repeated id(s) in all)"
+                ),
+            );
+        }
+    }
+
+    /// Stream the integers of the dataset at `path` into `each` (which returns false to
+    /// stop); a dataset whose values cannot be read is reported (`unreadable`): false.
+    fn stream_or_report(
+        &mut self,
+        path: &str,
+        label: &str,
+        each: impl FnMut(u64, i128) -> bool,
+    ) -> bool {
+        match stream_integers(self.file, path, each) {
+            Ok(_) => true,
+            Err(e) => {
+                self.find(
+                    Rule::Unreadable,
+                    path,
+                    label,
+                    None,
+                    format!("its values cannot be read: {e}"),
+                );
+                false
             }
         }
     }
