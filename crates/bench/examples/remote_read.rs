@@ -22,8 +22,8 @@ use std::time::Instant;
 
 use neurochunk_array::{Array, ArrayBytes, Selection};
 use neurochunk_hdmf::{NwbFile, ReadOptions};
-use neurochunk_table::io::TableSource;
 use neurochunk_store::{open_url, traffic, PrefixStore, RemoteOptions, Store};
+use neurochunk_table::io::TableSource;
 
 fn parse3(text: &str) -> Result<Vec<u64>, String> {
     let v: Vec<u64> = text
