@@ -9,7 +9,7 @@
 
 use super::page_header::{self, PageLimits};
 use crate::error::{Result, TableError};
-use neurochunk_store::{ByteRange, Bytes, Store, StoreError};
+use neurochunk_store::{ByteRange, Bytes, ReadRequest, ReadResponse, Store, StoreError};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{ChunkReader, Length};
@@ -126,26 +126,41 @@ impl StoreValue {
         &self.tail
     }
 
-    /// The bytes `start..end` of each span (inside the value), with one store request of
-    /// several byte ranges, which a remote store puts in flight together.
+    /// The bytes `start..end` of each span (inside the value), one ranged read each, all in
+    /// one `get_many` call, which a remote store puts in flight together (as separate
+    /// requests: the bytes between the spans, other columns' chunks, are not fetched).
     fn read_spans(&self, spans: &[(u64, u64)]) -> io::Result<Vec<Bytes>> {
-        let ranges: Vec<ByteRange> = spans
+        let requests: Vec<ReadRequest> = spans
             .iter()
-            .map(|&(start, end)| ByteRange::FromStart {
-                offset: start,
-                length: Some(end - start),
+            .map(|&(start, end)| {
+                ReadRequest::ranges(
+                    self.key.clone(),
+                    vec![ByteRange::FromStart {
+                        offset: start,
+                        length: Some(end - start),
+                    }],
+                )
             })
             .collect();
-        match self.store.get_ranges(&self.key, &ranges) {
-            Ok(Some(parts)) if parts.len() == spans.len() => Ok(parts),
-            Ok(Some(_)) => Err(io::Error::other(
-                "the store answered a different number of byte ranges",
-            )),
-            Ok(None) => Err(store_io_error(StoreError::NotFound {
-                key: self.key.clone(),
-            })),
-            Err(e) => Err(store_io_error(e)),
-        }
+        self.store
+            .get_many(&requests)
+            .into_iter()
+            .map(|answer| match answer {
+                Ok(ReadResponse::Ranges(parts)) => match <[Bytes; 1]>::try_from(parts) {
+                    Ok([bytes]) => Ok(bytes),
+                    Err(_) => Err(io::Error::other(
+                        "the store answered a different number of byte ranges",
+                    )),
+                },
+                Ok(ReadResponse::Whole(_)) => Err(io::Error::other(
+                    "the store answered a ranged read with the whole value",
+                )),
+                Ok(ReadResponse::Missing) => Err(store_io_error(StoreError::NotFound {
+                    key: self.key.clone(),
+                })),
+                Err(e) => Err(store_io_error(e)),
+            })
+            .collect()
     }
 
     /// Up to `len` bytes from `start`: fewer at the end of the value, none past it.
