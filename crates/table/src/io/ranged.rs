@@ -28,6 +28,9 @@ pub(crate) const READ_AHEAD: u64 = 1 << 20;
 /// Bytes fetched at a time from one Parquet column chunk (a whole chunk when it is smaller).
 const CHUNK_WINDOW: u64 = 4 << 20;
 
+/// Column chunks read ahead together that lie at most this far apart share a request.
+const ADJACENT_GAP: u64 = 8 * 1024;
+
 /// Read-ahead of a Parquet reader outside the column chunks being decoded (the footer).
 const FOOTER_READ_AHEAD: u64 = 64 * 1024;
 
@@ -126,41 +129,48 @@ impl StoreValue {
         &self.tail
     }
 
-    /// The bytes `start..end` of each span (inside the value), one ranged read each, all in
-    /// one `get_many` call, which a remote store puts in flight together (as separate
-    /// requests: the bytes between the spans, other columns' chunks, are not fetched).
+    /// The bytes `start..end` of each span (inside the value, sorted by start), all in one
+    /// `get_many` call, which a remote store puts in flight together. Spans at most
+    /// [`ADJACENT_GAP`] apart (the projected columns of one row group, stored side by side)
+    /// share a request, which the store may read as one range; others are requests of
+    /// their own, so the bytes between them (other columns' chunks) are not fetched.
     fn read_spans(&self, spans: &[(u64, u64)]) -> io::Result<Vec<Bytes>> {
-        let requests: Vec<ReadRequest> = spans
-            .iter()
-            .map(|&(start, end)| {
-                ReadRequest::ranges(
-                    self.key.clone(),
-                    vec![ByteRange::FromStart {
-                        offset: start,
-                        length: Some(end - start),
-                    }],
-                )
-            })
-            .collect();
-        self.store
-            .get_many(&requests)
-            .into_iter()
-            .map(|answer| match answer {
-                Ok(ReadResponse::Ranges(parts)) => match <[Bytes; 1]>::try_from(parts) {
-                    Ok([bytes]) => Ok(bytes),
-                    Err(_) => Err(io::Error::other(
-                        "the store answered a different number of byte ranges",
-                    )),
-                },
-                Ok(ReadResponse::Whole(_)) => Err(io::Error::other(
-                    "the store answered a ranged read with the whole value",
-                )),
-                Ok(ReadResponse::Missing) => Err(store_io_error(StoreError::NotFound {
-                    key: self.key.clone(),
-                })),
-                Err(e) => Err(store_io_error(e)),
-            })
-            .collect()
+        let mut requests: Vec<ReadRequest> = Vec::new();
+        let mut previous_end = None;
+        for &(start, end) in spans {
+            let range = ByteRange::FromStart {
+                offset: start,
+                length: Some(end - start),
+            };
+            match (requests.last_mut(), previous_end) {
+                (Some(last), Some(prev)) if start >= prev && start - prev <= ADJACENT_GAP => {
+                    if let Some(ranges) = last.ranges.as_mut() {
+                        ranges.push(range);
+                    }
+                }
+                _ => requests.push(ReadRequest::ranges(self.key.clone(), vec![range])),
+            }
+            previous_end = Some(end);
+        }
+        let mut out = Vec::with_capacity(spans.len());
+        for (request, answer) in requests.iter().zip(self.store.get_many(&requests)) {
+            let wanted = request.ranges.as_ref().map_or(0, Vec::len);
+            match answer {
+                Ok(ReadResponse::Ranges(parts)) if parts.len() == wanted => out.extend(parts),
+                Ok(ReadResponse::Missing) => {
+                    return Err(store_io_error(StoreError::NotFound {
+                        key: self.key.clone(),
+                    }))
+                }
+                Ok(_) => {
+                    return Err(io::Error::other(
+                        "the store did not answer the byte ranges asked for",
+                    ))
+                }
+                Err(e) => return Err(store_io_error(e)),
+            }
+        }
+        Ok(out)
     }
 
     /// Up to `len` bytes from `start`: fewer at the end of the value, none past it.
