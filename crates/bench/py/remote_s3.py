@@ -213,9 +213,13 @@ def peak_rss() -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def run_child(argv: list[str], env: dict) -> tuple[dict | None, str]:
-    """(the child's JSON line, or None when it failed; its stderr)."""
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+def run_child(argv: list[str], env: dict, timeout: float) -> tuple[dict | None, str]:
+    """(the child's JSON line, or None when it failed; its stderr). A child still running
+    after `timeout` seconds is stopped and reported as {"timeout": seconds}."""
+    try:
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"timeout": timeout, "seconds": timeout, "sum": None, "peak_rss": 0}, ""
     line = next((l for l in reversed(proc.stdout.splitlines()) if l.startswith("{")), None)
     if proc.returncode != 0 or line is None:
         return None, (proc.stderr or proc.stdout)[-2000:]
@@ -242,6 +246,8 @@ def main() -> None:
     p.add_argument("--nwb-objects", type=int, default=10_000, help="extra TimeSeries of the NWB file")
     p.add_argument("--table-rows", type=int, default=10_000_000, help="rows of the skeleton table")
     p.add_argument("--columns", default="x,y,z", help="the columns the parquet row reads")
+    p.add_argument("--timeout", type=float, default=600,
+                   help="stop a library's run after this many seconds (its time is then a lower bound)")
     p.add_argument("--rows", default=",".join(ROWS))
     p.add_argument("--libs", default=",".join(LIBS))
     p.add_argument("--binary", type=Path, default=REPO / "target" / "release" / "examples" / "remote_read")
@@ -335,10 +341,15 @@ def main() -> None:
                         argv = [sys.executable, __file__, "--child", "--lib", lib, "--endpoint", proxy.url,
                                 "--bucket", bucket, "--path", path, *child_op]
                     t0 = time.perf_counter()
-                    out, err = run_child(argv, env)
+                    out, err = run_child(argv, env, a.timeout)
                     wall = time.perf_counter() - t0
                     if out is None:
                         best = {"row": row, "lib": lib, "error": err.strip().splitlines()[-1] if err.strip() else "failed"}
+                        break
+                    if "timeout" in out:
+                        out.update({"row": row, "lib": lib, "wall": wall, "requests": proxy.count(),
+                                    "bytes": proxy.bytes_sent()})
+                        best = out
                         break
                     # Typed objects: each library counts its own way; both must see the file's.
                     wrong = out["sum"] <= a.nwb_objects if row == "nwb" else out["sum"] != expected[row]
@@ -350,7 +361,8 @@ def main() -> None:
                     if best is None or out["seconds"] < best["seconds"]:
                         best = out
                 results.append(best)
-                shown = best.get("error") or (f"{best['seconds']:.2f} s, {best['requests']} requests, "
+                over = "> " if "timeout" in best else ""
+                shown = best.get("error") or (f"{over}{best['seconds']:.2f} s, {best['requests']} requests, "
                                               f"{human(best['bytes'])} received, peak RSS {human(best['peak_rss'])}")
                 print(f"  {row:<14} {lib:<18} {shown}", flush=True)
         print()
@@ -361,8 +373,9 @@ def main() -> None:
                 if "error" in r:
                     print(f"{row:<14} {r['lib']:<18} {'error: ' + r['error'][:60]}")
                     continue
-                ratio = f"{r['seconds'] / mine['seconds']:.2f}x" if mine else "-"
-                print(f"{row:<14} {r['lib']:<18} {r['seconds']:>7.2f}s {ratio:>7} {r['requests']:>9} "
+                over = ">" if "timeout" in r else ""
+                ratio = f"{over}{r['seconds'] / mine['seconds']:.2f}x" if mine else "-"
+                print(f"{row:<14} {r['lib']:<18} {over:>1}{r['seconds']:>7.2f}s {ratio:>7} {r['requests']:>9} "
                       f"{human(r['bytes']):>10} {human(r['peak_rss']):>10}")
         print(f"\nratio: the library's time / neurochunk's (higher: neurochunk faster); latency {a.latency * 1000:.0f} ms "
               f"per request (fault proxy), moto_server on 127.0.0.1, {os.cpu_count()} cores")

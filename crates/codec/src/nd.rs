@@ -830,25 +830,20 @@ mod tests {
         let mut rng = Rng::with_seed(0x2545_F491_4F6C_DD1D);
         let mut out = Vec::new();
         for case in 0..2000 {
-            let Case {
-                elem,
-                src_shape,
-                dst_shape,
-                axes,
-                src,
-                n_dst,
-            } = random_case(&mut rng, case % 5);
+            let c = random_case(&mut rng, case % 5);
+            let (elem, n_dst, src_shape, dst_shape) = (c.elem, c.n_dst, &c.src_shape, &c.dst_shape);
+            let (src, axes) = (&c.src, &c.axes);
             let fill: Vec<u8> = if case % 3 == 0 {
                 vec![0; elem]
             } else {
                 (0..elem).map(|_| rng.u8(..)).collect()
             };
             let mut expected = fill.repeat(n_dst);
-            naive_copy(&src, &src_shape, &mut expected, &dst_shape, &axes, elem);
+            naive_copy(src, src_shape, &mut expected, dst_shape, axes, elem);
             // A reused buffer with stale contents and spare capacity.
             out.extend_from_slice(&[0xAB; 17]);
             assert!(gather(
-                &src, &src_shape, &dst_shape, &axes, elem, &fill, &mut out
+                src, src_shape, dst_shape, axes, elem, &fill, &mut out
             ));
             assert_eq!(out, expected, "{src_shape:?} -> {dst_shape:?} {axes:?}");
         }
@@ -869,28 +864,23 @@ mod tests {
     fn random_strided_copies_match_the_naive_copy_up_to_4d() {
         let mut rng = Rng::with_seed(0x9E37_79B9_7F4A_7C15);
         for case in 0..3000 {
-            let Case {
-                elem,
-                src_shape,
-                dst_shape,
-                axes,
-                src,
-                n_dst,
-            } = random_case(&mut rng, case % 5);
+            let c = random_case(&mut rng, case % 5);
+            let (elem, n_dst, src_shape, dst_shape) = (c.elem, c.n_dst, &c.src_shape, &c.dst_shape);
+            let (src, axes) = (&c.src, &c.axes);
             let base: Vec<u8> = (0..n_dst * elem).map(|_| rng.u8(..)).collect();
             let mut expected = base.clone();
-            naive_copy(&src, &src_shape, &mut expected, &dst_shape, &axes, elem);
+            naive_copy(src, src_shape, &mut expected, dst_shape, axes, elem);
             let mut got = base.clone();
-            copy(&src, &src_shape, &mut got, &dst_shape, &axes, elem);
+            copy(src, src_shape, &mut got, dst_shape, axes, elem);
             assert_eq!(got, expected, "{src_shape:?} -> {dst_shape:?} {axes:?}");
             let mut shared_out = base.clone();
             let shared = SharedBuffer::new(&mut shared_out);
             // SAFETY: one writer, nothing else touches the buffer.
-            unsafe { shared.copy(&src, &src_shape, &dst_shape, &axes, elem) };
+            unsafe { shared.copy(src, src_shape, dst_shape, axes, elem) };
             assert_eq!(shared_out, expected);
             // Runs come in increasing destination order and never overlap.
             let mut next = 0;
-            for_each_run(&src_shape, &dst_shape, &axes, elem, |_, d, len| {
+            for_each_run(src_shape, dst_shape, axes, elem, |_, d, len| {
                 assert!(d >= next, "runs out of order");
                 next = d + len;
             });

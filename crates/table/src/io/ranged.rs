@@ -9,7 +9,7 @@
 
 use super::page_header::{self, PageLimits};
 use crate::error::{Result, TableError};
-use neurochunk_store::{ByteRange, Bytes, Store, StoreError};
+use neurochunk_store::{ByteRange, Bytes, ReadRequest, ReadResponse, Store, StoreError};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{ChunkReader, Length};
@@ -27,6 +27,9 @@ pub(crate) const READ_AHEAD: u64 = 1 << 20;
 
 /// Bytes fetched at a time from one Parquet column chunk (a whole chunk when it is smaller).
 const CHUNK_WINDOW: u64 = 4 << 20;
+
+/// Column chunks read ahead together that lie at most this far apart share a request.
+const ADJACENT_GAP: u64 = 8 * 1024;
 
 /// Read-ahead of a Parquet reader outside the column chunks being decoded (the footer).
 const FOOTER_READ_AHEAD: u64 = 64 * 1024;
@@ -126,26 +129,48 @@ impl StoreValue {
         &self.tail
     }
 
-    /// The bytes `start..end` of each span (inside the value), with one store request of
-    /// several byte ranges, which a remote store puts in flight together.
+    /// The bytes `start..end` of each span (inside the value, sorted by start), all in one
+    /// `get_many` call, which a remote store puts in flight together. Spans at most
+    /// [`ADJACENT_GAP`] apart (the projected columns of one row group, stored side by side)
+    /// share a request, which the store may read as one range; others are requests of
+    /// their own, so the bytes between them (other columns' chunks) are not fetched.
     fn read_spans(&self, spans: &[(u64, u64)]) -> io::Result<Vec<Bytes>> {
-        let ranges: Vec<ByteRange> = spans
-            .iter()
-            .map(|&(start, end)| ByteRange::FromStart {
+        let mut requests: Vec<ReadRequest> = Vec::new();
+        let mut previous_end = None;
+        for &(start, end) in spans {
+            let range = ByteRange::FromStart {
                 offset: start,
                 length: Some(end - start),
-            })
-            .collect();
-        match self.store.get_ranges(&self.key, &ranges) {
-            Ok(Some(parts)) if parts.len() == spans.len() => Ok(parts),
-            Ok(Some(_)) => Err(io::Error::other(
-                "the store answered a different number of byte ranges",
-            )),
-            Ok(None) => Err(store_io_error(StoreError::NotFound {
-                key: self.key.clone(),
-            })),
-            Err(e) => Err(store_io_error(e)),
+            };
+            match (requests.last_mut(), previous_end) {
+                (Some(last), Some(prev)) if start >= prev && start - prev <= ADJACENT_GAP => {
+                    if let Some(ranges) = last.ranges.as_mut() {
+                        ranges.push(range);
+                    }
+                }
+                _ => requests.push(ReadRequest::ranges(self.key.clone(), vec![range])),
+            }
+            previous_end = Some(end);
         }
+        let mut out = Vec::with_capacity(spans.len());
+        for (request, answer) in requests.iter().zip(self.store.get_many(&requests)) {
+            let wanted = request.ranges.as_ref().map_or(0, Vec::len);
+            match answer {
+                Ok(ReadResponse::Ranges(parts)) if parts.len() == wanted => out.extend(parts),
+                Ok(ReadResponse::Missing) => {
+                    return Err(store_io_error(StoreError::NotFound {
+                        key: self.key.clone(),
+                    }))
+                }
+                Ok(_) => {
+                    return Err(io::Error::other(
+                        "the store did not answer the byte ranges asked for",
+                    ))
+                }
+                Err(e) => return Err(store_io_error(e)),
+            }
+        }
+        Ok(out)
     }
 
     /// Up to `len` bytes from `start`: fewer at the end of the value, none past it.
