@@ -126,8 +126,8 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
             .iter()
             .any(|p| p.is_empty() || path.starts_with(&format!("{p}/")));
         let image = !inside
-            && matches!(metadata, NodeMetadata::Group(_))
-            && neurochunk_ome::MultiscaleImage::detect(store.as_ref(), path).is_some();
+            && neurochunk_ome::MultiscaleImage::detect_node(store.as_ref(), path, metadata)
+                .is_some();
         if image {
             images.push(path.to_string());
         }
@@ -143,9 +143,7 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
                         metadata: metadata.clone(),
                     });
                     if new_image(&entry.path, metadata) {
-                        if let Some(image) = crate::ome_cmd::multiscale_json(&store, &entry.path) {
-                            out["multiscale"] = image;
-                        }
+                        out["multiscale"] = crate::ome_cmd::multiscale_json(&store, &entry.path);
                     }
                     out
                 }
@@ -160,10 +158,9 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
             Ok(metadata) => {
                 print_node(&entry.path, metadata);
                 if new_image(&entry.path, metadata) {
-                    if let Some(summary) = crate::ome_cmd::tree_summary(&store, &entry.path) {
-                        let (indent, _) = tree_position(&entry.path);
-                        outln!("{indent}  = {summary}");
-                    }
+                    let summary = crate::ome_cmd::tree_summary(&store, &entry.path);
+                    let (indent, _) = tree_position(&entry.path);
+                    outln!("{indent}  = {summary}");
                 }
             }
             Err(e) => {
@@ -237,14 +234,17 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
         NodeMetadata::Array(a) => a.attributes.clone(),
         NodeMetadata::Group(g) => g.attributes.clone(),
     };
+    let image =
+        neurochunk_ome::MultiscaleImage::detect_node(store.as_ref(), "", &node.metadata).is_some();
     if args.json {
         let mut out = node_json(&node).as_object().cloned().unwrap_or_default();
         out.insert("attributes".into(), Value::Object(attributes));
         out.insert("metadata".into(), raw_document(store.as_ref(), &node));
-        if let NodeMetadata::Group(_) = &node.metadata {
-            if let Some(image) = crate::ome_cmd::multiscale_json(&store, "") {
-                out.insert("multiscale".into(), image);
-            }
+        if image {
+            out.insert(
+                "multiscale".into(),
+                crate::ome_cmd::multiscale_json(&store, ""),
+            );
         }
         if let NodeMetadata::Array(meta) = &node.metadata {
             out.insert(
@@ -280,7 +280,7 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
         }
         NodeMetadata::Group(_) => {
             outln!("node type:   group");
-            if crate::ome_cmd::multiscale_json(&store, "").is_some() {
+            if image {
                 match neurochunk_ome::MultiscaleImage::open(store.clone(), "") {
                     Ok(image) => crate::ome_cmd::print_image(&image, ""),
                     Err(e) => outln!("multiscale:  [error: {e}]"),

@@ -495,12 +495,12 @@ pub(crate) fn print_image(image: &MultiscaleImage, indent: &str) {
     }
 }
 
-/// One line's summary of the multiscale image at `path` of `store`, for `tree`.
-pub(crate) fn tree_summary(store: &Arc<dyn Store>, path: &str) -> Option<String> {
-    MultiscaleImage::detect(store.as_ref(), path)?;
+/// One line's summary of the multiscale image at `path` of `store` (a group detected as
+/// one), for `tree`.
+pub(crate) fn tree_summary(store: &Arc<dyn Store>, path: &str) -> String {
     let image = match MultiscaleImage::open(store.clone(), path) {
         Ok(image) => image,
-        Err(e) => return Some(format!("multiscale image [error: {e}]")),
+        Err(e) => return format!("multiscale image [error: {e}]"),
     };
     let axes: Vec<String> = image
         .axes()
@@ -515,20 +515,20 @@ pub(crate) fn tree_summary(store: &Arc<dyn Store>, path: &str) -> Option<String>
         .iter()
         .map(|l| format!("{:?}", l.scale))
         .collect();
-    Some(format!(
+    format!(
         "multiscale {}: {} levels, axes {}, scales {}",
         image.layout(),
         image.levels().len(),
         axes.join(", "),
         scales.join(" ")
-    ))
+    )
 }
 
-/// The normalised description of the multiscale image at `path`, when it is one.
-pub(crate) fn multiscale_json(store: &Arc<dyn Store>, path: &str) -> Option<Value> {
-    MultiscaleImage::detect(store.as_ref(), path)?;
-    Some(match MultiscaleImage::open(store.clone(), path) {
+/// The normalised description of the multiscale image at `path` (a group detected as one),
+/// or the error opening it.
+pub(crate) fn multiscale_json(store: &Arc<dyn Store>, path: &str) -> Value {
+    match MultiscaleImage::open(store.clone(), path) {
         Ok(image) => image.to_json(),
         Err(e) => json!({"error": e.to_string()}),
-    })
+    }
 }

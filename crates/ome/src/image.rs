@@ -158,7 +158,14 @@ impl MultiscaleImage {
     /// group's metadata only, for listings).
     pub fn detect(store: &dyn Store, path: &str) -> Option<Layout> {
         let node = open_node(store, path).ok()?;
-        let NodeMetadata::Group(group) = node.metadata else {
+        Self::detect_node(store, path, &node.metadata)
+    }
+
+    /// [`MultiscaleImage::detect`] for a node whose metadata the caller has already read (an
+    /// entry of a walk, perhaps from consolidated metadata): Zarr groups are judged by their
+    /// attributes alone; only an N5 group's children are looked at in the store.
+    pub fn detect_node(store: &dyn Store, path: &str, metadata: &NodeMetadata) -> Option<Layout> {
+        let NodeMetadata::Group(group) = metadata else {
             return None;
         };
         match group.format {
