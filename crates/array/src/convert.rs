@@ -709,15 +709,85 @@ fn copy_chunks(
         progress(total - targets.len() as u64);
         return Ok(());
     }
-    // Every chunk not stored yet (every chunk when not resuming).
-    let todo = (0..total).map(|i| unravel(i, &grid)).filter(|index| {
-        let keep = !stored.contains(index);
-        if !keep {
-            progress(1);
-        }
-        keep
+    // Every chunk not stored yet (every chunk when not resuming), in groups that cover whole
+    // source chunks where those are larger, so each source chunk is decoded once.
+    let group = copy_group(src.metadata(), meta);
+    let group_len: usize = group.iter().map(|&g| g as usize).product();
+    let group_grid: Vec<u64> = grid
+        .iter()
+        .zip(&group)
+        .map(|(n, g)| n.div_ceil(*g))
+        .collect();
+    let groups = (0..group_grid.iter().product::<u64>()).filter_map(|i| {
+        let corner: Vec<u64> = unravel(i, &group_grid)
+            .iter()
+            .zip(&group)
+            .map(|(b, g)| b * g)
+            .collect();
+        let ends: Vec<u64> = corner
+            .iter()
+            .zip(&group)
+            .zip(&grid)
+            .map(|((c, g), n)| (c + g).min(*n))
+            .collect();
+        let members: Vec<Vec<u64>> = box_indices(&corner, &ends)
+            .filter(|index| {
+                let keep = !stored.contains(index);
+                if !keep {
+                    progress(1);
+                }
+                keep
+            })
+            .collect();
+        (!members.is_empty()).then_some(members)
     });
-    write_chunks(dst, todo, batch, &read, progress)
+    write_chunk_groups(dst, groups, (batch / group_len).max(1), &read, progress)
+}
+
+/// Destination chunks per axis that one copy task writes together: enough to cover a source
+/// read unit (a chunk, or an inner chunk of a shard) where that is larger than a destination
+/// chunk, so the task reads and decodes it once instead of once per destination chunk; 1
+/// elsewhere, and on every axis when the group would exceed 64 MiB.
+fn copy_group(src: &ArrayMetadata, dst: &ArrayMetadata) -> Vec<u64> {
+    const GROUP_BYTES: usize = 64 << 20;
+    let unit = match src.codecs.serializer::<ShardingCodec>() {
+        Some(sharding) => sharding.inner_chunk_shape().to_vec(),
+        None => src.chunk_shape.clone(),
+    };
+    let ones = vec![1; dst.chunk_shape.len()];
+    if unit.len() != dst.chunk_shape.len() {
+        return ones;
+    }
+    let group: Vec<u64> = unit
+        .iter()
+        .zip(&dst.chunk_shape)
+        .map(|(&u, &c)| u.div_ceil(c.max(1)).max(1) as u64)
+        .collect();
+    let element = dst.data_type.fixed_size().unwrap_or(16);
+    let bytes = group
+        .iter()
+        .zip(&dst.chunk_shape)
+        .map(|(&g, &c)| g as usize * c)
+        .product::<usize>()
+        .saturating_mul(element);
+    if bytes > GROUP_BYTES {
+        ones
+    } else {
+        group
+    }
+}
+
+/// The grid positions of the box `[start, end)`, C order.
+fn box_indices(start: &[u64], end: &[u64]) -> impl Iterator<Item = Vec<u64>> {
+    let extent: Vec<u64> = start.iter().zip(end).map(|(s, e)| e - s).collect();
+    let start = start.to_vec();
+    (0..extent.iter().product::<u64>()).map(move |i| {
+        unravel(i, &extent)
+            .iter()
+            .zip(&start)
+            .map(|(o, s)| o + s)
+            .collect()
+    })
 }
 
 /// Destination chunks copied per batch: four per thread, fewer for large chunks (shards) so a
@@ -768,7 +838,23 @@ pub fn write_chunks(
     produce: &ChunkProducer<'_>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> ArrayResult<()> {
+    let groups = indices.into_iter().map(|index| vec![index]);
+    write_chunk_groups(dst, groups, batch, produce, progress)
+}
+
+/// [`write_chunks`] for groups of chunks: each group is one task that asks `produce` once for
+/// the box covering its chunks and writes each chunk from its part of it (what a copy needs
+/// when one source chunk spans several destination chunks). `batch` counts groups;
+/// `progress(n)` counts chunks.
+pub fn write_chunk_groups(
+    dst: &Array,
+    groups: impl IntoIterator<Item = Vec<Vec<u64>>>,
+    batch: usize,
+    produce: &ChunkProducer<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<()> {
     let meta = dst.metadata();
+    let element = meta.data_type.fixed_size().unwrap_or(0);
     let encoded = std::sync::Mutex::new(Vec::new());
     let flush = || -> ArrayResult<()> {
         let values = std::mem::take(&mut *encoded.lock().unwrap_or_else(|e| e.into_inner()));
@@ -777,11 +863,9 @@ pub fn write_chunks(
         }
         Ok(())
     };
-    let write_chunk = |index: &Vec<u64>| -> ArrayResult<()> {
-        let (origin, extent) = chunk_box(meta, index);
-        let data = produce(&origin, &extent)?;
-        let selection = Selection::from_box(&origin, &extent);
-        dst.write_with(&selection, crate::array::Source::of(&data), &|values| {
+    let write_box = |origin: &[u64], extent: &[u64], data: &ArrayBytes| -> ArrayResult<()> {
+        let selection = Selection::from_box(origin, extent);
+        dst.write_with(&selection, crate::array::Source::of(data), &|values| {
             encoded
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -789,16 +873,48 @@ pub fn write_chunks(
             Ok(())
         })
     };
+    let write_group = |group: &Vec<Vec<u64>>| -> ArrayResult<()> {
+        let boxes: Vec<(Vec<u64>, Vec<u64>)> =
+            group.iter().map(|index| chunk_box(meta, index)).collect();
+        if let [(origin, extent)] = boxes.as_slice() {
+            return write_box(origin, extent, &produce(origin, extent)?);
+        }
+        let Some(first) = boxes.first() else {
+            return Ok(());
+        };
+        let rank = first.0.len();
+        let start: Vec<u64> = (0..rank)
+            .map(|d| boxes.iter().map(|(o, _)| o[d]).min().unwrap_or(0))
+            .collect();
+        let end: Vec<u64> = (0..rank)
+            .map(|d| boxes.iter().map(|(o, e)| o[d] + e[d]).max().unwrap_or(0))
+            .collect();
+        let cover: Vec<u64> = end.iter().zip(&start).map(|(e, s)| e - s).collect();
+        let data = produce(&start, &cover)?;
+        let cover: Vec<usize> = cover.iter().map(|&n| n as usize).collect();
+        for (origin, extent) in &boxes {
+            let offset: Vec<usize> = origin
+                .iter()
+                .zip(&start)
+                .map(|(o, s)| (o - s) as usize)
+                .collect();
+            let shape: Vec<usize> = extent.iter().map(|&n| n as usize).collect();
+            let part =
+                neurochunk_codec::nd::extract_region(&data, &cover, &offset, &shape, element);
+            write_box(origin, extent, &part)?;
+        }
+        Ok(())
+    };
     let batch = batch.max(1);
-    let mut indices = indices.into_iter();
+    let mut groups = groups.into_iter();
     loop {
-        let part: Vec<Vec<u64>> = indices.by_ref().take(batch).collect();
+        let part: Vec<Vec<Vec<u64>>> = groups.by_ref().take(batch).collect();
         if part.is_empty() {
             return Ok(());
         }
-        part.par_iter().try_for_each(write_chunk)?;
+        part.par_iter().try_for_each(write_group)?;
         flush()?;
-        progress(part.len() as u64);
+        progress(part.iter().map(|g| g.len() as u64).sum());
     }
 }
 

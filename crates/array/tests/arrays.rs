@@ -1164,3 +1164,77 @@ fn batches_keep_a_remote_stores_requests_in_flight() {
     assert!(largest_batch(1) <= 16.max(workers), "{}", largest_batch(1));
     assert!(largest_batch(64) > 16, "{}", largest_batch(64));
 }
+
+/// Re-chunking to smaller chunks reads (and decodes) each source chunk once where the grids
+/// align, however many destination chunks it spans, and gives the same values on aligned and
+/// unaligned grids with edge chunks; resuming skips the groups' stored chunks.
+#[test]
+fn copy_to_smaller_chunks_reads_each_source_chunk_once() {
+    for (src_chunks, dst_chunks, aligned) in [
+        (vec![8, 8, 8], vec![4, 4, 2], true),
+        (vec![6, 9, 4], vec![4, 4, 4], false),
+    ] {
+        let raw: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let shape = [13u64, 18, 11];
+        let src = neurochunk_array::ArrayBuilder::new(shape, DataType::UInt16)
+            .chunks(src_chunks.clone())
+            .codecs([Codec::zstd(1)])
+            .create(raw.clone(), "src")
+            .unwrap();
+        let n = shape.iter().product::<u64>() as usize;
+        let values: Vec<u16> = (0..n).map(|v| (v * 7 % 65521) as u16).collect();
+        src.write_all(&u16s(&values)).unwrap();
+        let counting = Arc::new(CountingStore::new(raw.clone()));
+        let src = Array::open(counting.clone(), "src").unwrap();
+        let options = ConvertOptions {
+            chunks: Some(dst_chunks.clone()),
+            ..Default::default()
+        };
+        let dst_meta = derive_metadata(src.metadata(), &options, "dst").unwrap();
+        let dst = Array::create(raw.clone(), "dst", dst_meta).unwrap();
+        counting.reset();
+        let done = AtomicUsize::new(0);
+        copy_data(&src, &dst, &|n| {
+            done.fetch_add(n as usize, Ordering::Relaxed);
+        })
+        .unwrap();
+        let grid = |c: &[usize]| -> usize {
+            shape
+                .iter()
+                .zip(c)
+                .map(|(&s, &c)| (s as usize).div_ceil(c))
+                .product()
+        };
+        assert_eq!(
+            done.load(Ordering::Relaxed),
+            grid(&dst_chunks),
+            "{dst_chunks:?}"
+        );
+        let reads = counting.counts().whole_reads as usize;
+        if aligned {
+            assert_eq!(reads, grid(&src_chunks), "each source chunk read once");
+        } else {
+            // Unaligned groups share some source chunks, but read fewer than a copy chunk by
+            // chunk: one read per destination chunk and source chunk it overlaps.
+            let overlaps: usize = (0..3)
+                .map(|d| {
+                    let (s, c, n) = (src_chunks[d], dst_chunks[d], shape[d] as usize);
+                    (0..n.div_ceil(c))
+                        .map(|i| {
+                            let (a, b) = (i * c, ((i + 1) * c).min(n));
+                            (b - 1) / s - a / s + 1
+                        })
+                        .sum::<usize>()
+                })
+                .product();
+            assert!(reads < overlaps, "{reads} reads, {overlaps} chunk by chunk");
+        }
+        let back = Array::open(raw.clone(), "dst").unwrap();
+        assert_eq!(back.metadata().chunk_shape, dst_chunks);
+        assert_eq!(
+            as_u16(&back.read_all().unwrap().1),
+            values,
+            "{src_chunks:?} -> {dst_chunks:?}"
+        );
+    }
+}

@@ -47,19 +47,20 @@ def binary() -> Path:
     return Path(value) if value else REPO_ROOT / "target" / "release" / "neurochunk"
 
 
-def write_source(path: Path, size: int) -> None:
-    """A smooth uint16 volume with noise, written slab by slab (bounded memory at 1024³)."""
+def write_source(path: Path, size: int, chunk: int = CHUNK) -> None:
+    """A smooth uint16 volume with noise in `chunk`³ chunks, written slab by slab (bounded
+    memory at 1024³)."""
     import zarr
     from zarr.codecs import ZstdCodec
 
     arr = zarr.create_array(
-        str(path), shape=(size,) * 3, chunks=(CHUNK,) * 3, dtype="uint16", compressors=[ZstdCodec(level=3)],
+        str(path), shape=(size,) * 3, chunks=(chunk,) * 3, dtype="uint16", compressors=[ZstdCodec(level=3)],
         overwrite=True,
     )
     rng = np.random.default_rng(0)
     y, x = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
-    for z0 in range(0, size, CHUNK):
-        z = np.arange(z0, min(z0 + CHUNK, size))[:, None, None]
+    for z0 in range(0, size, chunk):
+        z = np.arange(z0, min(z0 + chunk, size))[:, None, None]
         smooth = 20000 + 8000 * np.sin(z / 37.0) * np.cos(y / 53.0) * np.sin(x / 41.0 + 1)
         noise = rng.normal(0, 300, (len(z), size, size))
         arr[z0 : z0 + len(z)] = np.clip(smooth + noise, 0, 65535).astype(np.uint16)
@@ -158,6 +159,11 @@ def main() -> None:
     p.add_argument("--size", type=int, default=512)
     p.add_argument("--levels", type=int, default=4)
     p.add_argument("--reps", type=int, default=1)
+    p.add_argument(
+        "--source-chunks", type=int, default=CHUNK,
+        help=f"the source's chunk side (default {CHUNK}, the output's, so level 0 can be copied as "
+        "stored; another value makes every tool decode and re-encode level 0)",
+    )
     p.add_argument("--tools", default=",".join(TOOLS))
     p.add_argument("--workdir", help="scratch folder (default: a temporary one, removed at the end)")
     p.add_argument("--json", help="write the results here")
@@ -180,7 +186,7 @@ def main() -> None:
     try:
         src = work / "src.zarr"
         t0 = time.perf_counter()
-        write_source(src, args.size)
+        write_source(src, args.size, args.source_chunks)
         print(f"source {args.size}³ uint16 written in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         results: dict[str, dict] = {}
         for tool in tools:
@@ -204,7 +210,10 @@ def main() -> None:
         if len({json.dumps(s) for s in shapes.values()}) != 1:
             raise SystemExit(f"the tools built different level shapes: {shapes}")
         base = results.get("neurochunk")
-        print(f"\n{args.size}³ uint16, {args.levels} levels, block mean, {CHUNK}³ chunks, OME-Zarr 0.5")
+        print(
+            f"\n{args.size}³ uint16 ({args.source_chunks}³ source chunks), {args.levels} levels, "
+            f"block mean, {CHUNK}³ chunks, OME-Zarr 0.5"
+        )
         print(f"{'tool':<12} {'seconds':>9} {'ratio':>7} {'peak MiB':>9} {'base MiB':>9}")
         for tool, r in results.items():
             ratio = f"{r['seconds'] / base['seconds']:.2f}" if base else "-"
