@@ -641,40 +641,12 @@ impl Store for LindiStore {
 
     fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
         validate_prefix(prefix)?;
-        Ok(self
-            .entries
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, _)| k.clone())
-            .collect())
+        Ok(crate::memory::list_sorted_prefix(&self.entries, prefix))
     }
 
     fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
         validate_prefix(prefix)?;
-        let base = match prefix.trim_end_matches('/') {
-            "" => String::new(),
-            p => format!("{p}/"),
-        };
-        let mut listing = DirListing::default();
-        for key in self
-            .entries
-            .range(base.clone()..)
-            .take_while(|(k, _)| k.starts_with(&base))
-            .map(|(k, _)| k)
-        {
-            let rest = &key[base.len()..];
-            match rest.split_once('/') {
-                Some((dir, _)) => {
-                    if listing.prefixes.last().map(String::as_str) != Some(dir) {
-                        listing.prefixes.push(dir.to_string());
-                    }
-                }
-                None => listing.keys.push(rest.to_string()),
-            }
-        }
-        listing.prefixes.sort();
-        listing.prefixes.dedup();
-        Ok(listing)
+        Ok(crate::memory::list_sorted_dir(&self.entries, prefix))
     }
 }
 

@@ -65,34 +65,44 @@ impl Store for MemoryStore {
 
     fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
         validate_prefix(prefix)?;
-        Ok(self
-            .read()
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, _)| k.clone())
-            .collect())
+        Ok(list_sorted_prefix(&self.read(), prefix))
     }
 
     fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
         validate_prefix(prefix)?;
-        let base = match prefix.trim_end_matches('/') {
-            "" => String::new(),
-            p => format!("{p}/"),
-        };
-        let mut listing = DirListing::default();
-        for key in self.read().keys().filter(|k| k.starts_with(&base)) {
-            let rest = &key[base.len()..];
-            match rest.split_once('/') {
-                Some((dir, _)) => {
-                    if listing.prefixes.last().map(String::as_str) != Some(dir) {
-                        listing.prefixes.push(dir.to_string());
-                    }
-                }
-                None => listing.keys.push(rest.to_string()),
-            }
-        }
-        listing.prefixes.sort();
-        listing.prefixes.dedup();
-        Ok(listing)
+        Ok(list_sorted_dir(&self.read(), prefix))
     }
+}
+
+/// The keys of `map` starting with `prefix`, sorted (for stores holding their keys in a
+/// sorted map: memory, LINDI reference files).
+pub(crate) fn list_sorted_prefix<V>(map: &BTreeMap<String, V>, prefix: &str) -> Vec<String> {
+    map.range(prefix.to_string()..)
+        .take_while(|(k, _)| k.starts_with(prefix))
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// The directory listing of `prefix` over the keys of `map`: the keys directly below it and
+/// the names of the sub-directories, each sorted.
+pub(crate) fn list_sorted_dir<V>(map: &BTreeMap<String, V>, prefix: &str) -> DirListing {
+    let base = match prefix.trim_end_matches('/') {
+        "" => String::new(),
+        p => format!("{p}/"),
+    };
+    let mut listing = DirListing::default();
+    for key in list_sorted_prefix(map, &base) {
+        let rest = &key[base.len()..];
+        match rest.split_once('/') {
+            Some((dir, _)) => {
+                if listing.prefixes.last().map(String::as_str) != Some(dir) {
+                    listing.prefixes.push(dir.to_string());
+                }
+            }
+            None => listing.keys.push(rest.to_string()),
+        }
+    }
+    listing.prefixes.sort();
+    listing.prefixes.dedup();
+    listing
 }
