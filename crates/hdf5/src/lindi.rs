@@ -328,19 +328,14 @@ impl RefWriter<'_> {
                 b.resize(size, 0);
                 bytes.extend(b);
             }
-            let chunks: Vec<u64> = shape.iter().map(|&d| d.max(1)).collect();
-            self.put_json(
-                &join_key(key, ".zarray"),
-                json!({"chunks": chunks, "compressor": null, "dtype": format!("|S{size}"), "fill_value": "", "filters": null, "order": "C", "shape": shape, "zarr_format": 2}),
+            self.inline_array(
+                key,
+                &shape,
+                json!(format!("|S{size}")),
+                json!(""),
+                &bytes,
+                attrs,
             );
-            if !attrs.is_empty() {
-                self.put_json(&join_key(key, ".zattrs"), Value::Object(attrs));
-            }
-            if shape.iter().all(|&d| d > 0) {
-                let chunk = vec!["0"; shape.len()].join(".");
-                self.put_bytes(&join_key(key, &chunk), &bytes);
-            }
-            self.summary.inline += 1;
             return Ok(());
         }
         let items: Vec<Value> = cells.iter().map(|c| self.cell_value(c)).collect();
@@ -415,20 +410,35 @@ impl RefWriter<'_> {
         bytes: Vec<u8>,
         attrs: Map<String, Value>,
     ) -> Hdf5Result<()> {
-        let chunks: Vec<u64> = shape.iter().map(|&d| d.max(1)).collect();
         let v2 = neurochunk_dtype::v2::dtype_to_json(dt, Endian::Little)
             .map_err(|e| self.err(path, e.to_string()))?;
-        let doc = json!({"chunks": chunks, "compressor": null, "dtype": v2.dtype, "fill_value": neurochunk_dtype::v2::fill_value_to_v2_json(&dt.zero_fill(), dt), "filters": null, "order": "C", "shape": shape, "zarr_format": 2});
+        let fill = neurochunk_dtype::v2::fill_value_to_v2_json(&dt.zero_fill(), dt);
+        self.inline_array(key, shape, json!(v2.dtype), fill, &bytes, attrs);
+        Ok(())
+    }
+
+    /// An array inline as one uncompressed Zarr v2 chunk of `bytes` (C order), with its
+    /// `.zarray` (`dtype` and `fill_value` as Zarr v2 JSON) and, when any, `.zattrs`.
+    fn inline_array(
+        &mut self,
+        key: &str,
+        shape: &[u64],
+        dtype: Value,
+        fill_value: Value,
+        bytes: &[u8],
+        attrs: Map<String, Value>,
+    ) {
+        let chunks: Vec<u64> = shape.iter().map(|&d| d.max(1)).collect();
+        let doc = json!({"chunks": chunks, "compressor": null, "dtype": dtype, "fill_value": fill_value, "filters": null, "order": "C", "shape": shape, "zarr_format": 2});
         self.put_json(&join_key(key, ".zarray"), doc);
         if !attrs.is_empty() {
             self.put_json(&join_key(key, ".zattrs"), Value::Object(attrs));
         }
         if shape.iter().all(|&d| d > 0) {
             let chunk = vec!["0"; shape.len()].join(".");
-            self.put_bytes(&join_key(key, &chunk), &bytes);
+            self.put_bytes(&join_key(key, &chunk), bytes);
         }
         self.summary.inline += 1;
-        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
