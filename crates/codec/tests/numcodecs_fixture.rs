@@ -4,7 +4,7 @@
 //! gives the stored bytes exactly.
 //!
 //! The fixture lives beside the repository (`../shared/thirdparty`, or `NEUROCHUNK_THIRDPARTY`);
-//! without it the test says so and passes.
+//! without it the test fails, naming the folder it looked in.
 
 use std::fs;
 use std::io::Read;
@@ -15,18 +15,18 @@ use neurochunk_dtype::npy::read_npy_header;
 use neurochunk_dtype::DataType;
 use serde_json::Value;
 
-fn fixture_root() -> Option<PathBuf> {
+fn fixture_root() -> PathBuf {
     let root = match std::env::var_os("NEUROCHUNK_THIRDPARTY") {
         Some(p) => PathBuf::from(p),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thirdparty"),
     };
     let dir = root.join("numcodecs/fixture");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("numcodecs fixture not found at {}; skipped", dir.display());
-        None
-    }
+    assert!(
+        dir.is_dir(),
+        "numcodecs fixture not found at {} (set NEUROCHUNK_THIRDPARTY to the thirdparty folder)",
+        dir.display()
+    );
+    dir
 }
 
 /// The `.npy` file's data type, shape in memory order and raw bytes in memory order
@@ -156,9 +156,7 @@ fn check_dir(dir: &Path, exact: bool) -> Tally {
 
 #[test]
 fn numcodecs_golden_vectors() {
-    let Some(root) = fixture_root() else {
-        return;
-    };
+    let root = fixture_root();
     // (folder, encoding byte-exact). Byte-exact is asserted where the output is determined by
     // the configuration and the format (not by a compressor library's version or heuristics).
     let cases: &[(&str, bool)] = &[
