@@ -567,3 +567,103 @@ fn row_filters_skip_row_groups_and_partitions_they_rule_out() {
         one_file
     );
 }
+
+/// A memory store that says it serves 8 reads at once and holds each `size` and ranged
+/// read a moment, counting how many are in flight together.
+#[derive(Debug, Default)]
+struct SlowConcurrentStore {
+    inner: MemoryStore,
+    in_flight: std::sync::atomic::AtomicUsize,
+    most_in_flight: std::sync::atomic::AtomicUsize,
+}
+
+impl SlowConcurrentStore {
+    fn hold<R>(&self, read: impl FnOnce() -> R) -> R {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.in_flight.fetch_add(1, SeqCst) + 1;
+        self.most_in_flight.fetch_max(now, SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let out = read();
+        self.in_flight.fetch_sub(1, SeqCst);
+        out
+    }
+}
+
+impl Store for SlowConcurrentStore {
+    fn get(&self, key: &str) -> neurochunk_store::StoreResult<Option<Bytes>> {
+        self.inner.get(key)
+    }
+    fn get_ranges(
+        &self,
+        key: &str,
+        ranges: &[neurochunk_store::ByteRange],
+    ) -> neurochunk_store::StoreResult<Option<Vec<Bytes>>> {
+        self.hold(|| self.inner.get_ranges(key, ranges))
+    }
+    fn size(&self, key: &str) -> neurochunk_store::StoreResult<Option<u64>> {
+        self.hold(|| self.inner.size(key))
+    }
+    fn set(&self, key: &str, value: Bytes) -> neurochunk_store::StoreResult<()> {
+        self.inner.set(key, value)
+    }
+    fn delete(&self, key: &str) -> neurochunk_store::StoreResult<()> {
+        self.inner.delete(key)
+    }
+    fn list_prefix(&self, prefix: &str) -> neurochunk_store::StoreResult<Vec<String>> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(
+        &self,
+        prefix: &str,
+    ) -> neurochunk_store::StoreResult<neurochunk_store::DirListing> {
+        self.inner.list_dir(prefix)
+    }
+    fn concurrent_reads(&self) -> usize {
+        8
+    }
+}
+
+#[test]
+fn hive_part_files_open_concurrently_in_order() {
+    // Six partitions, one part file each.
+    let slow = Arc::new(SlowConcurrentStore::default());
+    let store: Arc<dyn Store> = slow.clone();
+    let skel = Skel {
+        ids: (1..=12).collect(),
+        frags: vec![1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6],
+        parents: vec![None; 12],
+    };
+    let b = skel.batch(md(&[]));
+    let opts = WriteOptions {
+        max_open_partitions: 8,
+        ..hive_opts()
+    };
+    write(&store, "h", &b, &opts);
+    let parts: Vec<String> = store
+        .list_prefix("h/")
+        .unwrap()
+        .into_iter()
+        .filter(|k| k.ends_with(".parquet"))
+        .collect();
+    assert_eq!(parts.len(), 6);
+
+    let (src, got) = read(&store, "h");
+    assert_eq!(id_pairs(&got), id_pairs(&b));
+    let order: Vec<String> = src
+        .files()
+        .iter()
+        .map(|f| f.path.display().to_string())
+        .collect();
+    assert_eq!(order, parts, "files keep the listing's order");
+    let most = slow
+        .most_in_flight
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        most > 1,
+        "the part files were opened one at a time ({most} in flight at most)"
+    );
+    assert!(
+        most <= 8,
+        "{most} reads in flight, more than the store serves"
+    );
+}

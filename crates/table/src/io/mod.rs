@@ -263,6 +263,48 @@ fn sniff(name: &str, head: &[u8], tail: &[u8], len: u64) -> Result<Format> {
     ))
 }
 
+/// `f` applied to every item, on up to `workers` threads at once (one thread when `workers` is
+/// at most 1 or there is one item), with the results in the items' order. For blocking store
+/// calls whose latency, not the CPU, sets the pace.
+fn map_concurrent<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let workers = workers.clamp(1, MAX_OPEN_THREADS).min(items.len());
+    if workers <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut indexed: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        done.push((i, f(item)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    indexed.sort_by_key(|(i, _)| *i);
+    indexed.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The most threads opening a table's part files at once.
+const MAX_OPEN_THREADS: usize = 16;
+
 /// Opens one data file of a store (format sniffed from its first and last bytes) and reads
 /// its schema (and, for Parquet, the footer: row count and notes). `name` is its display name.
 fn open_file(
@@ -793,14 +835,22 @@ impl TableSource {
         } else {
             None
         };
-        let mut files = Vec::with_capacity(found.len());
-        for (rel, segs) in &found {
-            let mut f = open_file(
+        // The part files' footers are read concurrently: over a remote store each is a HEAD
+        // and a ranged GET, so one after the other a table of many parts opens slowly.
+        let opened = map_concurrent(&found, store.concurrent_reads(), |(rel, _)| {
+            let mut file_notes = Vec::new();
+            open_file(
                 &store,
                 &join_key(prefix, rel),
                 &join_name(&name, rel),
-                &mut notes,
-            )?;
+                &mut file_notes,
+            )
+            .map(|f| (f, file_notes))
+        });
+        let mut files = Vec::with_capacity(found.len());
+        for ((_, segs), result) in found.iter().zip(opened) {
+            let (mut f, file_notes) = result?;
+            notes.extend(file_notes);
             f.partition = segs
                 .iter()
                 .map(|(_, v)| {
