@@ -8,8 +8,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use neurochunk_array::{Array, Store};
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_ome::{
-    build_pyramid, convert_image, pyramid_chunk_count, validate, ConvertImageOptions, Factors,
-    Layout, Method, MultiscaleImage, PyramidOptions, Severity,
+    build_pyramid, container_images, convert_container, convert_image, pyramid_chunk_count,
+    validate, ContainerKind, ConvertImageOptions, Factors, Layout, Method, MultiscaleImage,
+    PyramidOptions, Severity,
 };
 use serde_json::{json, Value};
 
@@ -245,6 +246,14 @@ pub(crate) fn convert_multiscale(
     shaping: &neurochunk_array::convert::ConvertOptions,
     write: &WriteArgs,
 ) -> Result<bool, Failure> {
+    let container = container_images(src_store.as_ref(), "")
+        .map_err(|e| Failure(format!("{}: {e}", src.display())))?
+        .filter(|(kind, images)| *kind == ContainerKind::Bioformats2Raw || images.len() > 1);
+    if let Some((kind, images)) = container {
+        return convert_multiscale_container(
+            src, src_store, dst, kind, &images, format, shaping, write,
+        );
+    }
     let Some(layout) = MultiscaleImage::detect(src_store.as_ref(), "") else {
         return Ok(false);
     };
@@ -263,25 +272,18 @@ pub(crate) fn convert_multiscale(
     if target == layout {
         return Ok(false);
     }
-    let name = format!("{} -> {}", src.display(), dst.display());
-    let (dst_store, staged) = staged_destination(dst, write)?;
-    let total: u64 = (0..image.levels().len())
-        .filter_map(|k| image.level_array(k).ok())
-        .map(|a| neurochunk_array::convert::chunk_count(a.metadata()))
-        .sum();
-    let (bar, report) = reporter(total, false, "converting");
-    let mut options = ConvertImageOptions::new(target);
-    options.chunks = shaping.chunks.clone();
-    options.shards = shaping.shards.clone();
-    options.codecs = shaping.compressors.clone();
-    convert_image(&image, dst_store, "", &options, &report)
-        .map_err(|e| Failure(format!("{name}: {e}")))?;
-    bar.finish_and_clear();
-    if let Some(staged) = staged {
-        staged
-            .publish()
-            .map_err(|e| Failure(format!("{}: {e}", dst.display())))?;
-    }
+    let total = image_chunk_count(&image);
+    write_staged(dst, write, total, |dst_store, report| {
+        convert_image(
+            &image,
+            dst_store,
+            "",
+            &convert_options(target, shaping),
+            report,
+        )
+        .map(|_| ())
+        .map_err(|e| Failure(format!("{} -> {}: {e}", src.display(), dst.display())))
+    })?;
     if !progress::quiet() {
         eprintln!(
             "neurochunk: note: {}: multiscale image {layout} written as {target}",
@@ -305,6 +307,102 @@ pub(crate) fn convert_multiscale(
         }
     }
     Ok(true)
+}
+
+/// `convert` of a container of several images (BigDataViewer setups and time points, an
+/// OME-Zarr bioformats2raw group): every image, into OME-Zarr as a bioformats2raw container.
+/// Into the container's own layout it is an ordinary copy (`Ok(false)`).
+#[allow(clippy::too_many_arguments)]
+fn convert_multiscale_container(
+    src: &Location,
+    src_store: &Arc<dyn Store>,
+    dst: &Location,
+    kind: ContainerKind,
+    images: &[String],
+    format: Option<FormatArg>,
+    shaping: &neurochunk_array::convert::ConvertOptions,
+    write: &WriteArgs,
+) -> Result<bool, Failure> {
+    let source_format = neurochunk_array::open_node(src_store.as_ref(), "")
+        .ok()
+        .and_then(|n| match n.metadata {
+            neurochunk_array::NodeMetadata::Group(g) => Some(g.format),
+            neurochunk_array::NodeMetadata::Array(_) => None,
+        });
+    let target = match format {
+        None => return Ok(false),
+        Some(f) if Some(neurochunk_array::ZarrFormat::from(f)) == source_format => {
+            return Ok(false)
+        }
+        Some(f) => target_layout(f, None, true),
+    };
+    let opened: Vec<MultiscaleImage> = images
+        .iter()
+        .map(|path| MultiscaleImage::open(src_store.clone(), path))
+        .collect::<Result<_, _>>()
+        .map_err(|e| Failure(format!("{}: {e}", src.display())))?;
+    let total = opened.iter().map(image_chunk_count).sum();
+    write_staged(dst, write, total, |dst_store, report| {
+        convert_container(
+            src_store,
+            "",
+            dst_store,
+            "",
+            &convert_options(target, shaping),
+            report,
+        )
+        .map(|_| ())
+        .map_err(|e| Failure(format!("{} -> {}: {e}", src.display(), dst.display())))
+    })?;
+    if !progress::quiet() {
+        eprintln!(
+            "neurochunk: note: {}: {} images of the {kind} container written as {target} \
+             series 0..{} (bioformats2raw layout)",
+            dst.display(),
+            images.len(),
+            images.len() - 1
+        );
+    }
+    Ok(true)
+}
+
+/// Chunks the levels of `image` hold (the progress bar's total).
+fn image_chunk_count(image: &MultiscaleImage) -> u64 {
+    (0..image.levels().len())
+        .filter_map(|k| image.level_array(k).ok())
+        .map(|a| neurochunk_array::convert::chunk_count(a.metadata()))
+        .sum()
+}
+
+fn convert_options(
+    target: Layout,
+    shaping: &neurochunk_array::convert::ConvertOptions,
+) -> ConvertImageOptions {
+    let mut options = ConvertImageOptions::new(target);
+    options.chunks = shaping.chunks.clone();
+    options.shards = shaping.shards.clone();
+    options.codecs = shaping.compressors.clone();
+    options
+}
+
+/// Run `write_into` on the destination (staged and published when local), with a progress
+/// bar over `total` chunks.
+fn write_staged(
+    dst: &Location,
+    write: &WriteArgs,
+    total: u64,
+    write_into: impl FnOnce(Arc<dyn Store>, &(dyn Fn(u64) + Sync)) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let (dst_store, staged) = staged_destination(dst, write)?;
+    let (bar, report) = reporter(total, false, "converting");
+    write_into(dst_store, &report)?;
+    bar.finish_and_clear();
+    if let Some(staged) = staged {
+        staged
+            .publish()
+            .map_err(|e| Failure(format!("{}: {e}", dst.display())))?;
+    }
+    Ok(())
 }
 
 #[derive(Subcommand, Debug)]

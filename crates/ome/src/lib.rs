@@ -42,6 +42,7 @@
 //! # Ok::<(), neurochunk_ome::OmeError>(())
 //! ```
 
+mod collection;
 mod error;
 mod image;
 mod kernels;
@@ -51,6 +52,7 @@ mod pyramid;
 mod validate;
 mod write;
 
+pub use collection::{container_images, convert_container, ContainerKind};
 pub use error::{OmeError, OmeResult};
 pub use image::{Axis, Layout, Level, MultiscaleImage};
 pub use kernels::{downsample_block, Method};

@@ -14,7 +14,11 @@ use crate::error::{OmeError, OmeResult};
 use crate::image::{Axis, Layout, Level, MultiscaleImage};
 
 /// The children of `path` whose names are `prefix` followed by a number, sorted by number.
-fn numbered_children(store: &dyn Store, path: &str, prefix: &str) -> OmeResult<Vec<(u64, String)>> {
+pub(crate) fn numbered_children(
+    store: &dyn Store,
+    path: &str,
+    prefix: &str,
+) -> OmeResult<Vec<(u64, String)>> {
     let dir = if path.is_empty() {
         String::new()
     } else {
@@ -52,6 +56,20 @@ fn array_attributes(store: &dyn Store, path: &str) -> Option<Map<String, Value>>
     match open_node(store, path).ok()?.metadata {
         NodeMetadata::Array(meta) => Some(meta.attributes.clone()),
         NodeMetadata::Group(_) => None,
+    }
+}
+
+/// The time points (`timepointM`, by number) of the BigDataViewer setup group at
+/// `setup_path`; none when the group is not a setup (no `downsamplingFactors`).
+pub(crate) fn bdv_setup_timepoints(store: &dyn Store, setup_path: &str) -> OmeResult<Vec<String>> {
+    match group_attributes(store, setup_path) {
+        Some(attrs) if attrs.contains_key("downsamplingFactors") => {
+            Ok(numbered_children(store, setup_path, "timepoint")?
+                .into_iter()
+                .map(|(_, name)| name)
+                .collect())
+        }
+        _ => Ok(Vec::new()),
     }
 }
 

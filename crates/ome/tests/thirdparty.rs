@@ -210,4 +210,27 @@ fn bioformats2raw_series() {
             .unwrap()
             .is_empty());
     }
+
+    // Listed by the OME group, and converted to OME-Zarr 0.5 series by series.
+    let (kind, images) = neurochunk_ome::container_images(store.as_ref(), "")
+        .unwrap()
+        .unwrap();
+    assert_eq!(kind, neurochunk_ome::ContainerKind::Bioformats2Raw);
+    assert_eq!(images, ["0", "1"]);
+    let out: Arc<dyn Store> = Arc::new(neurochunk_array::MemoryStore::new());
+    let options = neurochunk_ome::ConvertImageOptions::new(Layout::OmeZarr05);
+    neurochunk_ome::convert_container(&store, "", out.clone(), "", &options, &|_| {}).unwrap();
+    for (series, sum) in [("0", 33_411_110u64), ("1", 33_411_210)] {
+        let image = MultiscaleImage::open(out.clone(), series).unwrap();
+        assert_eq!(image.layout(), Layout::OmeZarr05);
+        let (_, l0) = image
+            .level_array(0)
+            .unwrap()
+            .read_elements::<u8>(&Selection::all())
+            .unwrap();
+        assert_eq!(l0.iter().map(|&v| v as u64).sum::<u64>(), sum);
+        assert!(neurochunk_ome::validate(out.clone(), series)
+            .unwrap()
+            .is_empty());
+    }
 }

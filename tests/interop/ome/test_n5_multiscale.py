@@ -21,10 +21,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorstore as ts
+import zarr
 
 import pyramid_ref as ref
 from ncli import REPO_ROOT, assert_same_array
-from omeio import build_pyramid, ome_info, read_ngff_zarr, run_py311
+from omeio import build_pyramid, ome_info, read_ngff_zarr, read_ome_zarr_py, run_py311
 
 SHAPE_ZYX = (13, 22, 31)
 FACTORS_XYZ = [[1, 1, 1], [2, 2, 1], [4, 4, 2]]
@@ -208,6 +209,42 @@ def test_convert_n5_multiscale_to_ome_zarr_05(nc, tmp_path, writer, layout):
         # The peer's array in its axes' order, compared with the (z, y, x) level.
         zyx = np.transpose(image.arrays[k], [names.index(a) for a in "zyx"])
         assert_same_array(np.ascontiguousarray(zyx), want, f"level {k}")
+
+
+@pytest.mark.parametrize("fmt,version", [("zarr3", "0.5"), ("zarr2", "0.4")])
+def test_convert_bdv_setups_and_timepoints_to_bioformats2raw(nc, tmp_path, fmt, version):
+    """A tensorstore-written BigDataViewer container with two setups (the second holding other
+    values) and two time points of setup 0 becomes an OME-Zarr bioformats2raw container with
+    one series per (setup, time point), validated by ome-zarr-models and read by ome-zarr-py."""
+    import shutil
+
+    from ome_zarr_models.v04 import BioFormats2Raw as BioFormats2Raw04
+    from ome_zarr_models.v05 import BioFormats2Raw as BioFormats2Raw05
+
+    root = tmp_path / "src.n5"
+    write_tensorstore(root, "bdv")
+    shutil.copytree(root / "setup0", root / "setup1")
+    shutil.copytree(root / "setup0" / "timepoint0", root / "setup0" / "timepoint1")
+    other = (_levels_zyx()[0].astype(np.uint32) * 3 % 60000).astype(np.uint16)
+    _ts_write(root / "setup1" / "timepoint0" / "s0", other.transpose())
+    dst = tmp_path / f"converted-{version}.ome.zarr"
+    nc.run("convert", root, dst, "--format", fmt)
+
+    group = zarr.open_group(str(dst), mode="r")
+    model = (BioFormats2Raw05 if version == "0.5" else BioFormats2Raw04).from_zarr(group)
+    assert model is not None
+    series = json.loads((dst / "OME" / ("zarr.json" if version == "0.5" else ".zattrs")).read_text())
+    listed = series["attributes"]["ome"]["series"] if version == "0.5" else series["series"]
+    assert listed == ["0", "1", "2"]
+    for name, want in [("0", _levels_zyx()[0]), ("1", _levels_zyx()[0]), ("2", other)]:
+        image = read_ome_zarr_py(dst / name)
+        names = [a["name"] for a in image.axes]
+        assert names == ["z", "y", "x"]
+        assert_same_array(image.arrays[0], want, f"series {name} level 0")
+        for k in range(len(FACTORS_XYZ)):
+            assert image.scales[k] == pytest.approx([RESOLUTION_XYZ[2 - i] * FACTORS_XYZ[k][2 - i] for i in range(3)])
+    info = ome_info(nc, dst / "2")
+    assert info["name"] == "setup1/timepoint0"
 
 
 @pytest.mark.parametrize("layout", ["bdv", "n5-viewer"])
