@@ -884,20 +884,13 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let node = open_node_with(src_store.as_ref(), "", &open)
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
     let format = args.format.map(ZarrFormat::from);
-    if matches!(node.metadata, NodeMetadata::Group(_)) && !args.resume {
-        // A multiscale image going to another layout carries its metadata across.
-        let options = args.layout.options(format)?;
-        if crate::ome_cmd::convert_multiscale(
-            &args.src,
-            &src_store,
-            &args.dst,
-            (args.format, args.n5_layout),
-            &options,
-            &args.write,
-        )? {
-            return Ok(());
+    // A multiscale image going to another layout carries its metadata across.
+    let multiscale = match node.metadata {
+        NodeMetadata::Group(_) => {
+            crate::ome_cmd::multiscale_plan(&args.src, &src_store, (args.format, args.n5_layout))?
         }
-    }
+        NodeMetadata::Array(_) => None,
+    };
     let name = format!("{} -> {}", args.src.display(), args.dst.display());
     // The destination is written in a hidden sibling directory and swapped in at the end:
     // an existing destination is replaced whole, and is complete at every moment.
@@ -960,6 +953,16 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let mut options = args.layout.options(format)?;
     options.keep_checksums = args.keep_checksums;
     options.resume = resume;
+    if let Some(plan) = &multiscale {
+        crate::ome_cmd::write_multiscale(
+            plan,
+            (&args.src, &src_store),
+            &args.dst,
+            dst_store.clone(),
+            &options,
+        )?;
+        return finish_convert(&args, &name, dst_store.as_ref(), staged);
+    }
     let fail = |e: neurochunk_array::ArrayError| Failure(format!("{name}: {e}"));
     // One line per array whose encoding had to change on the way.
     let note = |path: &str, changes: &[String]| {
@@ -1012,11 +1015,22 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
             result.map_err(fail)?;
         }
     }
+    finish_convert(&args, &name, dst_store.as_ref(), staged)
+}
+
+/// The end of a conversion: its resume marker removed, the metadata consolidated when asked,
+/// and a staged local destination put in place.
+fn finish_convert(
+    args: &ConvertArgs,
+    name: &str,
+    dst_store: &dyn Store,
+    staged: Option<StagedDir>,
+) -> CmdResult {
     dst_store
         .delete(CONVERT_MARKER)
         .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
     if args.consolidate {
-        consolidate_group(dst_store.as_ref(), "").map_err(|e| Failure(format!("{name}: {e}")))?;
+        consolidate_group(dst_store, "").map_err(|e| Failure(format!("{name}: {e}")))?;
     }
     if let Some(staged) = staged {
         staged

@@ -238,27 +238,62 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
 
 /// `convert` of a multiscale image into another layout; `Ok(false)` when the source is not a
 /// multiscale image or the target layout is the source's (a plain hierarchy copy keeps it).
-pub(crate) fn convert_multiscale(
+/// What `convert` does with a multiscale source going to another layout.
+pub(crate) enum MultiscalePlan {
+    /// One image, into the `target` layout.
+    Image {
+        image: Box<MultiscaleImage>,
+        layout: Layout,
+        target: Layout,
+    },
+    /// A container of several images (BigDataViewer setups and time points, an OME-Zarr
+    /// bioformats2raw group), every image into `target`, as a bioformats2raw container.
+    Container {
+        kind: ContainerKind,
+        images: Vec<MultiscaleImage>,
+        target: Layout,
+    },
+}
+
+/// The multiscale conversion `convert` of the group `src` with these flags makes, or `None`
+/// when the source is no multiscale image or stays in its layout (an ordinary copy then).
+pub(crate) fn multiscale_plan(
     src: &Location,
     src_store: &Arc<dyn Store>,
-    dst: &Location,
     (format, n5_layout): (Option<FormatArg>, Option<N5LayoutArg>),
-    shaping: &neurochunk_array::convert::ConvertOptions,
-    write: &WriteArgs,
-) -> Result<bool, Failure> {
+) -> Result<Option<MultiscalePlan>, Failure> {
+    let fail = |e: neurochunk_ome::OmeError| Failure(format!("{}: {e}", src.display()));
     let container = container_images(src_store.as_ref(), "")
-        .map_err(|e| Failure(format!("{}: {e}", src.display())))?
+        .map_err(fail)?
         .filter(|(kind, images)| *kind == ContainerKind::Bioformats2Raw || images.len() > 1);
-    if let Some((kind, images)) = container {
-        return convert_multiscale_container(
-            src, src_store, dst, kind, &images, format, shaping, write,
-        );
+    if let Some((kind, paths)) = container {
+        let source_format = neurochunk_array::open_node(src_store.as_ref(), "")
+            .ok()
+            .and_then(|n| match n.metadata {
+                neurochunk_array::NodeMetadata::Group(g) => Some(g.format),
+                neurochunk_array::NodeMetadata::Array(_) => None,
+            });
+        let target = match format {
+            Some(f) if Some(neurochunk_array::ZarrFormat::from(f)) != source_format => {
+                target_layout(f, n5_layout, true)
+            }
+            _ => return Ok(None),
+        };
+        let images = paths
+            .iter()
+            .map(|path| MultiscaleImage::open(src_store.clone(), path))
+            .collect::<Result<_, _>>()
+            .map_err(fail)?;
+        return Ok(Some(MultiscalePlan::Container {
+            kind,
+            images,
+            target,
+        }));
     }
     let Some(layout) = MultiscaleImage::detect(src_store.as_ref(), "") else {
-        return Ok(false);
+        return Ok(None);
     };
-    let image = MultiscaleImage::open(src_store.clone(), "")
-        .map_err(|e| Failure(format!("{}: {e}", src.display())))?;
+    let image = MultiscaleImage::open(src_store.clone(), "").map_err(fail)?;
     let bdv_fits = image.axes().len() == 3 && image.axes().iter().all(|a| a.is_spatial());
     let target = match format {
         Some(f) => target_layout(f, n5_layout, bdv_fits),
@@ -269,138 +304,85 @@ pub(crate) fn convert_multiscale(
             _ => layout,
         },
     };
-    if target == layout {
-        return Ok(false);
-    }
-    let total = image_chunk_count(&image);
-    write_staged(dst, write, total, |dst_store, report| {
-        convert_image(
-            &image,
-            dst_store,
-            "",
-            &convert_options(target, shaping),
-            report,
-        )
-        .map(|_| ())
-        .map_err(|e| Failure(format!("{} -> {}: {e}", src.display(), dst.display())))
-    })?;
-    if !progress::quiet() {
-        eprintln!(
-            "neurochunk: note: {}: multiscale image {layout} written as {target}",
-            dst.display()
-        );
-        // Arrays of the source that are neither levels nor label images are not carried.
-        let levels: Vec<&str> = image.levels().iter().map(|l| l.path.as_str()).collect();
-        let left: Vec<String> = neurochunk_array::list_nodes(src_store.as_ref(), "")
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|n| matches!(n.metadata, neurochunk_array::NodeMetadata::Array(_)))
-            .filter(|n| !levels.contains(&n.path.as_str()) && !n.path.starts_with("labels/"))
-            .map(|n| format!("/{}", n.path))
-            .collect();
-        if !left.is_empty() {
-            eprintln!(
-                "neurochunk: note: {}: not part of the image, not copied: {}",
-                dst.display(),
-                left.join(", ")
-            );
-        }
-    }
-    Ok(true)
+    Ok((target != layout).then(|| MultiscalePlan::Image {
+        image: Box::new(image),
+        layout,
+        target,
+    }))
 }
 
-/// `convert` of a container of several images (BigDataViewer setups and time points, an
-/// OME-Zarr bioformats2raw group): every image, into OME-Zarr as a bioformats2raw container.
-/// Into the container's own layout it is an ordinary copy (`Ok(false)`).
-#[allow(clippy::too_many_arguments)]
-fn convert_multiscale_container(
-    src: &Location,
-    src_store: &Arc<dyn Store>,
+/// Carry out `plan` into `dst_store` (the destination `convert` prepared: staged, resumed or
+/// remote), with `shaping`'s chunks, shards, codecs and `resume`.
+pub(crate) fn write_multiscale(
+    plan: &MultiscalePlan,
+    (src, src_store): (&Location, &Arc<dyn Store>),
     dst: &Location,
-    kind: ContainerKind,
-    images: &[String],
-    format: Option<FormatArg>,
+    dst_store: Arc<dyn Store>,
     shaping: &neurochunk_array::convert::ConvertOptions,
-    write: &WriteArgs,
-) -> Result<bool, Failure> {
-    let source_format = neurochunk_array::open_node(src_store.as_ref(), "")
-        .ok()
-        .and_then(|n| match n.metadata {
-            neurochunk_array::NodeMetadata::Group(g) => Some(g.format),
-            neurochunk_array::NodeMetadata::Array(_) => None,
-        });
-    let target = match format {
-        None => return Ok(false),
-        Some(f) if Some(neurochunk_array::ZarrFormat::from(f)) == source_format => {
-            return Ok(false)
-        }
-        Some(f) => target_layout(f, None, true),
+) -> CmdResult {
+    let fail = |e: neurochunk_ome::OmeError| {
+        Failure(format!("{} -> {}: {e}", src.display(), dst.display()))
     };
-    let opened: Vec<MultiscaleImage> = images
-        .iter()
-        .map(|path| MultiscaleImage::open(src_store.clone(), path))
-        .collect::<Result<_, _>>()
-        .map_err(|e| Failure(format!("{}: {e}", src.display())))?;
-    let total = opened.iter().map(image_chunk_count).sum();
-    write_staged(dst, write, total, |dst_store, report| {
-        convert_container(
-            src_store,
-            "",
-            dst_store,
-            "",
-            &convert_options(target, shaping),
-            report,
-        )
-        .map(|_| ())
-        .map_err(|e| Failure(format!("{} -> {}: {e}", src.display(), dst.display())))
-    })?;
-    if !progress::quiet() {
-        eprintln!(
-            "neurochunk: note: {}: {} images of the {kind} container written as {target} \
-             series 0..{} (bioformats2raw layout)",
-            dst.display(),
-            images.len(),
-            images.len() - 1
-        );
-    }
-    Ok(true)
-}
-
-/// Chunks the levels of `image` hold (the progress bar's total).
-fn image_chunk_count(image: &MultiscaleImage) -> u64 {
-    (0..image.levels().len())
-        .filter_map(|k| image.level_array(k).ok())
-        .map(|a| neurochunk_array::convert::chunk_count(a.metadata()))
-        .sum()
-}
-
-fn convert_options(
-    target: Layout,
-    shaping: &neurochunk_array::convert::ConvertOptions,
-) -> ConvertImageOptions {
+    let target = match plan {
+        MultiscalePlan::Image { target, .. } | MultiscalePlan::Container { target, .. } => *target,
+    };
     let mut options = ConvertImageOptions::new(target);
     options.chunks = shaping.chunks.clone();
     options.shards = shaping.shards.clone();
     options.codecs = shaping.compressors.clone();
-    options
-}
-
-/// Run `write_into` on the destination (staged and published when local), with a progress
-/// bar over `total` chunks.
-fn write_staged(
-    dst: &Location,
-    write: &WriteArgs,
-    total: u64,
-    write_into: impl FnOnce(Arc<dyn Store>, &(dyn Fn(u64) + Sync)) -> Result<(), Failure>,
-) -> Result<(), Failure> {
-    let (dst_store, staged) = staged_destination(dst, write)?;
+    options.resume = shaping.resume;
+    let images: Vec<&MultiscaleImage> = match plan {
+        MultiscalePlan::Image { image, .. } => vec![image.as_ref()],
+        MultiscalePlan::Container { images, .. } => images.iter().collect(),
+    };
+    let total = images
+        .iter()
+        .flat_map(|image| (0..image.levels().len()).filter_map(|k| image.level_array(k).ok()))
+        .map(|a| neurochunk_array::convert::chunk_count(a.metadata()))
+        .sum();
     let (bar, report) = reporter(total, false, "converting");
-    write_into(dst_store, &report)?;
+    match plan {
+        MultiscalePlan::Image { image, .. } => {
+            convert_image(image, dst_store, "", &options, &report).map_err(fail)?;
+        }
+        MultiscalePlan::Container { .. } => {
+            convert_container(src_store, "", dst_store, "", &options, &report).map_err(fail)?;
+        }
+    }
     bar.finish_and_clear();
-    if let Some(staged) = staged {
-        staged
-            .publish()
-            .map_err(|e| Failure(format!("{}: {e}", dst.display())))?;
+    if progress::quiet() {
+        return Ok(());
+    }
+    match plan {
+        MultiscalePlan::Image { image, layout, .. } => {
+            eprintln!(
+                "neurochunk: note: {}: multiscale image {layout} written as {target}",
+                dst.display()
+            );
+            // Arrays of the source that are neither levels nor label images are not carried.
+            let levels: Vec<&str> = image.levels().iter().map(|l| l.path.as_str()).collect();
+            let left: Vec<String> = neurochunk_array::list_nodes(src_store.as_ref(), "")
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|n| matches!(n.metadata, neurochunk_array::NodeMetadata::Array(_)))
+                .filter(|n| !levels.contains(&n.path.as_str()) && !n.path.starts_with("labels/"))
+                .map(|n| format!("/{}", n.path))
+                .collect();
+            if !left.is_empty() {
+                eprintln!(
+                    "neurochunk: note: {}: not part of the image, not copied: {}",
+                    dst.display(),
+                    left.join(", ")
+                );
+            }
+        }
+        MultiscalePlan::Container { kind, images, .. } => eprintln!(
+            "neurochunk: note: {}: {} images of the {kind} container written as {target} \
+             series 0..{} (bioformats2raw layout)",
+            dst.display(),
+            images.len(),
+            images.len().saturating_sub(1)
+        ),
     }
     Ok(())
 }

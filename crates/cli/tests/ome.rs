@@ -276,3 +276,51 @@ fn errors_and_exit_status() {
             && String::from_utf8_lossy(&out.stderr).contains("is not a multiscale image")
     );
 }
+
+#[test]
+fn convert_with_resume_and_consolidate_keeps_the_multiscale_layout() {
+    // `--resume` and `--consolidate` go with a layout change too: the image is converted as an
+    // image (not copied as a plain hierarchy), and the result's metadata consolidated.
+    let dir = tempfile::tempdir().unwrap();
+    let (src, _) = volume(dir.path());
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    ok(&[
+        "pyramid",
+        &src,
+        &p("a.zarr"),
+        "--levels",
+        "3",
+        "--format",
+        "zarr2",
+    ]);
+    let out = run(&[
+        "convert",
+        &p("a.zarr"),
+        &p("e.zarr"),
+        "--format",
+        "zarr3",
+        "--resume",
+        "--consolidate",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: Value = serde_json::from_str(&ok(&["ome", "info", &p("e.zarr"), "--json"])).unwrap();
+    assert_eq!(info["layout"], "ome-zarr-0.5");
+    let root: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("e.zarr/zarr.json")).unwrap())
+            .unwrap();
+    assert_eq!(root["attributes"]["ome"]["version"], "0.5");
+    let consolidated = &root["consolidated_metadata"]["metadata"];
+    assert!(consolidated["2"].is_object(), "{root}");
+    assert!(!dir.path().join("e.zarr/.neurochunk-convert.json").exists());
+    for k in 0..3 {
+        assert_eq!(
+            level(&p("e.zarr"), &k.to_string()),
+            level(&p("a.zarr"), &k.to_string())
+        );
+    }
+    assert!(run(&["ome", "validate", &p("e.zarr")]).status.success());
+}

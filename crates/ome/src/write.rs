@@ -236,6 +236,10 @@ pub struct ConvertImageOptions {
     pub shards: Option<Vec<usize>>,
     /// Compressions (bytes→bytes codecs) of every level.
     pub codecs: Option<Vec<Codec>>,
+    /// Continue an interrupted conversion into the same destination: level arrays whose
+    /// metadata is already there keep the chunks they hold (see the array layer's
+    /// `ConvertOptions::resume`).
+    pub resume: bool,
 }
 
 impl ConvertImageOptions {
@@ -246,6 +250,7 @@ impl ConvertImageOptions {
             chunks: None,
             shards: None,
             codecs: None,
+            resume: false,
         }
     }
 }
@@ -325,6 +330,7 @@ pub fn convert_image(
                 meta.attributes = level_attrs.clone();
                 meta.dimension_names = names.clone();
             })),
+            resume: options.resume,
             ..ConvertOptions::default()
         };
         let target = neurochunk_store::join_key(dst_path.trim_matches('/'), &writer.level_path(k));
