@@ -119,19 +119,41 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
     let entries = walk_nodes(store.as_ref(), "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     // The groups shown as multiscale images: groups inside one (a BigDataViewer setup and
-    // time point) are not described again.
+    // time point) are not described again, except the images of a container (BigDataViewer
+    // setups and time points, bioformats2raw series), each described on its own.
     let mut images: Vec<String> = Vec::new();
-    let mut new_image = |path: &str, metadata: &NodeMetadata| -> bool {
+    let mut container_members: Vec<String> = Vec::new();
+    let mut describe = |path: &str, metadata: &NodeMetadata| -> Shown {
+        if container_members.iter().any(|p| p == path) {
+            images.push(path.to_string());
+            return Shown::Image;
+        }
         let inside = images
             .iter()
             .any(|p| p.is_empty() || path.starts_with(&format!("{p}/")));
-        let image = !inside
-            && neurochunk_ome::MultiscaleImage::detect_node(store.as_ref(), path, metadata)
-                .is_some();
-        if image {
-            images.push(path.to_string());
+        let between = container_members
+            .iter()
+            .any(|p| p.starts_with(&format!("{path}/")));
+        if inside || between {
+            return Shown::Nothing;
         }
-        image
+        let layout = neurochunk_ome::MultiscaleImage::detect_node(store.as_ref(), path, metadata);
+        if may_be_container(metadata, layout) {
+            if let Ok(Some((kind, members))) =
+                neurochunk_ome::container_images(store.as_ref(), path)
+            {
+                if kind == neurochunk_ome::ContainerKind::Bioformats2Raw || members.len() > 1 {
+                    let shown = Shown::Container(kind, members.clone());
+                    container_members.extend(members);
+                    return shown;
+                }
+            }
+        }
+        if layout.is_some() {
+            images.push(path.to_string());
+            return Shown::Image;
+        }
+        Shown::Nothing
     };
     if args.json {
         let list: Vec<Value> = entries
@@ -142,8 +164,17 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
                         path: entry.path.clone(),
                         metadata: metadata.clone(),
                     });
-                    if new_image(&entry.path, metadata) {
-                        out["multiscale"] = crate::ome_cmd::multiscale_json(&store, &entry.path);
+                    match describe(&entry.path, metadata) {
+                        Shown::Image => {
+                            out["multiscale"] =
+                                crate::ome_cmd::multiscale_json(&store, &entry.path);
+                        }
+                        Shown::Container(kind, members) => {
+                            let members: Vec<String> =
+                                members.iter().map(|p| display_path(p)).collect();
+                            out["container"] = json!({"kind": kind.to_string(), "images": members});
+                        }
+                        Shown::Nothing => {}
                     }
                     out
                 }
@@ -157,10 +188,16 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
         match &entry.metadata {
             Ok(metadata) => {
                 print_node(&entry.path, metadata);
-                if new_image(&entry.path, metadata) {
-                    let summary = crate::ome_cmd::tree_summary(&store, &entry.path);
-                    let (indent, _) = tree_position(&entry.path);
-                    outln!("{indent}  = {summary}");
+                let (indent, _) = tree_position(&entry.path);
+                match describe(&entry.path, metadata) {
+                    Shown::Image => {
+                        let summary = crate::ome_cmd::tree_summary(&store, &entry.path);
+                        outln!("{indent}  = {summary}");
+                    }
+                    Shown::Container(kind, members) => {
+                        outln!("{indent}  = {kind} container of {} images", members.len());
+                    }
+                    Shown::Nothing => {}
                 }
             }
             Err(e) => {
@@ -170,6 +207,29 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
         }
     }
     Ok(())
+}
+
+/// How `tree` describes a node beyond its own line.
+enum Shown {
+    /// A multiscale image: its summary.
+    Image,
+    /// A container of several images, with their paths.
+    Container(neurochunk_ome::ContainerKind, Vec<String>),
+    Nothing,
+}
+
+/// Whether a group could be a container of several images, judged from what is already read
+/// (so that only such groups cost the listing `container_images` makes): a BigDataViewer
+/// image at an N5 group, or bioformats2raw metadata.
+fn may_be_container(metadata: &NodeMetadata, layout: Option<neurochunk_ome::Layout>) -> bool {
+    let NodeMetadata::Group(group) = metadata else {
+        return false;
+    };
+    let ome = match group.attributes.get("ome") {
+        Some(Value::Object(ome)) => ome,
+        _ => &group.attributes,
+    };
+    layout == Some(neurochunk_ome::Layout::N5Bdv) || ome.contains_key("bioformats2raw.layout")
 }
 
 /// The indentation and display name of a node path in the tree view.

@@ -324,3 +324,81 @@ fn convert_with_resume_and_consolidate_keeps_the_multiscale_layout() {
     }
     assert!(run(&["ome", "validate", &p("e.zarr")]).status.success());
 }
+
+/// Copy the directory tree `from` to `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn containers_of_several_images_in_tree_and_convert() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, values) = volume(dir.path());
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    ok(&[
+        "pyramid",
+        &src,
+        &p("b.n5"),
+        "--levels",
+        "2",
+        "--format",
+        "n5",
+        "--n5-layout",
+        "bdv",
+    ]);
+    copy_dir(
+        &dir.path().join("b.n5/setup0"),
+        &dir.path().join("b.n5/setup1"),
+    );
+
+    let tree = ok(&["tree", &p("b.n5")]);
+    assert!(
+        tree.contains("= BigDataViewer container of 2 images"),
+        "{tree}"
+    );
+    assert_eq!(tree.matches("= multiscale n5-bdv").count(), 2, "{tree}");
+
+    ok(&["convert", &p("b.n5"), &p("c.zarr"), "--format", "zarr3"]);
+    let tree = ok(&["tree", &p("c.zarr")]);
+    assert!(
+        tree.contains("= bioformats2raw container of 2 images"),
+        "{tree}"
+    );
+    assert_eq!(
+        tree.matches("= multiscale ome-zarr-0.5").count(),
+        2,
+        "{tree}"
+    );
+    let json: Value = serde_json::from_str(&ok(&["tree", &p("c.zarr"), "--json"])).unwrap();
+    assert_eq!(
+        json["nodes"][0]["container"],
+        serde_json::json!({"kind": "bioformats2raw", "images": ["/0", "/1"]})
+    );
+    let info: Value = serde_json::from_str(&ok(&[
+        "ome",
+        "info",
+        &format!("{}/1", p("c.zarr")),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(info["name"], "setup1/timepoint0");
+    assert_eq!(level(&p("c.zarr"), "1/0"), values);
+
+    // Into N5 (one image per layout): refused, naming an image to convert instead.
+    let out = run(&["convert", &p("c.zarr"), &p("d.n5"), "--format", "n5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("one at a time") && err.contains("'/0'"),
+        "{err}"
+    );
+    assert!(!dir.path().join("d.n5").exists());
+}
