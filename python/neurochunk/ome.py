@@ -212,10 +212,10 @@ def pyramid(
     src: Any,
     dst: Any,
     *,
-    levels: int = 4,
-    method: str = "mean",
+    levels: int | None = None,
+    method: str | None = None,
     factors: Sequence[int] | str | None = None,
-    format: str = "zarr3",  # noqa: A002 - the CLI's name
+    format: str | None = None,  # noqa: A002 - the CLI's name
     n5_layout: str | None = None,
     chunks: Sequence[int] | None = None,
     shards: Sequence[int] | None = None,
@@ -225,6 +225,7 @@ def pyramid(
     scale: Sequence[float] | None = None,
     translation: Sequence[float] | None = None,
     name: str | None = None,
+    label: str | None = None,
     progress: bool | Callable[[int], None] = False,
     storage_options: Mapping[str, Any] | None = None,
     dst_storage_options: Mapping[str, Any] | None = None,
@@ -232,19 +233,38 @@ def pyramid(
     """Build a multiscale image at ``dst`` (which must not exist) from the single-scale array
     ``src``, like ``neurochunk pyramid``, and open it.
 
-    ``levels`` counts level 0 (a copy of ``src``). ``method``: ``"mean"`` (integers rounded
-    to nearest, ties to even), ``"mode"`` (ties to the smallest value), ``"stride"``,
-    ``"min"``, ``"max"``. ``factors``: one int per axis, ``"auto-isotropic"``, or None (2 on
-    spatial axes, 1 on the others). ``format``: ``"zarr2"`` (OME-Zarr 0.4), ``"zarr3"``
-    (OME-Zarr 0.5) or ``"n5"`` with ``n5_layout`` ``"bdv"`` or ``"n5-viewer"``. ``chunks``
+    With ``label="NAME"``, ``src`` is a segmentation of the existing OME-Zarr image ``dst``
+    instead: its pyramid is built at ``dst/labels/NAME`` on the image's grid (the image's
+    layout, axes, units, voxel size, translation and level factors; ``levels`` defaults to the
+    image's, ``method`` to ``"mode"``), listed by ``dst/labels`` with ``image-label`` metadata,
+    and the label image is returned. ``factors``, ``format``, ``n5_layout``, ``axes``,
+    ``axis_types``, ``units``, ``scale``, ``translation`` and ``name`` then come from the image
+    and must not be given.
+
+    ``levels`` counts level 0 (a copy of ``src``; default 4). ``method`` (default ``"mean"``):
+    ``"mean"`` (integers rounded to nearest, ties to even), ``"mode"`` (ties to the smallest
+    value), ``"stride"``, ``"min"``, ``"max"``. ``factors``: one int per axis,
+    ``"auto-isotropic"``, or None (2 on spatial axes, 1 on the others). ``format`` (default
+    ``"zarr3"``): ``"zarr2"`` (OME-Zarr 0.4), ``"zarr3"`` (OME-Zarr 0.5) or ``"n5"`` with
+    ``n5_layout`` ``"bdv"`` or ``"n5-viewer"``. ``chunks``
     and ``shards`` per axis; ``axes`` (names), ``axis_types`` (``"space"``, ``"time"``,
     ``"channel"`` or custom), ``units``, ``scale`` and ``translation`` override what the source
     says. ``progress=True`` prints the number of chunks written; a callable
     is called with each increment. The semantics are in ``docs/ome.md``.
     """
+    if label is not None:
+        taken = {
+            "factors": factors, "format": format, "n5_layout": n5_layout, "axes": axes,
+            "axis_types": axis_types, "units": units, "scale": scale, "translation": translation,
+            "name": name,
+        }
+        given = sorted(k for k, v in taken.items() if v is not None)
+        if given:
+            raise InvalidInputError(f"a label takes {', '.join(given)} from its image; do not give them")
+    method = method if method is not None else ("mode" if label is not None else "mean")
     if method not in METHODS:
         raise InvalidInputError(f"method must be one of {METHODS}, not {method!r}")
-    if not isinstance(levels, int) or levels < 1:
+    if levels is not None and (not isinstance(levels, int) or isinstance(levels, bool) or levels < 1):
         raise InvalidInputError(f"levels must be a positive int, not {levels!r}")
     factors_arg: str | None
     if isinstance(factors, str):
@@ -257,8 +277,9 @@ def pyramid(
     options = {
         "levels": levels,
         "method": method,
+        "label": label,
         "factors": factors_arg,
-        "format": format,
+        "format": format if format is not None else "zarr3",
         "n5_layout": n5_layout,
         "chunks": _ints(chunks, "chunks"),
         "shards": _ints(shards, "shards"),
@@ -280,4 +301,5 @@ def pyramid(
     )
     if progress is True:
         print(file=sys.stderr)
-    return MultiscaleImage(target, json.loads(text), dst_options)
+    opened = target if label is None else f"{target.rstrip('/')}/labels/{label}"
+    return MultiscaleImage(opened, json.loads(text), dst_options)

@@ -6,7 +6,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use neurochunk::ome::{
-    build_pyramid, validate, Factors, Layout, Method, MultiscaleImage, OmeError, PyramidOptions,
+    add_label, build_pyramid, label_path, label_pyramid_options, validate, Factors, Layout, Method,
+    MultiscaleImage, OmeError, PyramidOptions,
 };
 use neurochunk::store::StoreError;
 use neurochunk::{Array, ArrayError, Store};
@@ -89,8 +90,11 @@ pub(crate) fn ome_validate(py: Python<'_>, location: &str, options: &str) -> PyR
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PyramidSpec {
-    levels: usize,
+    /// `None`: 4 levels for an image, the image's count for a label.
+    levels: Option<usize>,
     method: String,
+    /// A label image of the OME-Zarr image at `dst`, built on its grid (see `add_label`).
+    label: Option<String>,
     factors: Option<String>,
     format: String,
     n5_layout: Option<String>,
@@ -136,15 +140,19 @@ fn parse_factors(text: &str) -> PyResult<Factors> {
 }
 
 impl PyramidSpec {
-    fn options(self) -> PyResult<PyramidOptions> {
-        let method = Method::parse(&self.method).ok_or_else(|| {
+    fn method(&self) -> PyResult<Method> {
+        Method::parse(&self.method).ok_or_else(|| {
             invalid(format!(
                 "method must be mean, mode, stride, min or max, not {:?}",
                 self.method
             ))
-        })?;
+        })
+    }
+
+    fn options(self) -> PyResult<PyramidOptions> {
+        let method = self.method()?;
         let format = target_layout(&self.format, self.n5_layout.as_deref())?;
-        let mut options = PyramidOptions::new(self.levels, method, format);
+        let mut options = PyramidOptions::new(self.levels.unwrap_or(4), method, format);
         options.factors = self.factors.as_deref().map(parse_factors).transpose()?;
         options.chunks = self.chunks;
         options.shards = self.shards;
@@ -173,7 +181,6 @@ pub(crate) fn ome_pyramid(
 ) -> PyResult<String> {
     let spec: PyramidSpec = serde_json::from_str(spec)
         .map_err(|e| invalid(format!("pyramid options are not valid: {e}")))?;
-    let options = spec.options()?;
     let source = open_store(src, true, src_options)?;
     let target = open_store(dst, false, dst_options)?;
     let report = |done: u64| {
@@ -188,6 +195,20 @@ pub(crate) fn ome_pyramid(
     let array = detached_ome(py, &source.display, || {
         Array::open(source.store.clone(), &source.path).map_err(OmeError::from)
     })?;
+    if let Some(name) = spec.label.clone() {
+        let method = spec.method()?;
+        return detached_ome(py, &target.display, || {
+            let path = label_path(&target.path, &name)?;
+            let image = MultiscaleImage::open(target.store.clone(), &target.path)?;
+            let mut options = label_pyramid_options(&image, array.shape(), spec.levels, method)?;
+            options.chunks = spec.chunks.clone();
+            options.shards = spec.shards.clone();
+            options.name = Some(name.clone());
+            build_pyramid(&array, target.store.clone(), &path, &options, &report)?;
+            add_label(&target.store, &target.path, &name).map(|l| l.to_json().to_string())
+        });
+    }
+    let options = spec.options()?;
     detached_ome(py, &target.display, || {
         build_pyramid(
             &array,

@@ -182,3 +182,38 @@ def test_channel_axis_keeps_factor_one(tmp_path):
     assert img[1].shape == (3, 5, 11, 10)
     np.testing.assert_array_equal(img[1][2, 4, 10, 9], data[2, 8:, 20:, 18:].max())
     assert img.scales[1] == [1.0, 2.0, 2.0, 2.0]
+
+
+def _block_mode(a: np.ndarray) -> np.ndarray:
+    """Factor-2 block mode (ties to the smallest value), edge blocks from what exists."""
+    shape = tuple(-(-n // 2) for n in a.shape)
+    out = np.empty(shape, dtype=a.dtype)
+    for idx in np.ndindex(shape):
+        block = a[tuple(slice(2 * i, 2 * i + 2) for i in idx)].ravel()
+        values, counts = np.unique(block, return_counts=True)
+        out[idx] = values[np.argmax(counts)]
+    return out
+
+
+def test_label_pyramid_on_an_image(tmp_path):
+    data = _volume((9, 14, 17))
+    dst = tmp_path / "img.ome.zarr"
+    nc.ome.pyramid(_source(tmp_path, data), dst, levels=3, scale=[2.0, 0.5, 0.5], translation=[4.0, 0.0, 0.0])
+    seg = (np.arange(data.size).reshape(data.shape) // 40 % 5).astype("uint32")
+    label = nc.ome.pyramid(_source(tmp_path, seg, "seg.zarr"), dst, label="cells")
+    assert label.image_label is not None and label.image_label["source"]["image"] == "../../"
+    assert label.name == "cells"
+    image = nc.ome.open(dst)
+    assert image.labels == ["cells"]
+    assert label.scales == image.scales and label.translations == image.translations
+    want = seg
+    for k in range(3):
+        np.testing.assert_array_equal(label[k][...], want)
+        want = _block_mode(want)
+    np.testing.assert_array_equal(image.label("cells")[2][...], label[2][...])
+    # The label's grid comes from the image: options that would change it are refused.
+    with pytest.raises(nc.InvalidInputError, match="scale"):
+        nc.ome.pyramid(_source(tmp_path, seg, "seg2.zarr"), dst, label="other", scale=[1, 1, 1])
+    with pytest.raises(nc.InvalidInputError, match=r"\[9, 14, 16\]"):
+        nc.ome.pyramid(_source(tmp_path, seg[..., :16], "seg3.zarr"), dst, label="small")
+    assert nc.ome.open(dst).labels == ["cells"]

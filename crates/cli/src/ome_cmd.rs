@@ -8,9 +8,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use neurochunk_array::{Array, Store};
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_ome::{
-    build_pyramid, container_images, convert_container, convert_image, pyramid_chunk_count,
-    validate, ContainerKind, ConvertImageOptions, Factors, Layout, Method, MultiscaleImage,
-    PyramidOptions, Severity,
+    add_label, build_pyramid, container_images, convert_container, convert_image, label_path,
+    label_pyramid_options, pyramid_chunk_count, validate, ContainerKind, ConvertImageOptions,
+    Factors, Layout, Method, MultiscaleImage, PyramidOptions, Severity,
 };
 use serde_json::{json, Value};
 
@@ -72,14 +72,26 @@ impl From<MethodArg> for Method {
 pub(crate) struct PyramidArgs {
     /// The single-scale source array: a directory or a URL.
     src: Location,
-    /// The multiscale image to create: a directory or a URL (replaced if it exists).
+    /// The multiscale image to create: a directory or a URL (replaced if it exists). With
+    /// --label: the existing OME-Zarr image the label belongs to.
     dst: Location,
-    /// Number of levels, level 0 (the copy of the source) included.
-    #[arg(long, value_name = "N")]
-    levels: usize,
-    /// How a block of voxels becomes one voxel of the next level.
-    #[arg(long, value_enum, default_value = "mean")]
-    method: MethodArg,
+    /// Number of levels, level 0 (the copy of the source) included (with --label: default
+    /// the image's).
+    #[arg(long, value_name = "N", required_unless_present = "label")]
+    levels: Option<usize>,
+    /// How a block of voxels becomes one voxel of the next level (default mean; mode with
+    /// --label).
+    #[arg(long, value_enum)]
+    method: Option<MethodArg>,
+    /// Build a label image (a segmentation) of the OME-Zarr image DST instead: written at
+    /// DST/labels/NAME on the image's grid (its layout, axes, units, voxel size, translation
+    /// and level factors), listed by DST/labels and marked with `image-label` metadata.
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with_all = ["factors", "format", "n5_layout", "axes", "axis_types", "units", "scale", "translation", "name"]
+    )]
+    label: Option<String>,
     /// Downsampling factors per axis at every level (`2,2,2`), or `auto-isotropic`: halve the
     /// finest spatial axes first until voxels are near-isotropic, then all spatial axes.
     /// Default: 2 on spatial axes, 1 on others.
@@ -180,10 +192,16 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
     let src_store = args.src.open_read()?;
     let src = Array::open_with(src_store, "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
+    if let Some(label) = &args.label {
+        return label_pyramid(&args, &src, label);
+    }
     let rank = src.shape().len();
+    let levels = args
+        .levels
+        .ok_or_else(|| Failure("--levels is required".into()))?;
     let mut options = PyramidOptions::new(
-        args.levels,
-        args.method.into(),
+        levels,
+        args.method.unwrap_or(MethodArg::Mean).into(),
         target_layout(args.format, args.n5_layout, rank == 3),
     );
     options.factors = args
@@ -192,6 +210,42 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
         .map(Factors::parse)
         .transpose()
         .map_err(|e| Failure(format!("--factors: {e}")))?;
+    set_storage_options(&mut options, &args)?;
+    options.axes = list(&args.axes);
+    options.axis_types = list(&args.axis_types);
+    options.units = list(&args.units);
+    options.scale = numbers(&args.scale, "--scale")?;
+    options.translation = numbers(&args.translation, "--translation")?;
+    options.name = args.name.clone();
+    write_pyramid(&args, &src, &options, &args.dst)?;
+    Ok(())
+}
+
+/// `pyramid --label NAME`: a label pyramid on the grid of the image at DST, registered there.
+fn label_pyramid(args: &PyramidArgs, src: &Array, label: &str) -> CmdResult {
+    let fail = |e: neurochunk_ome::OmeError| Failure(format!("{}: {e}", args.dst.display()));
+    let relative = label_path("", label).map_err(fail)?;
+    let image_store = args.dst.open_read()?;
+    let image = MultiscaleImage::open(image_store.clone(), "").map_err(fail)?;
+    let method = args.method.unwrap_or(MethodArg::Mode).into();
+    let mut options =
+        label_pyramid_options(&image, src.shape(), args.levels, method).map_err(|e| {
+            Failure(format!(
+                "{} -> {}: {e}",
+                args.src.display(),
+                args.dst.display()
+            ))
+        })?;
+    set_storage_options(&mut options, args)?;
+    options.name = Some(label.to_string());
+    let target = args.dst.child(&relative)?;
+    write_pyramid(args, src, &options, &target)?;
+    add_label(&image_store, "", label).map_err(fail)?;
+    Ok(())
+}
+
+/// The chunks, shards and codecs the command line asks for.
+fn set_storage_options(options: &mut PyramidOptions, args: &PyramidArgs) -> CmdResult {
     options.chunks = numbers(&args.chunks, "--chunks")?;
     options.shards = numbers(&args.shards, "--shards")?;
     options.codecs = args
@@ -200,19 +254,24 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
         .map(crate::codec_spec::parse_codecs)
         .transpose()
         .map_err(|e| Failure(format!("--codec: {e}")))?;
-    options.axes = list(&args.axes);
-    options.axis_types = list(&args.axis_types);
-    options.units = list(&args.units);
-    options.scale = numbers(&args.scale, "--scale")?;
-    options.translation = numbers(&args.translation, "--translation")?;
-    options.name = args.name.clone();
-    let name = format!("{} -> {}", args.src.display(), args.dst.display());
+    Ok(())
+}
+
+/// Build the pyramid of `src` at `dst` (staged and published when local), with a progress bar
+/// and a line describing the levels.
+fn write_pyramid(
+    args: &PyramidArgs,
+    src: &Array,
+    options: &PyramidOptions,
+    dst: &Location,
+) -> CmdResult {
+    let name = format!("{} -> {}", args.src.display(), dst.display());
     let fail = |e: neurochunk_ome::OmeError| Failure(format!("{name}: {e}"));
     // Refuse bad options before the destination is touched.
-    let total = pyramid_chunk_count(&src, &options).map_err(fail)?;
-    let (dst_store, staged) = staged_destination(&args.dst, &args.write)?;
+    let total = pyramid_chunk_count(src, options).map_err(fail)?;
+    let (dst_store, staged) = staged_destination(dst, &args.write)?;
     let (bar, report) = reporter(total, args.progress, "pyramid");
-    let image = build_pyramid(&src, dst_store, "", &options, &report).map_err(fail)?;
+    let image = build_pyramid(src, dst_store, "", options, &report).map_err(fail)?;
     bar.finish_and_clear();
     // Described before publishing: the image is read from the staging directory.
     let shapes: Vec<String> = (0..image.levels().len())
@@ -222,12 +281,12 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
     if let Some(staged) = staged {
         staged
             .publish()
-            .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
+            .map_err(|e| Failure(format!("{}: {e}", dst.display())))?;
     }
     if !progress::quiet() {
         eprintln!(
             "neurochunk: {}: {} with {} levels: {}",
-            args.dst.display(),
+            dst.display(),
             image.layout(),
             shapes.len(),
             shapes.join(" ")

@@ -110,6 +110,17 @@ impl Location {
         }
     }
 
+    /// The location of `relative` (`a/b`) below this one.
+    pub(crate) fn child(&self, relative: &str) -> Result<Location, Failure> {
+        match &self.0 {
+            StoreLocation::Local(path) => Ok(Location(StoreLocation::Local(path.join(relative)))),
+            StoreLocation::Url { url, .. } => {
+                let text = format!("{}/{relative}", url.as_str().trim_end_matches('/'));
+                text.parse().map_err(Failure)
+            }
+        }
+    }
+
     /// The location as a person reads it (for messages).
     pub(crate) fn display(&self) -> String {
         self.0.display()
