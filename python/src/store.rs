@@ -160,6 +160,35 @@ pub(crate) fn open_store(location: &str, read_only: bool, options: &str) -> PyRe
         });
     }
     let root: PathBuf = Path::new(location).to_path_buf();
+    // A BigDataViewer XML file reads as its N5 container, and a container with such a file
+    // beside it reads with the file laid over its root (where the voxel size is looked for).
+    // A path below such a file (`dataset.xml/setup0/timepoint0/s0`) is a node of that
+    // container, as a path through a LINDI reference file is.
+    if read_only {
+        let xml_file = root
+            .ancestors()
+            .find(|a| neurochunk::ome::is_xml(a) && a.is_file());
+        let (described, key) = match xml_file {
+            Some(file) => {
+                let key = root
+                    .strip_prefix(file)
+                    .map(|rest| rest.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default();
+                (neurochunk::ome::bdv_xml_for(file), key)
+            }
+            None => (neurochunk::ome::bdv_xml_for(&root), String::new()),
+        };
+        if let Some(bdv) = described.map_err(|e| invalid(format!("'{location}': {e}")))? {
+            let store = bdv
+                .overlay(Arc::new(FsStore::read_only(bdv.container.clone())))
+                .map_err(|e| invalid(format!("'{location}': {e}")))?;
+            return Ok(Location {
+                store,
+                path: key,
+                display: location.to_string(),
+            });
+        }
+    }
     let store: Arc<dyn Store> = if read_only {
         Arc::new(FsStore::read_only(root))
     } else {

@@ -217,3 +217,27 @@ def test_label_pyramid_on_an_image(tmp_path):
     with pytest.raises(nc.InvalidInputError, match=r"\[9, 14, 16\]"):
         nc.ome.pyramid(_source(tmp_path, seg[..., :16], "seg3.zarr"), dst, label="small")
     assert nc.ome.open(dst).labels == ["cells"]
+
+
+def test_bigdataviewer_xml_beside_the_container(tmp_path):
+    import json
+
+    data = _volume((9, 14, 17))
+    container = tmp_path / "dataset.n5"
+    nc.ome.pyramid(_source(tmp_path, data), container, levels=2, format="n5", n5_layout="bdv",
+                   scale=[3.0, 0.5, 0.25], units=["micrometer"] * 3)
+    # As BigDataViewer exports it: the XML beside the container, no resolution on the setup.
+    xml = (container / "dataset.xml").read_text().replace('<n5 type="relative">.</n5>',
+                                                          '<n5 type="relative">dataset.n5</n5>')
+    (container / "dataset.xml").unlink()
+    (tmp_path / "dataset.xml").write_text(xml)
+    setup = container / "setup0" / "attributes.json"
+    attrs = json.loads(setup.read_text())
+    for key in ("resolution", "units", "axes"):
+        attrs.pop(key, None)
+    setup.write_text(json.dumps(attrs))
+    for source in (container, tmp_path / "dataset.xml"):
+        img = nc.ome.open(source)
+        assert img.scales == [[3.0, 0.5, 0.25], [6.0, 1.0, 0.5]], source
+        assert [a["unit"] for a in img.axes] == ["micrometer"] * 3
+        np.testing.assert_array_equal(img[0][...], data)

@@ -211,13 +211,31 @@ impl Location {
 
     /// A store seen from the location: the tree (array, group, file) to read. A local path
     /// must exist.
+    ///
+    /// A BigDataViewer XML file opens as the N5 container it names, and an N5 container with
+    /// such a file beside it (as BigDataViewer and BigStitcher write them) opens with the file
+    /// laid over its root, where the multiscale reader looks for the voxel size.
     pub(crate) fn open_read(&self) -> Result<Arc<dyn Store>, Failure> {
-        if let Some(path) = self.local() {
-            if !path.exists() {
-                return Err(Failure(format!("'{}' does not exist", path.display())));
-            }
+        let Some(path) = self.local() else {
+            return self.rooted();
+        };
+        if !path.exists() {
+            return Err(Failure(format!("'{}' does not exist", path.display())));
         }
-        self.rooted()
+        let Some(bdv) = neurochunk_ome::bdv_xml_for(path).map_err(|e| Failure(e.to_string()))?
+        else {
+            return self.rooted();
+        };
+        if bdv.container.as_path() == path && !crate::progress::quiet() {
+            eprintln!(
+                "neurochunk: note: {}: voxel sizes from {}",
+                path.display(),
+                bdv.xml.display()
+            );
+        }
+        let store = Location(StoreLocation::Local(bdv.container.clone())).rooted()?;
+        bdv.overlay(store)
+            .map_err(|e| Failure(format!("{}: {e}", bdv.xml.display())))
     }
 
     /// The store rooted at the location (no check that anything is there).

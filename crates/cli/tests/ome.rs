@@ -402,3 +402,77 @@ fn containers_of_several_images_in_tree_and_convert() {
     );
     assert!(!dir.path().join("d.n5").exists());
 }
+
+#[test]
+fn bigdataviewer_xml_beside_the_container_gives_the_voxel_size() {
+    // As BigDataViewer exports it: `dataset.xml` beside `dataset.n5`, whose setup attributes
+    // hold no resolution.
+    let dir = tempfile::tempdir().unwrap();
+    let (src, values) = volume(dir.path());
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    ok(&[
+        "pyramid",
+        &src,
+        &p("dataset.n5"),
+        "--levels",
+        "2",
+        "--format",
+        "n5",
+        "--n5-layout",
+        "bdv",
+        "--scale",
+        "3,0.5,0.25",
+        "--units",
+        "micrometer,micrometer,micrometer",
+    ]);
+    let container = dir.path().join("dataset.n5");
+    let xml = std::fs::read_to_string(container.join("dataset.xml")).unwrap();
+    std::fs::remove_file(container.join("dataset.xml")).unwrap();
+    let xml = xml.replace(
+        "<n5 type=\"relative\">.</n5>",
+        "<n5 type=\"relative\">dataset.n5</n5>",
+    );
+    assert!(xml.contains("dataset.n5"), "{xml}");
+    std::fs::write(dir.path().join("dataset.xml"), xml).unwrap();
+    let setup = container.join("setup0/attributes.json");
+    let mut attrs: Value = serde_json::from_slice(&std::fs::read(&setup).unwrap()).unwrap();
+    for key in ["resolution", "units", "axes"] {
+        attrs.as_object_mut().unwrap().remove(key);
+    }
+    std::fs::write(&setup, serde_json::to_vec(&attrs).unwrap()).unwrap();
+
+    for source in [p("dataset.n5"), p("dataset.xml")] {
+        let info: Value = serde_json::from_str(&ok(&["ome", "info", &source, "--json"])).unwrap();
+        assert_eq!(info["layout"], "n5-bdv", "{source}");
+        assert_eq!(
+            info["levels"][0]["scale"],
+            serde_json::json!([3.0, 0.5, 0.25]),
+            "{source}"
+        );
+        assert_eq!(info["axes"][0]["unit"], "micrometer", "{source}");
+    }
+    // Converted from the XML: the voxel size travels into OME-Zarr.
+    ok(&[
+        "convert",
+        &p("dataset.xml"),
+        &p("out.zarr"),
+        "--format",
+        "zarr3",
+    ]);
+    let info: Value =
+        serde_json::from_str(&ok(&["ome", "info", &p("out.zarr"), "--json"])).unwrap();
+    assert_eq!(
+        info["levels"][1]["scale"],
+        serde_json::json!([6.0, 1.0, 0.5])
+    );
+    assert_eq!(level(&p("out.zarr"), "0"), values);
+
+    // An XML file that is no BigDataViewer description is refused by name.
+    std::fs::write(dir.path().join("other.xml"), "<a/>").unwrap();
+    let out = run(&["ome", "info", &p("other.xml")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("other.xml") && err.contains("bdv.n5"),
+        "{err}"
+    );
+}

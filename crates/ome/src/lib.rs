@@ -42,6 +42,7 @@
 //! # Ok::<(), neurochunk_ome::OmeError>(())
 //! ```
 
+mod bdv_xml;
 mod collection;
 mod error;
 mod image;
@@ -53,6 +54,7 @@ mod pyramid;
 mod validate;
 mod write;
 
+pub use bdv_xml::{bdv_xml_beside, bdv_xml_container, bdv_xml_for, is_xml, BdvXml};
 pub use collection::{container_images, convert_container, ContainerKind};
 pub use error::{OmeError, OmeResult};
 pub use image::{Axis, Layout, Level, MultiscaleImage};

@@ -64,6 +64,7 @@ pub mod fsync;
 mod key;
 pub mod lindi;
 mod memory;
+mod overlay;
 mod pool;
 mod prefix;
 #[cfg(feature = "remote")]
@@ -77,6 +78,7 @@ pub use filesystem::{Durability, FsStore};
 pub use key::{join_key, validate_key, validate_prefix};
 pub use lindi::LindiStore;
 pub use memory::MemoryStore;
+pub use overlay::OverlayStore;
 pub use pool::{recycle_buffer, take_buffer};
 pub use prefix::PrefixStore;
 #[cfg(feature = "remote")]
