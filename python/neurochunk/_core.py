@@ -368,8 +368,12 @@ def _reopen(
     n5_axis_order: str | None = None,
     cache_bytes: int | None = None,
 ) -> Array | Group:
-    return open(  # type: ignore[arg-type]
-        location, mode=mode, storage_options=storage_options, n5_axis_order=n5_axis_order, cache_bytes=cache_bytes
+    return open(
+        location,
+        mode=mode,  # type: ignore[arg-type]
+        storage_options=storage_options,
+        n5_axis_order=n5_axis_order,
+        cache_bytes=cache_bytes,
     )
 
 
