@@ -26,6 +26,9 @@ pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 /// cannot exceed the budget unseen.
 const ENTRY_OVERHEAD: usize = 128;
 
+/// A decoded shard index: per inner chunk, its offset and length, `None` when not stored.
+pub(crate) type ShardIndex = Arc<Vec<Option<(u64, u64)>>>;
+
 /// What an entry caches.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum CacheKey {
@@ -51,8 +54,8 @@ impl CacheKey {
 pub(crate) enum Cached {
     /// A decoded chunk (fixed-size elements, in-memory layout).
     Chunk(Arc<Vec<u8>>),
-    /// A decoded shard index: per inner chunk, its offset and length, `None` when not stored.
-    Index(Arc<Vec<Option<(u64, u64)>>>),
+    /// A decoded shard index.
+    Index(ShardIndex),
 }
 
 impl Cached {
@@ -279,7 +282,7 @@ impl<'a> ReadCache<'a> {
     }
 
     /// The cached decoded shard index for `key`.
-    pub fn index(&self, key: &CacheKey) -> Option<Arc<Vec<Option<(u64, u64)>>>> {
+    pub fn index(&self, key: &CacheKey) -> Option<ShardIndex> {
         match self.cache.get(key) {
             Some(Cached::Index(index)) => Some(index),
             _ => None,
@@ -287,7 +290,7 @@ impl<'a> ReadCache<'a> {
     }
 
     /// Keep a decoded shard index (small: whatever the read).
-    pub fn keep_index(&self, key: CacheKey, index: Arc<Vec<Option<(u64, u64)>>>) {
+    pub fn keep_index(&self, key: CacheKey, index: ShardIndex) {
         self.cache
             .insert(key, Cached::Index(index), self.generation);
     }

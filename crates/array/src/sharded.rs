@@ -16,13 +16,13 @@ use neurochunk_store::{ByteRange, Bytes, ReadRequest, ReadResponse};
 use rayon::prelude::*;
 
 use crate::array::{check_decoded, Array};
-use crate::cache::{CacheKey, ReadCache};
+use crate::cache::{CacheKey, ReadCache, ShardIndex};
 use crate::error::{ArrayError, ArrayResult};
 use crate::read::{pipelined, recycle_decoded, shard_range_error, Batches, Fetched};
 use crate::selection::{BlockTask, BlockTasks};
 
-/// Where an inner chunk lies in its shard (offset, length), `None` when it is not stored.
-type Location = Option<(u64, u64)>;
+/// Where a stored inner chunk lies in its shard: offset and length.
+type StoredAt = (u64, u64);
 
 /// A touched shard after the fetch.
 struct FetchedShard {
@@ -159,7 +159,7 @@ enum Lookup {
     /// Its index is read (request number `.0` of the first call), then byte ranges.
     Index(usize),
     /// Its index is cached: byte ranges only.
-    Cached(Arc<Vec<Location>>),
+    Cached(ShardIndex),
 }
 
 /// The fetch stage of one batch of shards: one `get_many` for the indexes (or whole shards)
@@ -243,7 +243,7 @@ fn fetch_shards(
     };
 
     // Inner-chunk locations of the shards read by index, and their byte-range requests.
-    let mut pending: Vec<(usize, Vec<(usize, (u64, u64))>)> = Vec::new();
+    let mut pending: Vec<(usize, Vec<(usize, StoredAt)>)> = Vec::new();
     let mut range_requests = Vec::new();
     for (slot, (shard, lookup)) in shards.iter_mut().zip(lookups).enumerate() {
         let key = shard.key.as_str();
