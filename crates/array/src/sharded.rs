@@ -197,10 +197,13 @@ fn fetch_shards(
         let mut parts = Vec::with_capacity(inner_tasks.len());
         let mut needed = 0;
         for i in 0..inner_tasks.len() {
-            let inner = inner_tasks.get(i);
-            let hit = cache
-                .filter(|_| !layout.covers_inner(&task.index, &inner))
-                .and_then(|c| c.chunk(&layout.inner_key(&task.index, &inner)));
+            let hit = cache.and_then(|c| {
+                let inner = inner_tasks.get(i);
+                if layout.covers_inner(&task.index, &inner) {
+                    return None;
+                }
+                c.chunk(&layout.inner_key(&task.index, &inner))
+            });
             parts.push(match hit {
                 Some(decoded) => Fetched::Cached(decoded),
                 None => {
