@@ -295,12 +295,11 @@ impl<'a> ReadCache<'a> {
             .insert(key, Cached::Index(index), self.generation);
     }
 
-    /// Keep a decoded chunk (when this read keeps chunks).
+    /// Keep a decoded chunk (callers check [`ReadCache::keep`] first, so that a chunk not
+    /// kept goes back to its buffer pool).
     pub fn keep_chunk(&self, key: CacheKey, decoded: Vec<u8>) {
-        if self.keep {
-            self.cache
-                .insert(key, Cached::Chunk(Arc::new(decoded)), self.generation);
-        }
+        self.cache
+            .insert(key, Cached::Chunk(Arc::new(decoded)), self.generation);
     }
 }
 

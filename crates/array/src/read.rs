@@ -316,7 +316,7 @@ impl Array {
                         unsafe { out.copy(&buf, &repr.shape, extent, &axes, elem) };
                         match cache {
                             // A chunk read in part is kept for the next partial read.
-                            Some(c) if !self.covers_chunk(&task) => {
+                            Some(c) if c.keep && !self.covers_chunk(&task) => {
                                 c.keep_chunk(CacheKey::Chunk(task.index), buf)
                             }
                             _ => recycle_decoded(self.metadata().codecs.as_ref(), buf),

@@ -458,7 +458,7 @@ fn decode_shards(
             unsafe { out.copy(&buf, &inner_repr.shape, extent, &axes, elem) };
             match cache {
                 // An inner chunk read in part is kept for the next partial read.
-                Some(c) if !layout.covers_inner(&shard.index, &inner) => {
+                Some(c) if c.keep && !layout.covers_inner(&shard.index, &inner) => {
                     c.keep_chunk(layout.inner_key(&shard.index, &inner), buf)
                 }
                 _ => recycle_decoded(inner_chain, buf),
