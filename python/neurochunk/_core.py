@@ -362,9 +362,28 @@ class Attributes(MutableMapping[str, Any]):
 
 
 def _reopen(
-    location: str, mode: str, storage_options: dict[str, Any] | None = None, n5_axis_order: str | None = None
+    location: str,
+    mode: str,
+    storage_options: dict[str, Any] | None = None,
+    n5_axis_order: str | None = None,
+    cache_bytes: int | None = None,
 ) -> Array | Group:
-    return open(location, mode=mode, storage_options=storage_options, n5_axis_order=n5_axis_order)  # type: ignore[arg-type]
+    return open(
+        location,
+        mode=mode,  # type: ignore[arg-type]
+        storage_options=storage_options,
+        n5_axis_order=n5_axis_order,
+        cache_bytes=cache_bytes,
+    )
+
+
+def _cache_bytes(value: Any) -> int | None:
+    """``cache_bytes`` checked: None, or a non-negative int."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InvalidInputError(f"cache_bytes must be None or a non-negative int, not {value!r}")
+    return int(value)
 
 
 def _options_json(storage_options: Mapping[str, Any] | None) -> str:
@@ -534,6 +553,35 @@ class Array:
         return list(self._meta["codecs"])
 
     @property
+    def cache_bytes(self) -> int:
+        """The budget, in bytes, of this handle's cache of decoded chunks (0: off).
+
+        A read that needs only part of a chunk (a voxel, a small box, a plane through it)
+        keeps the chunk it decoded, so the next partial read of that chunk through this
+        handle makes no store request (for a sharded array, inner chunks and shard indexes
+        are kept: a point read is one ranged read). Whole-chunk reads bypass the cache.
+        Arrays opened with ``mode="r"`` get 64 MiB by default, writable ones none (pass
+        ``cache_bytes=`` to :func:`open`). Writes through this handle invalidate what they
+        touch; chunks another handle or process rewrites are not seen until the array is
+        opened again or the budget is set again. Setting it (``a.cache_bytes = 0``) evicts
+        down to the new budget."""
+        return self._raw.cache_bytes()
+
+    @cache_bytes.setter
+    def cache_bytes(self, value: int) -> None:
+        checked = _cache_bytes(value)
+        if checked is None:
+            raise InvalidInputError("cache_bytes must be a non-negative int, not None")
+        self._raw.set_cache_bytes(checked)
+
+    @property
+    def cache_info(self) -> dict[str, int]:
+        """What the cache holds now and how it has served reads: ``bytes``, ``entries``,
+        ``hits`` and ``misses`` (partial chunk reads served from it, or not)."""
+        held, entries, hits, misses = self._raw.cache_stats()
+        return {"bytes": held, "entries": entries, "hits": hits, "misses": misses}
+
+    @property
     def nchunks(self) -> int:
         """The number of chunks (shards, for a sharded array) of the grid."""
         outer = self.shards or self.chunks
@@ -594,7 +642,13 @@ class Array:
     def __reduce__(self) -> tuple[Any, ...]:
         return (
             _reopen,
-            (self.store_path, "r" if self.read_only else "r+", self.storage_options or None, self.n5_axis_order),
+            (
+                self.store_path,
+                "r" if self.read_only else "r+",
+                self.storage_options or None,
+                self.n5_axis_order,
+                self.cache_bytes,
+            ),
         )
 
     # -- reading
@@ -1209,6 +1263,7 @@ def open(  # noqa: A001 - the name zarr-python uses
     zarr_format: ZarrFormat = None,
     storage_options: Mapping[str, Any] | None = None,
     n5_axis_order: str | None = None,
+    cache_bytes: int | None = None,
     **array_kwargs: Any,
 ) -> Array | Group:
     """Open the array or group at ``path`` (a local directory or a URL; its format is
@@ -1227,6 +1282,13 @@ def open(  # noqa: A001 - the name zarr-python uses
     ``"reversed"`` (the dimensions reversed, like zarr-python 2's ``N5Store`` and z5, whose
     C-ordered chunks are then N5's blocks as stored). See ``docs/n5.md``.
 
+    ``cache_bytes`` is the budget of each opened array's cache of decoded chunks, which
+    serves repeated partial reads (points, small boxes) of a chunk from memory (see
+    :attr:`Array.cache_bytes`). None (default): 64 MiB per array for ``mode="r"``, 0 (off)
+    for the writable modes. A read-only handle does not see chunks another process rewrites
+    after it cached them; open the array again (or pass ``cache_bytes=0``) to read such
+    data fresh. See ``docs/python.md``.
+
     ``mode``: ``"r"`` read-only (default), ``"r+"`` read and write (must exist), ``"a"`` read
     and write, creating a group when nothing is there, ``"w"`` create (replacing what is
     there), ``"w-"`` create (fail if something is there). When creating, ``shape=`` (and the
@@ -1236,20 +1298,21 @@ def open(  # noqa: A001 - the name zarr-python uses
     location = _location(path)
     if mode not in ("r", "r+", "a", "w", "w-"):
         raise InvalidInputError(f"mode must be 'r', 'r+', 'a', 'w' or 'w-', not {mode!r}")
+    cache = _cache_bytes(cache_bytes)
     if mode in ("r", "r+"):
         if array_kwargs:
             raise InvalidInputError(f"mode={mode!r} opens an existing node; {sorted(array_kwargs)} are for creating one")
-        kind, raw = _native.open_node(location, mode == "r", _options_json(storage_options), n5_axis_order)
+        kind, raw = _native.open_node(location, mode == "r", _options_json(storage_options), n5_axis_order, cache)
         return _wrap(kind, raw)
     if mode == "a":
         try:
-            kind, raw = _native.open_node(location, False, _options_json(storage_options), n5_axis_order)
+            kind, raw = _native.open_node(location, False, _options_json(storage_options), n5_axis_order, cache)
             return _wrap(kind, raw)
         except NodeNotFoundError:
             pass
     overwrite = mode == "w"
     if "shape" in array_kwargs:
-        return create_array(
+        created = create_array(
             location,
             zarr_format=zarr_format,
             overwrite=overwrite,
@@ -1257,6 +1320,9 @@ def open(  # noqa: A001 - the name zarr-python uses
             n5_axis_order=n5_axis_order,
             **array_kwargs,
         )
+        if cache is not None:
+            created.cache_bytes = cache
+        return created
     if array_kwargs:
         raise InvalidInputError(f"{sorted(array_kwargs)} need shape= to create an array")
     return create_group(

@@ -7,7 +7,7 @@ use neurochunk::dtype::{v2 as dtype_v2, Endian};
 use neurochunk::store::join_key;
 use neurochunk::{
     Array, ArrayBuilder, ArrayBytes, ArrayError, AxisSelection, ConvertOptions, DataType,
-    FillValue, NodeMetadata, Selection, Store, ZarrFormat,
+    FillValue, NodeMetadata, Selection, Store, ZarrFormat, DEFAULT_CACHE_BYTES,
 };
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -161,6 +161,13 @@ fn node_exists(store: &dyn Store, path: &str) -> PyResult<bool> {
     Ok(false)
 }
 
+/// The cache budget of an array handle: the one asked for, otherwise
+/// [`DEFAULT_CACHE_BYTES`] for a read-only handle and none for a writable one (another
+/// writer's changes would not be seen by a reader holding cached chunks; see docs/python.md).
+pub(crate) fn cache_bytes_for(read_only: bool, asked: Option<usize>) -> usize {
+    asked.unwrap_or(if read_only { DEFAULT_CACHE_BYTES } else { 0 })
+}
+
 /// Wrap an opened node for Python: `("array", RawArray)` or `("group", RawGroup)`.
 #[allow(clippy::too_many_arguments)]
 fn wrap_node(
@@ -171,6 +178,7 @@ fn wrap_node(
     read_only: bool,
     options: &str,
     n5_order: N5AxisOrder,
+    cache_bytes: Option<usize>,
     metadata: NodeMetadata,
 ) -> PyResult<(String, Py<PyAny>)> {
     Ok(match metadata {
@@ -179,7 +187,8 @@ fn wrap_node(
             Py::new(
                 py,
                 RawArray::new(
-                    Array::from_metadata(store, path, *meta),
+                    Array::from_metadata(store, path, *meta)
+                        .with_cache_bytes(cache_bytes_for(read_only, cache_bytes)),
                     display,
                     read_only,
                     options,
@@ -199,6 +208,7 @@ fn wrap_node(
                     format: group.format,
                     options: options.to_string(),
                     n5_order,
+                    cache_bytes,
                 },
             )?
             .into_any(),
@@ -228,15 +238,17 @@ fn display_child(display: &str, rel: &str) -> String {
     }
 }
 
-/// Open the node at `location` (a local path): `("array" | "group", handle)`.
+/// Open the node at `location` (a local path): `("array" | "group", handle)`. Arrays (and
+/// the arrays of a group) get `cache_bytes` of cache, by default [`cache_bytes_for`]'s.
 #[pyfunction]
-#[pyo3(signature = (location, read_only, options="{}", n5_axis_order=None))]
+#[pyo3(signature = (location, read_only, options="{}", n5_axis_order=None, cache_bytes=None))]
 pub(crate) fn open_node(
     py: Python<'_>,
     location: &str,
     read_only: bool,
     options: &str,
     n5_axis_order: Option<&str>,
+    cache_bytes: Option<usize>,
 ) -> PyResult<(String, Py<PyAny>)> {
     let n5_order = parse_axis_order(n5_axis_order)?;
     let Location {
@@ -261,6 +273,7 @@ pub(crate) fn open_node(
         read_only,
         options,
         n5_order,
+        cache_bytes,
         node.metadata,
     )
 }
@@ -451,6 +464,7 @@ pub(crate) fn create_group(
         format,
         options: options.to_string(),
         n5_order,
+        cache_bytes: None,
     })
 }
 
@@ -842,6 +856,22 @@ impl RawArray {
         Ok(())
     }
 
+    /// The budget of the handle's cache of decoded chunks, in bytes (0: off).
+    fn cache_bytes(&self) -> usize {
+        self.array().cache_bytes()
+    }
+
+    /// Change the budget of the handle's cache (0 turns it off and drops what it holds).
+    fn set_cache_bytes(&self, bytes: usize) {
+        self.array().set_cache_bytes(bytes);
+    }
+
+    /// What the cache holds and its hits and misses: `(bytes, entries, hits, misses)`.
+    fn cache_stats(&self) -> (usize, usize, u64, u64) {
+        let stats = self.array().cache_stats();
+        (stats.bytes, stats.entries, stats.hits, stats.misses)
+    }
+
     /// The number of chunks (shards) stored.
     fn nchunks_stored(&self, py: Python<'_>) -> PyResult<usize> {
         let array = self.array();
@@ -904,6 +934,8 @@ pub(crate) struct RawGroup {
     options: String,
     /// The axis order N5 members are opened in.
     n5_order: N5AxisOrder,
+    /// The cache budget of the arrays opened through the group (`None`: the mode's default).
+    cache_bytes: Option<usize>,
 }
 
 impl RawGroup {
@@ -1033,6 +1065,7 @@ impl RawGroup {
             self.read_only,
             &self.options,
             self.n5_order,
+            self.cache_bytes,
             node.metadata,
         )
     }
@@ -1077,6 +1110,7 @@ impl RawGroup {
             format: self.format,
             options: self.options.clone(),
             n5_order: self.n5_order,
+            cache_bytes: self.cache_bytes,
         })
     }
 

@@ -376,6 +376,7 @@ impl RawNwbFile {
             return Err(invalid(format!("'{path}' has no NumPy data type")));
         }
         let display = format!("{}{}", self.display.trim_end_matches('/'), path);
+        let array = array.with_cache_bytes(crate::node::cache_bytes_for(true, None));
         Ok(RawArray::new(array, &display, true, "{}"))
     }
 

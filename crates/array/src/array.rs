@@ -9,6 +9,7 @@ use neurochunk_store::{join_key, Store};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
+use crate::cache::{CacheStats, ChunkCache};
 use crate::error::{ArrayError, ArrayResult};
 use crate::metadata::{document_bytes, ArrayMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS};
 use crate::selection::{resolve, BlockTask, BlockTasks, ResolvedSelection, Selection};
@@ -22,12 +23,15 @@ pub struct ArrayOptions {
 }
 
 /// An array in a store.
+///
+/// Clones share the handle's cache of decoded chunks (see [`Array::with_cache_bytes`]).
 #[derive(Clone, Debug)]
 pub struct Array {
     store: Arc<dyn Store>,
     path: String,
     meta: ArrayMetadata,
     options: ArrayOptions,
+    cache: Arc<ChunkCache>,
 }
 
 impl Array {
@@ -58,6 +62,7 @@ impl Array {
             path: path.trim_matches('/').to_string(),
             meta,
             options: ArrayOptions::default(),
+            cache: Arc::new(ChunkCache::new(0)),
         }
     }
 
@@ -77,6 +82,70 @@ impl Array {
     pub fn with_options(mut self, options: ArrayOptions) -> Self {
         self.options = options;
         self
+    }
+
+    /// The handle with its own cache of decoded chunks of at most `bytes` bytes (0: none, the
+    /// default of every handle the engine opens or creates).
+    ///
+    /// A read that needs only part of a chunk (a point, a small box, a plane through a
+    /// chunk) keeps the chunk it decoded, and a later partial read of that chunk through this
+    /// handle (or a clone) is served from memory without a store request; for a sharded
+    /// array the decoded inner chunks and shard indexes are kept, so a point read of a
+    /// sharded array costs one ranged read, not two. Reads of whole chunks decode straight
+    /// into the output and bypass the cache; a read keeps nothing when all the chunks it
+    /// touches would not fit in the budget. Writes, chunk stores and resizes through the
+    /// handle invalidate what they touch. Chunks rewritten by *another* handle or process
+    /// after this one cached them are not seen until they are evicted, the budget is set
+    /// again, or the array is opened again: turn the cache on for data that does not change
+    /// while it is read (see `docs/caching.md`; the Python package turns it on, with
+    /// [`DEFAULT_CACHE_BYTES`](crate::DEFAULT_CACHE_BYTES), for arrays opened with `mode="r"`).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use neurochunk_array::{selection, Array, ArrayBuilder, DataType, MemoryStore, Store};
+    ///
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let volume = ArrayBuilder::new([64, 64], DataType::UInt16)
+    ///     .chunks([32, 32])
+    ///     .create(store.clone(), "volume")?;
+    /// volume.write_elements(&selection![..], &(0..4096).map(|i| i as u16).collect::<Vec<_>>())?;
+    ///
+    /// let reader = Array::open(store, "volume")?.with_cache_bytes(8 << 20);
+    /// assert_eq!(reader.cache_bytes(), 8 << 20);
+    /// for column in 0..3_i64 {
+    ///     let (_, voxel) = reader.read_elements::<u16>(&selection![5_i64, column])?;
+    ///     assert_eq!(voxel, [5 * 64 + column as u16]);
+    /// }
+    /// // The first point read decoded chunk (0, 0) and kept it; the others were served from it.
+    /// let stats = reader.cache_stats();
+    /// assert_eq!((stats.entries, stats.hits, stats.misses), (1, 2, 1));
+    /// reader.set_cache_bytes(0); // off: the chunk is dropped
+    /// assert_eq!(reader.cache_stats().bytes, 0);
+    /// # Ok::<(), neurochunk_array::ArrayError>(())
+    /// ```
+    pub fn with_cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache = Arc::new(ChunkCache::new(bytes));
+        self
+    }
+
+    /// The budget of the handle's cache of decoded chunks, in bytes (0: off).
+    pub fn cache_bytes(&self) -> usize {
+        self.cache.budget()
+    }
+
+    /// Change the budget of the cache this handle and its clones share, evicting the least
+    /// recently used chunks down to it (every chunk for 0, which turns the cache off).
+    pub fn set_cache_bytes(&self, bytes: usize) {
+        self.cache.set_budget(bytes);
+    }
+
+    /// What the handle's cache holds now, and its hits and misses so far.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats()
+    }
+
+    pub(crate) fn cache(&self) -> &ChunkCache {
+        &self.cache
     }
 
     /// The format-neutral description: shape, chunks, data type, fill value, codecs, attributes.
@@ -181,10 +250,13 @@ impl Array {
     /// Encode and store a whole chunk (deleting it instead when it is all fill value and
     /// empty chunks are not written).
     pub fn store_chunk(&self, index: &[u64], chunk: ArrayBytes) -> ArrayResult<()> {
-        if let Some((key, encoded)) = self.encode_for_store(index, chunk)? {
-            self.store.set(&key, encoded)?;
-        }
-        Ok(())
+        let stored = match self.encode_for_store(index, chunk) {
+            Ok(Some((key, encoded))) => self.store.set(&key, encoded).map_err(ArrayError::from),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        self.cache.invalidate(|grid| grid == index);
+        stored
     }
 
     /// A whole chunk encoded for the store, as its key and bytes; `None` when it is all fill
@@ -472,13 +544,28 @@ impl Array {
             });
         }
         let tasks = self.chunk_tasks(&resolved);
-        let extent = resolved.extent();
+        let written = self.write_tasks(&tasks, &resolved.extent(), data, sink);
+        // Once the chunks are stored (or the write failed part-way), the cached chunks it
+        // touched are dropped, and reads that fetched meanwhile keep nothing.
+        self.cache.invalidate(|grid| tasks.contains(grid));
+        written
+    }
+
+    /// The chunks of a write's plan, built, encoded and handed to `sink` (see
+    /// [`Array::write_with`]).
+    fn write_tasks(
+        &self,
+        tasks: &BlockTasks,
+        extent: &[usize],
+        data: Source<'_>,
+        sink: &(dyn Fn(Vec<(String, neurochunk_store::Bytes)>) -> ArrayResult<()> + Sync),
+    ) -> ArrayResult<()> {
         let repr = self.repr();
         let chunk_bytes = repr.num_elements() * repr.data_type.fixed_size().unwrap_or(16);
         let build = |fetched: Vec<(usize, Option<Option<neurochunk_store::Bytes>>)>| {
             let values = fetched
                 .into_par_iter()
-                .map(|(t, stored)| self.write_chunk_region(&tasks.get(t), data, &extent, stored))
+                .map(|(t, stored)| self.write_chunk_region(&tasks.get(t), data, extent, stored))
                 .collect::<ArrayResult<Vec<_>>>()?;
             Ok(values.into_iter().flatten().collect::<Vec<_>>())
         };
@@ -490,7 +577,7 @@ impl Array {
                 tasks.len(),
                 |_| chunk_bytes,
                 |group| {
-                    let values = build(self.fetch_partial_chunks(&tasks, group)?)?;
+                    let values = build(self.fetch_partial_chunks(tasks, group)?)?;
                     if values.is_empty() {
                         return Ok(());
                     }
@@ -506,7 +593,7 @@ impl Array {
         crate::read::pipelined(
             crate::read::Batches::new(tasks.len(), |_| chunk_bytes)
                 .with_budget(crate::read::batch_budget(self.store.as_ref())),
-            |batch| build(self.fetch_partial_chunks(&tasks, batch)?),
+            |batch| build(self.fetch_partial_chunks(tasks, batch)?),
             |values| {
                 if values.is_empty() {
                     return Ok(());
@@ -516,14 +603,9 @@ impl Array {
         )
     }
 
-    /// Whether a write task replaces every in-array element of its chunk.
-    fn covers_chunk(&self, task: &BlockTask) -> bool {
-        let chunk = &self.meta.chunk_shape;
-        task.runs.iter().enumerate().all(|(d, run)| {
-            let start = task.index[d] * chunk[d] as u64;
-            let inside = (self.meta.shape[d] - start).min(chunk[d] as u64);
-            run.count == inside
-        })
+    /// Whether a task selects every in-array element of its chunk.
+    pub(crate) fn covers_chunk(&self, task: &BlockTask) -> bool {
+        task.covers(&self.meta.chunk_shape, &[], &self.meta.shape)
     }
 
     /// The fetch stage of a write: per task of `batch`, `None` when the write covers the
@@ -646,6 +728,8 @@ impl Array {
         }
         let old_grid = self.meta.grid_shape();
         self.meta.shape = new_shape;
+        // Edge chunks change extent and chunks outside the new shape go: nothing cached holds.
+        self.cache.clear();
         let new_grid = self.meta.grid_shape();
         if old_grid.iter().zip(&new_grid).any(|(o, n)| n < o) {
             let prefix = join_key(&self.path, "");

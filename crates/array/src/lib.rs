@@ -38,6 +38,7 @@
 
 mod array;
 mod builder;
+mod cache;
 mod error;
 mod hierarchy;
 mod metadata;
@@ -51,6 +52,7 @@ pub mod convert;
 
 pub use array::{Array, ArrayOptions, Ragged};
 pub use builder::{default_chunk_shape, default_codecs, ArrayBuilder, FillValue};
+pub use cache::{CacheStats, DEFAULT_CACHE_BYTES};
 pub use error::{ArrayError, ArrayResult};
 pub use hierarchy::{
     consolidate, create_group, list_documents, list_nodes, list_nodes_with, open_node,

@@ -16,6 +16,7 @@
 //! same batches (`Array::write`), fetching the chunks they only partly overwrite.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use neurochunk_codec::nd::SharedBuffer;
 use neurochunk_codec::CodecChain;
@@ -24,6 +25,7 @@ use neurochunk_store::{Bytes, ReadRequest, ReadResponse, StoreError, StoreResult
 use rayon::prelude::*;
 
 use crate::array::Array;
+use crate::cache::{CacheKey, ReadCache};
 use crate::error::{ArrayError, ArrayResult};
 use crate::selection::BlockTasks;
 
@@ -192,8 +194,18 @@ pub(crate) fn whole_value(
     }
 }
 
-/// One fetched chunk: its task number, key, and bytes (`None` when not stored).
-pub(crate) type FetchedChunk = (usize, String, Option<Bytes>);
+/// A chunk's data after the fetch stage.
+pub(crate) enum Fetched {
+    /// Its stored bytes.
+    Stored(Bytes),
+    /// Not stored: the fill value.
+    Missing,
+    /// Decoded, from the array's cache.
+    Cached(Arc<Vec<u8>>),
+}
+
+/// One fetched chunk: its task number, key, and data.
+pub(crate) type FetchedChunk = (usize, String, Fetched);
 
 /// Hand a decoded chunk's buffer, once copied out, to the pool its next use draws from: the
 /// codec pool of this thread when bytes→bytes codecs decode into a new buffer, otherwise the
@@ -236,25 +248,41 @@ impl Array {
         Ok(decoded)
     }
 
-    /// Fetch the chunks of tasks `batch` (whole values) with one `get_many` call.
+    /// Fetch the chunks of tasks `batch` (whole values) with one `get_many` call; with a
+    /// cache, the chunks the selection needs only part of that it holds are taken from it.
     pub(crate) fn fetch_chunks(
         &self,
         tasks: &BlockTasks,
         batch: Range<usize>,
+        cache: Option<&ReadCache>,
     ) -> ArrayResult<Vec<FetchedChunk>> {
-        let requests: Vec<ReadRequest> = batch
-            .clone()
-            .map(|t| ReadRequest::whole(self.chunk_key(&tasks.get(t).index)))
-            .collect();
+        let mut fetched = Vec::with_capacity(batch.len());
+        let mut requests = Vec::with_capacity(batch.len());
+        let mut slots = Vec::with_capacity(batch.len());
+        for t in batch {
+            let task = tasks.get(t);
+            let key = self.chunk_key(&task.index);
+            let hit = cache
+                .filter(|_| !self.covers_chunk(&task))
+                .and_then(|c| c.chunk(&CacheKey::Chunk(task.index)));
+            if let Some(decoded) = hit {
+                fetched.push((t, key, Fetched::Cached(decoded)));
+            } else {
+                slots.push(fetched.len());
+                requests.push(ReadRequest::whole(key.clone()));
+                fetched.push((t, key, Fetched::Missing));
+            }
+        }
+        if requests.is_empty() {
+            return Ok(fetched);
+        }
         let answers = self.store().get_many(&requests);
-        batch
-            .zip(requests)
-            .zip(answers)
-            .map(|((t, request), answer)| {
-                let bytes = whole_value(answer, &request.key)?;
-                Ok((t, request.key, bytes))
-            })
-            .collect()
+        for ((slot, request), answer) in slots.into_iter().zip(&requests).zip(answers) {
+            if let Some(bytes) = whole_value(answer, &request.key)? {
+                fetched[slot].2 = Fetched::Stored(bytes);
+            }
+        }
+        Ok(fetched)
     }
 
     /// The unsharded read of fixed-size elements: plan, fetch in batches, decode and scatter.
@@ -268,7 +296,9 @@ impl Array {
     ) -> ArrayResult<()> {
         let elem = repr.data_type.fixed_size().unwrap_or(1);
         let chunk_bytes = repr.num_elements() * elem;
-        let scatter = |(t, key, bytes): FetchedChunk| -> ArrayResult<()> {
+        let cache = ReadCache::start(self.cache(), || tasks.len().saturating_mul(chunk_bytes));
+        let cache = cache.as_ref();
+        let scatter = |(t, key, data): FetchedChunk| -> ArrayResult<()> {
             let task = tasks.get(t);
             // This task writes only the output elements whose positions are, per axis,
             // those of its runs. A selection axis is strictly monotonic, so each position's
@@ -277,18 +307,26 @@ impl Array {
             // an axis where their chunks differ, so no two tasks write the same bytes. The
             // caller keeps `out` borrowed until every task has run.
             let axes = task.block_to_selection();
-            match bytes {
-                Some(bytes) => {
+            match data {
+                Fetched::Stored(bytes) => {
                     let decoded = self.decode_fetched(&task.index, &key, bytes, repr)?;
                     if let ArrayBytes::Fixed(buf) = decoded {
                         // SAFETY: `axes` selects this chunk's output elements, which no
                         // other task writes (above); nothing reads `out` meanwhile.
                         unsafe { out.copy(&buf, &repr.shape, extent, &axes, elem) };
-                        recycle_decoded(self.metadata().codecs.as_ref(), buf);
+                        match cache {
+                            // A chunk read in part is kept for the next partial read.
+                            Some(c) if c.keep && !self.covers_chunk(&task) => {
+                                c.keep_chunk(CacheKey::Chunk(task.index), buf)
+                            }
+                            _ => recycle_decoded(self.metadata().codecs.as_ref(), buf),
+                        }
                     }
                 }
                 // SAFETY: as for the copy: only this chunk's output elements.
-                None => unsafe { out.fill(extent, &axes, &repr.fill_value) },
+                Fetched::Cached(buf) => unsafe { out.copy(&buf, &repr.shape, extent, &axes, elem) },
+                // SAFETY: as for the copy: only this chunk's output elements.
+                Fetched::Missing => unsafe { out.fill(extent, &axes, &repr.fill_value) },
             }
             Ok(())
         };
@@ -298,7 +336,7 @@ impl Array {
                 tasks.len(),
                 |_| chunk_bytes,
                 |group| {
-                    let fetched = self.fetch_chunks(tasks, group)?;
+                    let fetched = self.fetch_chunks(tasks, group, cache)?;
                     if fetched.len() == 1 {
                         return fetched.into_iter().try_for_each(scatter);
                     }
@@ -309,7 +347,7 @@ impl Array {
         pipelined(
             Batches::new(tasks.len(), |_| chunk_bytes)
                 .with_budget(batch_budget(self.store().as_ref())),
-            |batch| self.fetch_chunks(tasks, batch),
+            |batch| self.fetch_chunks(tasks, batch, cache),
             |fetched| fetched.into_par_iter().try_for_each(scatter),
         )
     }
@@ -325,12 +363,15 @@ impl Array {
         let mut chunks = Vec::with_capacity(tasks.len());
         let budget = batch_budget(self.store().as_ref());
         for batch in Batches::new(tasks.len(), |_| chunk_bytes).with_budget(budget) {
-            let fetched = self.fetch_chunks(tasks, batch)?;
+            let fetched = self.fetch_chunks(tasks, batch, None)?;
             let decoded: Vec<ArrayBytes> = fetched
                 .into_par_iter()
-                .map(|(t, key, bytes)| match bytes {
-                    Some(bytes) => self.decode_fetched(&tasks.get(t).index, &key, bytes, repr),
-                    None => Ok(neurochunk_codec::subset::fill_for_repr(repr)),
+                .map(|(t, key, data)| match data {
+                    Fetched::Stored(bytes) => {
+                        self.decode_fetched(&tasks.get(t).index, &key, bytes, repr)
+                    }
+                    Fetched::Cached(buf) => Ok(ArrayBytes::Fixed(buf.to_vec())),
+                    Fetched::Missing => Ok(neurochunk_codec::subset::fill_for_repr(repr)),
                 })
                 .collect::<ArrayResult<_>>()?;
             chunks.extend(decoded);

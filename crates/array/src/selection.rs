@@ -300,6 +300,17 @@ impl BlockTask {
             .map(|r| r.block_to_selection().inverse())
             .collect()
     }
+
+    /// Whether the task selects every element of its block that lies inside an array of
+    /// `shape`, for blocks of `block` elements per axis whose grid starts at `origin` (empty:
+    /// at 0; a shard's inner chunks start at the shard's first element).
+    pub fn covers(&self, block: &[usize], origin: &[u64], shape: &[u64]) -> bool {
+        self.runs.iter().enumerate().all(|(d, run)| {
+            let start = origin.get(d).copied().unwrap_or(0) + self.index[d] * block[d] as u64;
+            let inside = shape[d].saturating_sub(start).min(block[d] as u64);
+            run.count == inside
+        })
+    }
 }
 
 /// The blocks a selection touches, enumerated lazily: task `t` is the `t`-th combination, in
@@ -322,6 +333,16 @@ impl BlockTasks {
 
     pub fn len(&self) -> usize {
         self.per_axis.iter().map(Vec::len).product()
+    }
+
+    /// Whether the block at grid index `index` is one of the tasks.
+    pub fn contains(&self, index: &[u64]) -> bool {
+        index.len() == self.per_axis.len()
+            && self
+                .per_axis
+                .iter()
+                .zip(index)
+                .all(|(blocks, i)| blocks.iter().any(|(number, _)| number == i))
     }
 
     pub fn get(&self, mut t: usize) -> BlockTask {

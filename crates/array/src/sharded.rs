@@ -3,10 +3,12 @@
 //! first reads every shard's index (or the whole shard, when the selection needs most of its
 //! inner chunks), the second the byte ranges of the needed inner chunks of all shards read by
 //! index. The inner chunks of a batch are then decoded in parallel straight into the output.
-
-use std::ops::Range;
+//! With the array's cache on, decoded shard indexes and the inner chunks read in part are
+//! kept (see `cache.rs`), so a repeated point read of a shard is at most one ranged read.
 
 use std::io::Write;
+use std::ops::Range;
+use std::sync::Arc;
 
 use neurochunk_codec::nd::{self, SharedBuffer};
 use neurochunk_codec::{ArrayBytes, ChunkRepr, IndexLocation, ShardingCodec};
@@ -14,22 +16,25 @@ use neurochunk_store::{ByteRange, Bytes, ReadRequest, ReadResponse};
 use rayon::prelude::*;
 
 use crate::array::{check_decoded, Array};
+use crate::cache::{CacheKey, ReadCache, ShardIndex};
 use crate::error::{ArrayError, ArrayResult};
-use crate::read::{pipelined, recycle_decoded, shard_range_error, Batches};
+use crate::read::{pipelined, recycle_decoded, shard_range_error, Batches, Fetched};
 use crate::selection::{BlockTask, BlockTasks};
 
-/// Where an inner chunk lies in its shard (offset, length), `None` when it is not stored.
-type Location = Option<(u64, u64)>;
+/// Where a stored inner chunk lies in its shard: offset and length.
+type StoredAt = (u64, u64);
 
 /// A touched shard after the fetch.
 struct FetchedShard {
     /// The shard's task number in the plan.
     task: usize,
     key: String,
+    /// The shard's grid index.
+    index: Vec<u64>,
     /// The inner chunks the selection touches.
     inner_tasks: BlockTasks,
-    /// Per inner task, its stored bytes (`None`: not stored); `None` for a missing shard.
-    parts: Option<Vec<Option<Bytes>>>,
+    /// Per inner task, its data; `None` for a missing shard.
+    parts: Option<Vec<Fetched>>,
 }
 
 /// What the sharded read needs to know about the shards, the same for each.
@@ -41,6 +46,8 @@ struct ShardLayout<'a> {
     total_inner: usize,
     index_len: usize,
     index_range: ByteRange,
+    /// The array's shape.
+    shape: &'a [u64],
 }
 
 impl ShardLayout<'_> {
@@ -61,6 +68,22 @@ impl ShardLayout<'_> {
     fn cost(&self, inner_tasks: &BlockTasks) -> usize {
         let elem = self.inner_repr.data_type.fixed_size().unwrap_or(16);
         inner_tasks.len().min(self.total_inner) * self.inner_repr.num_elements() * elem
+    }
+
+    /// Whether an inner task of the shard at `shard` selects every in-array element of its
+    /// inner chunk.
+    fn covers_inner(&self, shard: &[u64], inner: &BlockTask) -> bool {
+        let origin: Vec<u64> = shard
+            .iter()
+            .zip(&self.shard_repr.shape)
+            .map(|(&i, &s)| i * s as u64)
+            .collect();
+        inner.covers(&self.inner_repr.shape, &origin, self.shape)
+    }
+
+    /// The cache key of an inner chunk of the shard at `shard`.
+    fn inner_key(&self, shard: &[u64], inner: &BlockTask) -> CacheKey {
+        CacheKey::Inner(shard.to_vec(), self.linear(&inner.index))
     }
 }
 
@@ -102,33 +125,52 @@ pub(crate) fn read_shards_into(
                 length: Some(index_len as u64),
             },
         },
+        shape: array.shape(),
     };
     let inner_shape = sharding.inner_chunk_shape();
     let cost = |t: usize| layout.cost(&BlockTasks::new(&tasks.get(t).runs, inner_shape));
+    let cache = ReadCache::start(array.cache(), || {
+        (0..tasks.len()).fold(0usize, |sum, t| sum.saturating_add(cost(t)))
+    });
+    let cache = cache.as_ref();
     if array.store().concurrent_reads() <= 1 {
         // A local store: groups of shards read, then their inner chunks decoded in parallel,
         // independently of the other groups.
         return crate::read::for_each_group(tasks.len(), cost, |group| {
-            let fetched = fetch_shards(array, &layout, tasks, group)?;
-            decode_shards(array, &layout, tasks, fetched, out, extent)
+            let fetched = fetch_shards(array, &layout, tasks, group, cache)?;
+            decode_shards(array, &layout, tasks, fetched, out, extent, cache)
         });
     }
     let batches = Batches::new(tasks.len(), cost)
         .with_budget(crate::read::batch_budget(array.store().as_ref()));
     pipelined(
         batches,
-        |batch| fetch_shards(array, &layout, tasks, batch),
-        |fetched| decode_shards(array, &layout, tasks, fetched, out, extent),
+        |batch| fetch_shards(array, &layout, tasks, batch, cache),
+        |fetched| decode_shards(array, &layout, tasks, fetched, out, extent, cache),
     )
 }
 
-/// The fetch stage of one batch of shards: one `get_many` for the indexes (or whole shards),
-/// one for the needed inner chunks of the shards read by index.
+/// How a shard's stored inner chunks are found in the fetch stage.
+enum Lookup {
+    /// The cache holds every inner chunk the selection needs.
+    Done,
+    /// The whole shard is read (request number `.0` of the first call).
+    Whole(usize),
+    /// Its index is read (request number `.0` of the first call), then byte ranges.
+    Index(usize),
+    /// Its index is cached: byte ranges only.
+    Cached(ShardIndex),
+}
+
+/// The fetch stage of one batch of shards: one `get_many` for the indexes (or whole shards)
+/// the cache does not hold, one for the needed inner chunks of the shards read by index.
+/// With a cache, the inner chunks needed in part that it holds are taken from it.
 fn fetch_shards(
     array: &Array,
     layout: &ShardLayout,
     tasks: &BlockTasks,
     batch: Range<usize>,
+    cache: Option<&ReadCache>,
 ) -> ArrayResult<Vec<FetchedShard>> {
     let path = array.path();
     let inner_shape = layout.sharding.inner_chunk_shape();
@@ -145,65 +187,132 @@ fn fetch_shards(
     };
 
     let mut shards = Vec::with_capacity(batch.len());
+    let mut lookups = Vec::with_capacity(batch.len());
     let mut requests = Vec::with_capacity(batch.len());
     for t in batch {
         let task = tasks.get(t);
         let key = array.chunk_key(&task.index);
         let inner_tasks = BlockTasks::new(&task.runs, inner_shape);
-        requests.push(if layout.read_whole(&inner_tasks) {
-            ReadRequest::whole(key.clone())
+        // `Missing` until the fetch finds the inner chunk stored.
+        let mut parts = Vec::with_capacity(inner_tasks.len());
+        let mut needed = 0;
+        for i in 0..inner_tasks.len() {
+            let hit = cache.and_then(|c| {
+                let inner = inner_tasks.get(i);
+                if layout.covers_inner(&task.index, &inner) {
+                    return None;
+                }
+                c.chunk(&layout.inner_key(&task.index, &inner))
+            });
+            parts.push(match hit {
+                Some(decoded) => Fetched::Cached(decoded),
+                None => {
+                    needed += 1;
+                    Fetched::Missing
+                }
+            });
+        }
+        let lookup = if needed == 0 {
+            Lookup::Done
+        } else if layout.read_whole(&inner_tasks) {
+            requests.push(ReadRequest::whole(key.clone()));
+            Lookup::Whole(requests.len() - 1)
+        } else if let Some(index) =
+            cache.and_then(|c| c.index(&CacheKey::ShardIndex(task.index.clone())))
+        {
+            Lookup::Cached(index)
         } else {
-            ReadRequest::ranges(key.clone(), vec![layout.index_range])
-        });
+            requests.push(ReadRequest::ranges(key.clone(), vec![layout.index_range]));
+            Lookup::Index(requests.len() - 1)
+        };
+        lookups.push(lookup);
         shards.push(FetchedShard {
             task: t,
             key,
+            index: task.index,
             inner_tasks,
-            parts: None,
+            parts: Some(parts),
         });
     }
-    let answers = array.store().get_many(&requests);
+    let mut answers: Vec<Option<_>> = if requests.is_empty() {
+        Vec::new()
+    } else {
+        array
+            .store()
+            .get_many(&requests)
+            .into_iter()
+            .map(Some)
+            .collect()
+    };
 
     // Inner-chunk locations of the shards read by index, and their byte-range requests.
-    let mut pending: Vec<(usize, Vec<Location>)> = Vec::new();
+    let mut pending: Vec<(usize, Vec<(usize, StoredAt)>)> = Vec::new();
     let mut range_requests = Vec::new();
-    for (slot, (shard, answer)) in shards.iter_mut().zip(answers).enumerate() {
+    for (slot, (shard, lookup)) in shards.iter_mut().zip(lookups).enumerate() {
         let key = shard.key.as_str();
-        let answer = answer.map_err(|e| shard_range_error(path, key, e))?;
-        let (index_bytes, whole) = match &answer {
-            ReadResponse::Missing => continue,
-            ReadResponse::Whole(bytes) => {
-                let len = bytes.len() as u64;
-                let (start, end) = layout.index_range.resolve(len).ok_or_else(|| {
-                    corrupt(
-                        key,
-                        format!(
-                            "shard is {len} bytes, shorter than its {}-byte index",
-                            layout.index_len
-                        ),
-                    )
-                })?;
-                (bytes.slice(start as usize..end as usize), Some(bytes))
-            }
-            ReadResponse::Ranges(parts) => match parts.as_slice() {
-                [index] => (index.clone(), None),
-                _ => {
-                    return Err(corrupt(
-                        key,
-                        "the store answered the index read with other ranges".into(),
-                    ))
+        let (index, whole) = match lookup {
+            Lookup::Done => continue,
+            Lookup::Cached(index) => (index, None),
+            Lookup::Whole(r) | Lookup::Index(r) => {
+                let answer = answers[r]
+                    .take()
+                    .ok_or_else(|| corrupt(key, "the store gave no answer".into()))?;
+                let answer = answer.map_err(|e| shard_range_error(path, key, e))?;
+                let (index_bytes, whole) = match answer {
+                    ReadResponse::Missing => {
+                        shard.parts = None;
+                        continue;
+                    }
+                    ReadResponse::Whole(bytes) => {
+                        let len = bytes.len() as u64;
+                        let (start, end) = layout.index_range.resolve(len).ok_or_else(|| {
+                            corrupt(
+                                key,
+                                format!(
+                                    "shard is {len} bytes, shorter than its {}-byte index",
+                                    layout.index_len
+                                ),
+                            )
+                        })?;
+                        (bytes.slice(start as usize..end as usize), Some(bytes))
+                    }
+                    ReadResponse::Ranges(parts) => match <[Bytes; 1]>::try_from(parts) {
+                        Ok([index]) => (index, None),
+                        Err(_) => {
+                            return Err(corrupt(
+                                key,
+                                "the store answered the index read with other ranges".into(),
+                            ))
+                        }
+                    },
+                };
+                let index = Arc::new(
+                    layout
+                        .sharding
+                        .decode_index(&index_bytes, shard_shape)
+                        .map_err(|e| chunk_err(key, e))?,
+                );
+                if let (Some(c), None) = (cache, &whole) {
+                    c.keep_index(CacheKey::ShardIndex(shard.index.clone()), index.clone());
                 }
-            },
+                (index, whole)
+            }
         };
-        let index = layout
-            .sharding
-            .decode_index(&index_bytes, shard_shape)
-            .map_err(|e| chunk_err(key, e))?;
-        let mut locations = Vec::with_capacity(shard.inner_tasks.len());
-        for i in 0..shard.inner_tasks.len() {
+        let Some(parts) = shard.parts.as_mut() else {
+            continue;
+        };
+        // Per needed inner task, where it lies in the shard (those not stored stay missing).
+        let mut locations = Vec::new();
+        for (i, part) in parts.iter_mut().enumerate() {
+            if !matches!(part, Fetched::Missing) {
+                continue;
+            }
             let inner = shard.inner_tasks.get(i);
-            let entry = index.get(layout.linear(&inner.index)).copied().flatten();
-            if let (Some((offset, length)), Some(bytes)) = (entry, whole) {
+            let Some((offset, length)) = index.get(layout.linear(&inner.index)).copied().flatten()
+            else {
+                continue;
+            };
+            if let Some(bytes) = &whole {
                 let len = bytes.len() as u64;
                 if offset.checked_add(length).is_none_or(|end| end > len) {
                     return Err(corrupt(
@@ -215,38 +324,21 @@ fn fetch_shards(
                         ),
                     ));
                 }
+                *part = Fetched::Stored(bytes.slice(offset as usize..(offset + length) as usize));
+            } else {
+                locations.push((i, (offset, length)));
             }
-            locations.push(entry);
         }
-        match whole {
-            Some(bytes) => {
-                shard.parts = Some(
-                    locations
-                        .iter()
-                        .map(|loc| {
-                            loc.map(|(offset, length)| {
-                                bytes.slice(offset as usize..(offset + length) as usize)
-                            })
-                        })
-                        .collect(),
-                );
-            }
-            None => {
-                let ranges: Vec<ByteRange> = locations
-                    .iter()
-                    .flatten()
-                    .map(|&(offset, length)| ByteRange::FromStart {
-                        offset,
-                        length: Some(length),
-                    })
-                    .collect();
-                if ranges.is_empty() {
-                    shard.parts = Some(vec![None; locations.len()]);
-                } else {
-                    range_requests.push(ReadRequest::ranges(shard.key.clone(), ranges));
-                    pending.push((slot, locations));
-                }
-            }
+        if !locations.is_empty() {
+            let ranges = locations
+                .iter()
+                .map(|&(_, (offset, length))| ByteRange::FromStart {
+                    offset,
+                    length: Some(length),
+                })
+                .collect();
+            range_requests.push(ReadRequest::ranges(shard.key.clone(), ranges));
+            pending.push((slot, locations));
         }
     }
     if range_requests.is_empty() {
@@ -257,9 +349,9 @@ fn fetch_shards(
     for ((slot, locations), answer) in pending.into_iter().zip(answers) {
         let shard = &mut shards[slot];
         let key = shard.key.as_str();
-        let wanted = locations.iter().flatten().count();
-        let parts = match answer.map_err(|e| shard_range_error(path, key, e))? {
-            ReadResponse::Ranges(parts) if parts.len() == wanted => parts,
+        let wanted = locations.len();
+        let got = match answer.map_err(|e| shard_range_error(path, key, e))? {
+            ReadResponse::Ranges(got) if got.len() == wanted => got,
             ReadResponse::Missing => {
                 return Err(corrupt(
                     key,
@@ -273,13 +365,11 @@ fn fetch_shards(
                 ))
             }
         };
-        let mut parts = parts.into_iter();
-        shard.parts = Some(
-            locations
-                .iter()
-                .map(|loc| loc.and_then(|_| parts.next()))
-                .collect(),
-        );
+        if let Some(parts) = shard.parts.as_mut() {
+            for ((i, _), bytes) in locations.into_iter().zip(got) {
+                parts[i] = Fetched::Stored(bytes);
+            }
+        }
     }
     Ok(shards)
 }
@@ -288,8 +378,8 @@ fn fetch_shards(
 enum Work {
     /// A missing shard: its output elements get the fill value.
     FillShard(usize),
-    /// Inner task `.1` of fetched shard `.0`, with its stored bytes (`None`: not stored).
-    Inner(usize, usize, Option<Bytes>),
+    /// Inner task `.1` of fetched shard `.0`, with its data.
+    Inner(usize, usize, Fetched),
 }
 
 /// The decode and scatter stages of one batch of shards: every inner chunk of every shard of
@@ -301,6 +391,7 @@ fn decode_shards(
     mut shards: Vec<FetchedShard>,
     out: &SharedBuffer,
     extent: &[usize],
+    cache: Option<&ReadCache>,
 ) -> ArrayResult<()> {
     let fill = &layout.shard_repr.fill_value;
     let mut work = Vec::new();
@@ -311,7 +402,7 @@ fn decode_shards(
                 parts
                     .into_iter()
                     .enumerate()
-                    .map(|(i, bytes)| Work::Inner(s, i, bytes)),
+                    .map(|(i, data)| Work::Inner(s, i, data)),
             ),
         }
     }
@@ -324,22 +415,30 @@ fn decode_shards(
     // Inside a shard, the inner tasks split those runs at inner-chunk boundaries, one task per
     // touched inner chunk, so their output elements are disjoint as well.
     let decode = |unit| -> ArrayResult<()> {
-        let (s, i, bytes) = match unit {
+        let (s, i, data) = match unit {
             Work::FillShard(s) => {
                 let axes = tasks.get(shards[s].task).block_to_selection();
                 // SAFETY: only this shard's output elements, which no other task writes.
                 unsafe { out.fill(extent, &axes, fill) };
                 return Ok(());
             }
-            Work::Inner(s, i, bytes) => (s, i, bytes),
+            Work::Inner(s, i, data) => (s, i, data),
         };
         let shard = &shards[s];
         let inner = shard.inner_tasks.get(i);
         let axes = inner.block_to_selection();
-        let Some(bytes) = bytes else {
-            // SAFETY: only this inner chunk's output elements (above).
-            unsafe { out.fill(extent, &axes, fill) };
-            return Ok(());
+        let bytes = match data {
+            Fetched::Stored(bytes) => bytes,
+            Fetched::Cached(buf) => {
+                // SAFETY: only this inner chunk's output elements (above).
+                unsafe { out.copy(&buf, &inner_repr.shape, extent, &axes, elem) };
+                return Ok(());
+            }
+            Fetched::Missing => {
+                // SAFETY: only this inner chunk's output elements (above).
+                unsafe { out.fill(extent, &axes, fill) };
+                return Ok(());
+            }
         };
         let inner_key = format!("{}[inner chunk {:?}]", shard.key, inner.index);
         let decoded = if inner_chain.bytes_to_bytes().is_empty() {
@@ -357,7 +456,13 @@ fn decode_shards(
         if let ArrayBytes::Fixed(buf) = decoded {
             // SAFETY: only this inner chunk's output elements (above).
             unsafe { out.copy(&buf, &inner_repr.shape, extent, &axes, elem) };
-            recycle_decoded(inner_chain, buf);
+            match cache {
+                // An inner chunk read in part is kept for the next partial read.
+                Some(c) if c.keep && !layout.covers_inner(&shard.index, &inner) => {
+                    c.keep_chunk(layout.inner_key(&shard.index, &inner), buf)
+                }
+                _ => recycle_decoded(inner_chain, buf),
+            }
         }
         Ok(())
     };

@@ -60,8 +60,8 @@ pub use neurochunk_table as table;
 pub use neurochunk_array::convert::{convert_array, convert_hierarchy, ConvertOptions};
 pub use neurochunk_array::{
     consolidate, create_group, list_nodes, open_node, selection, Array, ArrayBuilder, ArrayBytes,
-    ArrayError, ArrayMetadata, AxisSelection, Codec, DataType, Element, FillValue, N5AxisOrder,
-    NodeMetadata, Selection, ZarrFormat,
+    ArrayError, ArrayMetadata, AxisSelection, CacheStats, Codec, DataType, Element, FillValue,
+    N5AxisOrder, NodeMetadata, Selection, ZarrFormat, DEFAULT_CACHE_BYTES,
 };
 pub use neurochunk_store::{
     Bytes, Durability, FsStore, MemoryStore, PrefixStore, Store, StoreError,
