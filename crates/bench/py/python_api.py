@@ -15,7 +15,11 @@ Operations per row and library: ``write`` (the whole volume), ``read`` (the whol
 ``dask.array.from_zarr(...).sum()`` on the zstd array) and, with ``--nwb N``, ``nwb-open``:
 ``nc.nwb.open`` + listing the typed objects of the demo file with N extra TimeSeries against
 hdmf-zarr's ``NWBZarrIO(path).read()`` + listing its objects (the convention of the installed
-hdmf-zarr). Every read is checked against the
+hdmf-zarr). ``--libs`` may also name ``neurochunk-nocache`` (read handles without the 64 MiB
+decoded-chunk cache neurochunk keeps by default, docs/caching.md) and ``tensorstore+cache``
+(a 64 MiB ``cache_pool``, cached data not rechecked: tensorstore's equivalent, which it leaves
+off by default); the ratio compares neurochunk with the other libraries only. Every read is
+checked against the
 volume outside the timer. Times are the best of --reps; "ratio" is the best peer's time over
 neurochunk's (above 1: neurochunk is faster). "peak MiB" is the largest resident set above
 the level before the operation, sampled every 2 ms (psutil when installed, else /proc).
@@ -222,6 +226,28 @@ class Tensorstore:
         return a[key].read().result()
 
 
+class NeurochunkNoCache(Neurochunk):
+    """neurochunk with its decoded-chunk cache off (read-only handles keep 64 MiB by default)."""
+
+    name = "neurochunk-nocache"
+
+    def open(self, path: Path) -> Any:
+        return self.nc.open(path, cache_bytes=0)
+
+
+class TensorstoreCached(Tensorstore):
+    """tensorstore with a 64 MiB cache pool (its default is none), cached data not rechecked:
+    the same budget and staleness as neurochunk's read-only default."""
+
+    name = "tensorstore+cache"
+
+    def spec(self, path: Path) -> dict[str, Any]:
+        spec = super().spec(path)
+        spec["context"] = {"cache_pool": {"total_bytes_limit": 64 << 20}}
+        spec["recheck_cached_data"] = False
+        return spec
+
+
 def libraries(names: list[str]) -> list[Any]:
     out: list[Any] = []
     for name in names:
@@ -236,6 +262,10 @@ def libraries(names: list[str]) -> list[Any]:
                 out.append(ZarrPython(True))
             elif name == "tensorstore":
                 out.append(Tensorstore())
+            elif name == "neurochunk-nocache":
+                out.append(NeurochunkNoCache())
+            elif name == "tensorstore+cache":
+                out.append(TensorstoreCached())
             else:
                 raise SystemExit(f"unknown library {name}")
         except ImportError as err:
@@ -373,7 +403,7 @@ def report(doc: dict[str, Any]) -> str:
             r = cells.get(lib)
             line += f"{r['seconds']:>14.3f} ({r['peak_mib']:>6.0f})" if r else f"{'—':>24}"
         ours = cells.get("neurochunk")
-        peers = [r["seconds"] for lib, r in cells.items() if lib != "neurochunk"]
+        peers = [r["seconds"] for lib, r in cells.items() if not lib.startswith("neurochunk")]
         ratio = min(peers) / ours["seconds"] if ours and peers and ours["seconds"] > 0 else float("nan")
         line += f"{ratio:>8.2f}"
         lines.append(line)
