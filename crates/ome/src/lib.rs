@@ -48,6 +48,7 @@ mod kernels;
 mod n5;
 mod ngff;
 mod pyramid;
+mod stream;
 mod validate;
 mod write;
 

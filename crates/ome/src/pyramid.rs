@@ -21,6 +21,7 @@ use serde_json::json;
 use crate::error::{OmeError, OmeResult};
 use crate::image::{Axis, Layout, MultiscaleImage};
 use crate::kernels::{downsample_block, Method};
+use crate::stream;
 use crate::write::{fit_chunks, MultiscaleWriter};
 
 /// How each level's downsampling factors are chosen.
@@ -277,23 +278,41 @@ pub fn build_pyramid(
 ) -> OmeResult<MultiscaleImage> {
     let plan = Plan::new(src, options)?;
     plan.writer.write(&dst_store, dst_path)?;
-    let mut previous: Option<Array> = None;
-    for (k, shape) in plan.shapes.iter().enumerate() {
-        let level_path =
-            neurochunk_store::join_key(dst_path.trim_matches('/'), &plan.writer.level_path(k));
-        let level = Array::create(dst_store.clone(), &level_path, plan.metadata(k, shape)?)?;
-        match &previous {
-            // Level 0 is the source: its chunks as stored when the encoding is the same.
-            None => {
-                if !copy_stored_chunks(src, &level, progress)? {
-                    copy_data(src, &level, progress)?
+    let levels = plan
+        .shapes
+        .iter()
+        .enumerate()
+        .map(|(k, shape)| {
+            let level_path =
+                neurochunk_store::join_key(dst_path.trim_matches('/'), &plan.writer.level_path(k));
+            Ok(Array::create(
+                dst_store.clone(),
+                &level_path,
+                plan.metadata(k, shape)?,
+            )?)
+        })
+        .collect::<OmeResult<Vec<Array>>>()?;
+    if stream::streamable(&levels, &plan.factors) {
+        // All levels in one pass, each from the one below held in memory.
+        stream::build(src, &levels, &plan.factors, options.method, progress)?;
+    } else {
+        // Level by level, each read back from the store.
+        for (k, level) in levels.iter().enumerate() {
+            if k == 0 {
+                // Level 0 is the source: its chunks as stored when the encoding is the same.
+                if !copy_stored_chunks(src, level, progress)? {
+                    copy_data(src, level, progress)?
                 }
-            }
-            Some(prev) => {
-                downsample_level(prev, &level, &plan.factors[k - 1], options.method, progress)?
+            } else {
+                downsample_level(
+                    &levels[k - 1],
+                    level,
+                    &plan.factors[k - 1],
+                    options.method,
+                    progress,
+                )?
             }
         }
-        previous = Some(level);
     }
     if options.format == Layout::N5Bdv {
         // The BigDataViewer XML records level 0's size: written again now that it exists.
