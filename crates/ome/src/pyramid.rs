@@ -1,12 +1,15 @@
 //! The pyramid builder: a multiscale image from one array, each level computed from the
 //! previous one by streaming chunk-aligned blocks in parallel.
 //!
-//! Level 0 is the source copied with the array layer's conversion (`copy_data`). Level k+1 is
-//! written chunk by chunk (shard by shard when sharded, so no two tasks touch one stored
-//! value) through the array layer's `write_chunks`: each task reads the box of level k its
-//! output chunk covers (a chunk-aligned region, decoded in parallel), reduces it with the
-//! typed kernel of [`crate::kernels`] and encodes the result. Batches hold a few output chunks
-//! and their input boxes, so memory is bounded by the chunk size, never the level size.
+//! Every level's array is created first. When the chunk grids nest, [`crate::stream`] builds
+//! all levels in one pass over the source, each chunk of level k+1 reduced from level k's
+//! chunks held in memory. Otherwise the levels are built one after another: level 0 is the
+//! source copied with the array layer's conversion (`copy_data`), and level k+1 is written
+//! chunk by chunk (shard by shard when sharded, so no two tasks touch one stored value)
+//! through the array layer's `write_chunks`: each task reads the box of level k its output
+//! chunk covers (a chunk-aligned region, decoded in parallel), reduces it with the typed
+//! kernel of [`crate::kernels`] and encodes the result. Batches hold a few output chunks and
+//! their input boxes, so memory is bounded by the chunk size, never the level size.
 
 use std::sync::Arc;
 
