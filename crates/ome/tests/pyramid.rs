@@ -378,3 +378,63 @@ fn bigdataviewer_voxel_size_from_the_xml() {
         assert_eq!(image.level_array(1).unwrap().shape(), [4, 6, 8]);
     }
 }
+
+/// The streaming pass over a sparse source with a fill value, level 0 copied as stored: chunks
+/// the source does not store are not stored in level 0 either, and count as the fill value in
+/// level 1 (edge chunks on every axis).
+#[test]
+fn sparse_source_copied_as_stored_and_reduced_with_its_fill_value() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let shape = [40u64, 36, 50];
+    let array = ArrayBuilder::new(shape, DataType::UInt16)
+        .chunks([8, 9, 10])
+        .fill_value(neurochunk_array::FillValue::Bytes(
+            7u16.to_le_bytes().to_vec(),
+        ))
+        .create(store.clone(), "raw")
+        .unwrap();
+    // Only the box z 8..24, y 0..18, x 20..50 is written: 2 × 2 × 3 stored chunks.
+    let (start, extent) = ([8u64, 0, 20], [16u64, 18, 30]);
+    let written: Vec<u16> = (0..extent.iter().product::<u64>())
+        .map(|i| (i * 37 % 5003) as u16)
+        .collect();
+    array
+        .write_elements(&Selection::from_box(&start, &extent), &written)
+        .unwrap();
+    let mut values = vec![7u16; shape.iter().product::<u64>() as usize];
+    let mut i = 0;
+    for z in start[0]..start[0] + extent[0] {
+        for y in start[1]..start[1] + extent[1] {
+            for x in start[2]..start[2] + extent[2] {
+                values[((z * shape[1] + y) * shape[2] + x) as usize] = written[i];
+                i += 1;
+            }
+        }
+    }
+    let mut options = PyramidOptions::new(2, Method::Mean, Layout::OmeZarr05);
+    options.chunks = Some(vec![8, 9, 10]);
+    let count = AtomicU64::new(0);
+    let image = build_pyramid(&array, store.clone(), "img", &options, &|n| {
+        count.fetch_add(n, Ordering::Relaxed);
+    })
+    .unwrap();
+    assert_eq!(
+        count.into_inner(),
+        pyramid_chunk_count(&array, &options).unwrap()
+    );
+    check_levels(&image, &values, &[[2, 2, 2]], Method::Mean);
+    let stored = |prefix: &str| {
+        store
+            .list_prefix(prefix)
+            .unwrap()
+            .into_iter()
+            .filter(|k| !k.ends_with("zarr.json"))
+            .count()
+    };
+    assert_eq!(stored("raw/"), 12);
+    assert_eq!(stored("img/0/"), 12);
+    assert_eq!(
+        store.get("raw/c/1/0/2").unwrap(),
+        store.get("img/0/c/1/0/2").unwrap()
+    );
+}
