@@ -104,6 +104,8 @@ struct Engine<'a> {
     element: usize,
     /// Level 0's chunks are the source's stored bytes.
     copy_stored: bool,
+    /// Level 0's chunks hold whole blocks of level 1: each can be reduced on its own.
+    whole_blocks: bool,
     /// Per level (index k: level k), the parents being assembled, by grid position.
     pending: Vec<Mutex<HashMap<Vec<u64>, Pending>>>,
     progress: &'a (dyn Fn(u64) + Sync),
@@ -127,6 +129,10 @@ pub(crate) fn build(
         method,
         element,
         copy_stored: same_encoding(src.metadata(), levels[0].metadata()),
+        whole_blocks: (0..factors[0].len()).all(|d| {
+            let grid = &levels[0].metadata().grid_shape();
+            grid[d] == 1 || levels[0].metadata().chunk_shape[d] as u64 % factors[0][d] == 0
+        }),
         pending: levels.iter().map(|_| Mutex::new(HashMap::new())).collect(),
         progress,
     };
@@ -197,13 +203,18 @@ impl Engine<'_> {
         let extent: Vec<u64> = (0..origin.len())
             .map(|d| ((origin1[d] + extent1[d]) * f[d]).min(shape0[d]) - origin[d])
             .collect();
-        let data = if self.copy_stored {
-            self.copy_level_zero(&origin, &extent)?
-        } else {
-            self.encode_level_zero(&origin, &extent)?
+        let reduced = match (self.copy_stored, self.whole_blocks) {
+            // Each copied chunk reduced as it is decoded: no box assembled.
+            (true, true) => self.copy_level_zero(&origin, &extent, Some((&origin1, &extent1)))?,
+            (true, false) => {
+                let data = self.copy_level_zero(&origin, &extent, None)?;
+                self.reduce(0, &data, &extent)?
+            }
+            (false, _) => {
+                let data = self.encode_level_zero(&origin, &extent)?;
+                self.reduce(0, &data, &extent)?
+            }
         };
-        let reduced = self.reduce(0, &data, &extent)?;
-        drop(data);
         self.finish(1, index.to_vec(), reduced)
     }
 
@@ -265,18 +276,28 @@ impl Engine<'_> {
         Ok(data)
     }
 
-    /// Level 0's chunks in the box copied as the source stores them (the same encoding), and
-    /// decoded into the box for the next level.
-    fn copy_level_zero(&self, origin: &[u64], extent: &[u64]) -> ArrayResult<Vec<u8>> {
+    /// Level 0's chunks in the box copied as the source stores them (the same encoding), their
+    /// bytes decoded once for the next level: into the box, or, given level 1's chunk
+    /// (`origin1 + extent1`), each chunk reduced into it on its own (chunks holding whole
+    /// blocks). Returns the box, or level 1's chunk.
+    fn copy_level_zero(
+        &self,
+        origin: &[u64],
+        extent: &[u64],
+        reduce_into: Option<(&[u64], &[u64])>,
+    ) -> ArrayResult<Vec<u8>> {
         let level = &self.levels[0];
         let meta = self.src.metadata();
         let repr = meta.chunk_repr();
-        let cover = usizes(extent);
-        let mut data = fill(&meta.effective_fill(), cover.iter().product());
+        // Not stored chunks are the fill value in both arrays, and reduce to it.
+        let (target_origin, target) = match reduce_into {
+            Some((origin1, extent1)) => (origin1.to_vec(), usizes(extent1)),
+            None => (origin.to_vec(), usizes(extent)),
+        };
+        let mut out = fill(&meta.effective_fill(), target.iter().product());
         for index in self.chunks_in(origin, extent) {
             let key = self.src.chunk_key(&index);
             let Some(bytes) = self.src.store().get(&key)? else {
-                // Not stored: the fill value in both arrays.
                 (self.progress)(1);
                 continue;
             };
@@ -295,23 +316,53 @@ impl Engine<'_> {
             };
             level.store().set(&level.chunk_key(&index), bytes)?;
             (self.progress)(1);
-            let start: Vec<usize> = o
+            let (block, shape, at) = match reduce_into {
+                Some(_) => {
+                    let part = if extent_e == repr.shape {
+                        decoded
+                    } else {
+                        // An edge chunk: its elements inside the array.
+                        let mut part = vec![0; extent_e.iter().product::<usize>() * self.element];
+                        let zero = vec![0; e.len()];
+                        let axes = nd::box_axes(&zero, &zero, &extent_e);
+                        nd::copy(
+                            &decoded,
+                            &repr.shape,
+                            &mut part,
+                            &extent_e,
+                            &axes,
+                            self.element,
+                        );
+                        neurochunk_codec::recycle_buffer(decoded);
+                        part
+                    };
+                    let block = self.reduce(0, &part, &e)?;
+                    neurochunk_codec::recycle_buffer(part);
+                    let f = &self.factors[0];
+                    let shape: Vec<usize> = extent_e
+                        .iter()
+                        .zip(f)
+                        .map(|(&n, &f)| n.div_ceil(f as usize))
+                        .collect();
+                    let at: Vec<u64> = o.iter().zip(f).map(|(o, f)| o / f).collect();
+                    (block, shape, at)
+                }
+                None => (decoded, repr.shape.clone(), o),
+            };
+            let start: Vec<usize> = at
                 .iter()
-                .zip(origin)
+                .zip(&target_origin)
                 .map(|(a, b)| (a - b) as usize)
                 .collect();
-            let axes = nd::box_axes(&vec![0; e.len()], &start, &extent_e);
-            nd::copy(
-                &decoded,
-                &repr.shape,
-                &mut data,
-                &cover,
-                &axes,
-                self.element,
-            );
-            neurochunk_codec::recycle_buffer(decoded);
+            let shown: Vec<usize> = match reduce_into {
+                Some(_) => shape.clone(),
+                None => extent_e,
+            };
+            let axes = nd::box_axes(&vec![0; shown.len()], &start, &shown);
+            nd::copy(&block, &shape, &mut out, &target, &axes, self.element);
+            neurochunk_codec::recycle_buffer(block);
         }
-        Ok(data)
+        Ok(out)
     }
 
     /// Level `k`'s block `data` (shape `extent`) reduced by level k's factors.
