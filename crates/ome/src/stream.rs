@@ -4,7 +4,8 @@
 //! The unit of work is a chunk (a shard when sharded) of each level. One task per chunk of
 //! level 1 reads the box of the source that chunk covers, writes the level 0 chunks in it
 //! (their stored bytes copied when the encoding is the same, encoded otherwise) and reduces
-//! the box to the level 1 chunk. A finished chunk of level k is written, reduced by level k's
+//! the box to the level 1 chunk (a copied chunk holding whole blocks is reduced on its own as
+//! it is decoded, so the box is never assembled). A finished chunk of level k is written, reduced by level k's
 //! factors and placed into its pending parent of level k+1; the task that places a parent's
 //! last child finishes the parent, and so on up the levels. Tasks run in parallel (rayon) in
 //! hierarchical order (the children of one parent are neighbours in the task list), and each
@@ -121,18 +122,18 @@ pub(crate) fn build(
     progress: &(dyn Fn(u64) + Sync),
 ) -> ArrayResult<()> {
     let element = levels[0].metadata().data_type.fixed_size().unwrap_or(1);
+    let grids: Vec<Grid> = levels.iter().map(Grid::of).collect();
+    let whole_blocks = (0..factors[0].len())
+        .all(|d| grids[0].count[d] == 1 || grids[0].unit[d] % factors[0][d] == 0);
     let engine = Engine {
         src,
         levels,
-        grids: levels.iter().map(Grid::of).collect(),
+        grids,
         factors,
         method,
         element,
         copy_stored: same_encoding(src.metadata(), levels[0].metadata()),
-        whole_blocks: (0..factors[0].len()).all(|d| {
-            let grid = &levels[0].metadata().grid_shape();
-            grid[d] == 1 || levels[0].metadata().chunk_shape[d] as u64 % factors[0][d] == 0
-        }),
+        whole_blocks,
         pending: levels.iter().map(|_| Mutex::new(HashMap::new())).collect(),
         progress,
     };
