@@ -741,7 +741,10 @@ fn copy_chunks(
             .collect();
         (!members.is_empty()).then_some(members)
     });
-    write_chunk_groups(dst, groups, (batch / group_len).max(1), &read, progress)
+    // At least one group per thread: a batch of one group would leave the other cores idle
+    // (each group is at most `copy_group`'s 64 MiB).
+    let groups_per_batch = (batch / group_len).max(rayon::current_num_threads());
+    write_chunk_groups(dst, groups, groups_per_batch, &read, progress)
 }
 
 /// Destination chunks per axis that one copy task writes together: enough to cover a source

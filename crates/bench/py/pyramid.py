@@ -18,8 +18,10 @@ factors {z, y, x: 2^k}. Both take the source as a dask array.
 Each tool runs in a fresh worker process (this script with --worker), so that the peak resident
 set is its own: for neurochunk, the CLI child's peak (GNU time's %M, /usr/bin/time); for the
 peers, the worker's peak (VmHWM), whose "base" (the interpreter with the peer imported, before the
-call) is shown too. Times are wall-clock of the build alone, best of --reps. "ratio" = peer time /
-neurochunk time (above 1: neurochunk is faster). The outputs' level shapes are checked to agree.
+call) is shown too. Times are wall-clock of the build alone, best of --reps, with the CPU time
+(user + system, all threads) of that run: on a shared machine the CPU time moves less with
+other users' load than the wall-clock. "ratio" = peer time / neurochunk time (above 1:
+neurochunk is faster). The outputs' level shapes are checked to agree.
 """
 
 from __future__ import annotations
@@ -80,16 +82,25 @@ def run_neurochunk(src: Path, dst: Path, levels: int) -> dict:
     # GNU time reports the child's peak; its own few MiB are all the child inherits.
     report = dst.parent / f"{dst.name}.time"
     argv = [
-        "/usr/bin/time", "-f", "%M", "-o", str(report),
+        "/usr/bin/time", "-f", "%M %U %S", "-o", str(report),
         str(binary()), "pyramid", str(src), str(dst), "--levels", str(levels), "--method", "mean",
         "--factors", "2,2,2", "--format", "zarr3", "--chunks", f"{CHUNK},{CHUNK},{CHUNK}",
     ]
     t0 = time.perf_counter()
     subprocess.run(argv, check=True, stdin=subprocess.DEVNULL)
     seconds = time.perf_counter() - t0
-    peak_kib = int(report.read_text().split()[-1])
+    peak_kib, user, system = report.read_text().split()[-3:]
     report.unlink()
-    return {"seconds": seconds, "peak_bytes": peak_kib * 1024, "base_bytes": 0}
+    return {
+        "seconds": seconds, "cpu_seconds": float(user) + float(system), "peak_bytes": int(peak_kib) * 1024,
+        "base_bytes": 0,
+    }
+
+
+def _cpu_seconds() -> float:
+    """This process's CPU time so far, all threads, user and system."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _source_dask(src: Path):
@@ -105,6 +116,7 @@ def run_ngff_zarr(src: Path, dst: Path, levels: int) -> dict:
     import dask.array  # noqa: F401 - imported before the baseline, like the peer itself
 
     before = _hwm_bytes()
+    cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
     image = nz.to_ngff_image(_source_dask(src), dims=["z", "y", "x"])
     multiscales = nz.to_multiscales(
@@ -112,7 +124,8 @@ def run_ngff_zarr(src: Path, dst: Path, levels: int) -> dict:
     )
     nz.to_ngff_zarr(str(dst), multiscales, version="0.5")
     seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "peak_bytes": _hwm_bytes(), "base_bytes": before}
+    cpu = _cpu_seconds() - cpu0
+    return {"seconds": seconds, "cpu_seconds": cpu, "peak_bytes": _hwm_bytes(), "base_bytes": before}
 
 
 def run_ome_zarr(src: Path, dst: Path, levels: int) -> dict:
@@ -124,6 +137,7 @@ def run_ome_zarr(src: Path, dst: Path, levels: int) -> dict:
     import dask.array  # noqa: F401
 
     before = _hwm_bytes()
+    cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
     group = zarr.open_group(str(dst), mode="w", zarr_format=3)
     write_image(
@@ -136,7 +150,8 @@ def run_ome_zarr(src: Path, dst: Path, levels: int) -> dict:
         storage_options={"chunks": (CHUNK,) * 3},
     )
     seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "peak_bytes": _hwm_bytes(), "base_bytes": before}
+    cpu = _cpu_seconds() - cpu0
+    return {"seconds": seconds, "cpu_seconds": cpu, "peak_bytes": _hwm_bytes(), "base_bytes": before}
 
 
 RUNNERS = {"neurochunk": run_neurochunk, "ngff-zarr": run_ngff_zarr, "ome-zarr": run_ome_zarr}
@@ -205,7 +220,11 @@ def main() -> None:
                     best = run
             assert best is not None
             results[tool] = best
-            print(f"{tool}: {best['seconds']:.2f} s, peak {best['peak_bytes'] / 2**20:.0f} MiB", file=sys.stderr)
+            print(
+                f"{tool}: {best['seconds']:.2f} s ({best['cpu_seconds']:.2f} s of CPU), "
+                f"peak {best['peak_bytes'] / 2**20:.0f} MiB",
+                file=sys.stderr,
+            )
         shapes = {tool: r["shapes"] for tool, r in results.items()}
         if len({json.dumps(s) for s in shapes.values()}) != 1:
             raise SystemExit(f"the tools built different level shapes: {shapes}")
@@ -214,12 +233,14 @@ def main() -> None:
             f"\n{args.size}³ uint16 ({args.source_chunks}³ source chunks), {args.levels} levels, "
             f"block mean, {CHUNK}³ chunks, OME-Zarr 0.5"
         )
-        print(f"{'tool':<12} {'seconds':>9} {'ratio':>7} {'peak MiB':>9} {'base MiB':>9}")
+        print(f"{os.getloadavg()[0]:.1f} load average (1 min) at the end")
+        print(f"{'tool':<12} {'seconds':>9} {'ratio':>7} {'cpu s':>7} {'ratio':>7} {'peak MiB':>9} {'base MiB':>9}")
         for tool, r in results.items():
             ratio = f"{r['seconds'] / base['seconds']:.2f}" if base else "-"
+            cpu_ratio = f"{r['cpu_seconds'] / base['cpu_seconds']:.2f}" if base else "-"
             print(
-                f"{tool:<12} {r['seconds']:>9.2f} {ratio:>7} {r['peak_bytes'] / 2**20:>9.0f} "
-                f"{r['base_bytes'] / 2**20:>9.0f}"
+                f"{tool:<12} {r['seconds']:>9.2f} {ratio:>7} {r['cpu_seconds']:>7.2f} {cpu_ratio:>7} "
+                f"{r['peak_bytes'] / 2**20:>9.0f} {r['base_bytes'] / 2**20:>9.0f}"
             )
         if args.json:
             Path(args.json).write_text(json.dumps({"size": args.size, "levels": args.levels, "results": results}, indent=2))

@@ -190,15 +190,25 @@ fn cast_in<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
 /// Output rows of at least this many input elements each go to rayon in one piece.
 const ROWS_PER_TASK_ELEMENTS: usize = 1 << 16;
 
+/// The scratch of one worker of [`per_row`]: the accumulator row and the position of the
+/// output row on the leading axes, allocated once per worker, not per row.
+struct RowScratch<A> {
+    acc: Vec<A>,
+    start: Vec<usize>,
+    extent: Vec<usize>,
+    pos: Vec<usize>,
+}
+
 /// The engine of every method: for each output row, `row(acc_row, input_row)` is called once
 /// per input row of the row's block (`first` tells the first call), then
 /// `finish(acc_row, rows, out_row)` turns the accumulators into output (`rows` input rows
-/// were folded in). Rows run in parallel for large blocks.
+/// were folded in). The accumulator row holds `acc_len(last_in, last_out)` values. Rows run in
+/// parallel for large blocks.
 fn per_row<T, A, R, F>(
     input: &[T],
     in_shape: &[usize],
     factors: &[usize],
-    init: A,
+    (init, acc_len): (A, fn(usize, usize) -> usize),
     row: R,
     finish: F,
 ) -> Vec<T>
@@ -230,39 +240,61 @@ where
     let rows_per_task = (ROWS_PER_TASK_ELEMENTS
         / (last_in * factors[..lead].iter().product::<usize>()).max(1))
     .max(1);
+    let one_row = |s: &mut RowScratch<A>, r: usize, out_row: &mut [T]| {
+        // The output row's position on the leading axes.
+        let mut rest = r;
+        for d in (0..lead).rev() {
+            let o = rest % out_shape[d];
+            rest /= out_shape[d];
+            s.start[d] = o * factors[d];
+            s.extent[d] = (in_shape[d] - s.start[d]).min(factors[d]);
+        }
+        let rows: usize = s.extent.iter().product();
+        s.pos.iter_mut().for_each(|p| *p = 0);
+        for i in 0..rows {
+            let offset: usize = (0..lead)
+                .map(|d| (s.start[d] + s.pos[d]) * strides[d])
+                .sum();
+            row(&mut s.acc, &input[offset..offset + last_in], i == 0);
+            for d in (0..lead).rev() {
+                s.pos[d] += 1;
+                if s.pos[d] < s.extent[d] {
+                    break;
+                }
+                s.pos[d] = 0;
+            }
+        }
+        finish(&s.acc, rows, out_row);
+    };
+    let scratch = || RowScratch {
+        acc: vec![init.clone(); acc_len(last_in, last_out)],
+        start: vec![0; lead],
+        extent: vec![0; lead],
+        pos: vec![0; lead],
+    };
+    if total / last_out <= rows_per_task {
+        // One task's worth: no parallel split.
+        let mut s = scratch();
+        for (r, out_row) in out.chunks_mut(last_out).enumerate() {
+            one_row(&mut s, r, out_row);
+        }
+        return out;
+    }
     out.par_chunks_mut(last_out)
         .with_min_len(rows_per_task)
         .enumerate()
-        .for_each_init(
-            || vec![init.clone(); last_out],
-            |acc, (r, out_row)| {
-                // The output row's position on the leading axes.
-                let mut start = vec![0usize; lead];
-                let mut extent = vec![0usize; lead];
-                let mut rest = r;
-                for d in (0..lead).rev() {
-                    let o = rest % out_shape[d];
-                    rest /= out_shape[d];
-                    start[d] = o * factors[d];
-                    extent[d] = (in_shape[d] - start[d]).min(factors[d]);
-                }
-                let rows: usize = extent.iter().product();
-                let mut pos = vec![0usize; lead];
-                for i in 0..rows {
-                    let offset: usize = (0..lead).map(|d| (start[d] + pos[d]) * strides[d]).sum();
-                    row(acc, &input[offset..offset + last_in], i == 0);
-                    for d in (0..lead).rev() {
-                        pos[d] += 1;
-                        if pos[d] < extent[d] {
-                            break;
-                        }
-                        pos[d] = 0;
-                    }
-                }
-                finish(acc, rows, out_row);
-            },
-        );
+        .for_each_init(scratch, |s, (r, out_row)| one_row(s, r, out_row));
     out
+}
+
+/// An accumulator row as long as the output row.
+fn out_len(_: usize, last_out: usize) -> usize {
+    last_out
+}
+
+/// An accumulator row as long as the input row.
+fn in_len(last_in: usize, _: usize) -> usize {
+    last_in
 }
 
 /// Block min / max (any associative pick).
@@ -276,7 +308,7 @@ where
         input,
         in_shape,
         factors,
-        T::default(),
+        (T::default(), out_len),
         |acc: &mut [T], row: &[T], first| {
             for (a, block) in acc.iter_mut().zip(row.chunks(f)) {
                 let mut v = if first { block[0] } else { pick(*a, block[0]) };
@@ -299,9 +331,130 @@ fn stride<T: Copy + Send + Sync + Default>(
     fold(input, in_shape, factors, |first, _| first)
 }
 
-/// Block means of integers: exact integer sums (`$acc`), divided in f64, rounded to nearest,
-/// ties to even, then saturated into the type.
-macro_rules! int_mean {
+/// An integer sum of a block mean: exact, and divided with the mean's rounding.
+trait IntSum: Copy + Send + Sync + Default + std::ops::Add<Output = Self> {
+    /// `self / n` rounded to the nearest integer, ties to even (as `numpy.rint` of the exact
+    /// quotient); `n` a power of two (`1 << shift`) when `shift` is given.
+    fn rounded_div(self, n: usize, shift: Option<u32>) -> Self;
+}
+
+macro_rules! int_sum {
+    ($($acc:ty),*) => {$(
+        impl IntSum for $acc {
+            #[inline(always)]
+            fn rounded_div(self, n: usize, shift: Option<u32>) -> Self {
+                match shift {
+                    // floor((s + n/2 - 1 + (floor(s / n) odd)) / n); `>>` floors negatives too.
+                    Some(0) => self,
+                    Some(k) => (self + (((1 as $acc) << (k - 1)) - 1) + ((self >> k) & 1)) >> k,
+                    None => {
+                        let n = n as $acc;
+                        let q = self.div_euclid(n);
+                        let r = self - q * n;
+                        if 2 * r > n || (2 * r == n && q & 1 == 1) {
+                            q + 1
+                        } else {
+                            q
+                        }
+                    }
+                }
+            }
+        }
+    )*};
+}
+
+int_sum!(u32, i32, u64, i64);
+
+/// `Some(k)` when `n == 1 << k`.
+fn power_of_two(n: usize) -> Option<u32> {
+    n.is_power_of_two().then(|| n.trailing_zeros())
+}
+
+/// Block means of integers of at most 32 bits: exact sums in `A` (the input rows of a block
+/// are added element-wise first, then the last axis's groups), divided with rounding to the
+/// nearest, ties to even, in integers — the same values as `numpy.rint` of the mean, without
+/// a floating-point division per voxel. Every mean lies in `T`'s range.
+fn mean_int<T, A>(input: &[T], in_shape: &[usize], factors: &[usize]) -> Vec<T>
+where
+    T: Copy + Send + Sync + Default + TryFrom<A>,
+    A: IntSum + From<T>,
+{
+    let f = *factors.last().unwrap_or(&1);
+    per_row(
+        input,
+        in_shape,
+        factors,
+        (A::default(), in_len),
+        |acc: &mut [A], row: &[T], first| {
+            if first {
+                for (a, &x) in acc.iter_mut().zip(row) {
+                    *a = A::from(x);
+                }
+            } else {
+                for (a, &x) in acc.iter_mut().zip(row) {
+                    *a = *a + A::from(x);
+                }
+            }
+        },
+        |acc, rows, out| {
+            let full = f * rows;
+            let shift = power_of_two(full);
+            let narrow = |s: A, n: usize, shift: Option<u32>| {
+                T::try_from(s.rounded_div(n, shift)).unwrap_or_default()
+            };
+            let groups = acc.chunks_exact(f);
+            let tail = groups.remainder();
+            let whole = out.len() - usize::from(!tail.is_empty());
+            if f == 2 {
+                for (o, pair) in out[..whole].iter_mut().zip(groups) {
+                    *o = narrow(pair[0] + pair[1], full, shift);
+                }
+            } else {
+                for (o, group) in out[..whole].iter_mut().zip(groups) {
+                    let sum = group.iter().fold(A::default(), |s, &x| s + x);
+                    *o = narrow(sum, full, shift);
+                }
+            }
+            if let Some(o) = out.get_mut(whole) {
+                let n = tail.len() * rows;
+                let sum = tail.iter().fold(A::default(), |s, &x| s + x);
+                *o = narrow(sum, n, power_of_two(n));
+            }
+        },
+    )
+}
+
+/// Block means of integers whose sums in 32 bits could overflow for large blocks: summed in
+/// `A` when the block is small enough, in `W` otherwise.
+macro_rules! small_int_mean {
+    ($name:ident, $t:ty, $acc:ty, $wide:ty) => {
+        fn $name(input: &[$t], in_shape: &[usize], factors: &[usize]) -> Vec<$t> {
+            // 16-bit values times 2^16 still fit 32 bits.
+            if factors.iter().product::<usize>() <= 1 << 16 {
+                mean_int::<$t, $acc>(input, in_shape, factors)
+            } else {
+                mean_int::<$t, $wide>(input, in_shape, factors)
+            }
+        }
+    };
+}
+
+small_int_mean!(mean_u8, u8, u32, u64);
+small_int_mean!(mean_u16, u16, u32, u64);
+small_int_mean!(mean_i8, i8, i32, i64);
+small_int_mean!(mean_i16, i16, i32, i64);
+
+fn mean_u32(input: &[u32], in_shape: &[usize], factors: &[usize]) -> Vec<u32> {
+    mean_int::<u32, u64>(input, in_shape, factors)
+}
+
+fn mean_i32(input: &[i32], in_shape: &[usize], factors: &[usize]) -> Vec<i32> {
+    mean_int::<i32, i64>(input, in_shape, factors)
+}
+
+/// Block means of 64-bit integers: exact sums (`$acc`), divided in f64 (as NumPy's mean),
+/// rounded to nearest, ties to even, then saturated into the type.
+macro_rules! wide_int_mean {
     ($name:ident, $t:ty, $acc:ty) => {
         fn $name(input: &[$t], in_shape: &[usize], factors: &[usize]) -> Vec<$t> {
             let f = *factors.last().unwrap_or(&1);
@@ -310,24 +463,13 @@ macro_rules! int_mean {
                 input,
                 in_shape,
                 factors,
-                0 as $acc,
+                (0 as $acc, out_len),
                 |acc: &mut [$acc], row: &[$t], first| {
                     if first {
                         acc.iter_mut().for_each(|a| *a = 0);
                     }
-                    if f == 2 {
-                        let pairs = row.chunks_exact(2);
-                        let tail = pairs.remainder();
-                        for (a, p) in acc.iter_mut().zip(pairs) {
-                            *a += p[0] as $acc + p[1] as $acc;
-                        }
-                        if let Some(&x) = tail.first() {
-                            acc[acc.len() - 1] += x as $acc;
-                        }
-                    } else {
-                        for (a, block) in acc.iter_mut().zip(row.chunks(f)) {
-                            *a += block.iter().map(|&x| x as $acc).sum::<$acc>();
-                        }
+                    for (a, block) in acc.iter_mut().zip(row.chunks(f)) {
+                        *a += block.iter().map(|&x| x as $acc).sum::<$acc>();
                     }
                 },
                 |acc, rows, out| {
@@ -341,14 +483,8 @@ macro_rules! int_mean {
     };
 }
 
-int_mean!(mean_u8, u8, u64);
-int_mean!(mean_u16, u16, u64);
-int_mean!(mean_u32, u32, u64);
-int_mean!(mean_u64, u64, u128);
-int_mean!(mean_i8, i8, i64);
-int_mean!(mean_i16, i16, i64);
-int_mean!(mean_i32, i32, i64);
-int_mean!(mean_i64, i64, i128);
+wide_int_mean!(mean_u64, u64, u128);
+wide_int_mean!(mean_i64, i64, i128);
 
 /// Conversion of a float to and from the f64 its mean is summed in.
 trait FloatValue: Copy + Send + Sync + Default {
@@ -382,7 +518,7 @@ fn mean_float<T: FloatValue>(input: &[T], in_shape: &[usize], factors: &[usize])
         input,
         in_shape,
         factors,
-        0f64,
+        (0f64, out_len),
         |acc: &mut [f64], row: &[T], first| {
             if first {
                 acc.iter_mut().for_each(|a| *a = 0.0);
@@ -412,7 +548,7 @@ where
         input,
         in_shape,
         factors,
-        Vec::<T>::new(),
+        (Vec::<T>::new(), out_len),
         |acc: &mut [Vec<T>], row: &[T], first| {
             for (a, block) in acc.iter_mut().zip(row.chunks(f)) {
                 if first {

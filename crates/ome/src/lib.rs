@@ -51,6 +51,7 @@ mod labels;
 mod n5;
 mod ngff;
 mod pyramid;
+mod stream;
 mod validate;
 mod write;
 

@@ -1,12 +1,15 @@
 //! The pyramid builder: a multiscale image from one array, each level computed from the
 //! previous one by streaming chunk-aligned blocks in parallel.
 //!
-//! Level 0 is the source copied with the array layer's conversion (`copy_data`). Level k+1 is
-//! written chunk by chunk (shard by shard when sharded, so no two tasks touch one stored
-//! value) through the array layer's `write_chunks`: each task reads the box of level k its
-//! output chunk covers (a chunk-aligned region, decoded in parallel), reduces it with the
-//! typed kernel of [`crate::kernels`] and encodes the result. Batches hold a few output chunks
-//! and their input boxes, so memory is bounded by the chunk size, never the level size.
+//! Every level's array is created first. When the chunk grids nest, [`crate::stream`] builds
+//! all levels in one pass over the source, each chunk of level k+1 reduced from level k's
+//! chunks held in memory. Otherwise the levels are built one after another: level 0 is the
+//! source copied with the array layer's conversion (`copy_data`), and level k+1 is written
+//! chunk by chunk (shard by shard when sharded, so no two tasks touch one stored value)
+//! through the array layer's `write_chunks`: each task reads the box of level k its output
+//! chunk covers (a chunk-aligned region, decoded in parallel), reduces it with the typed
+//! kernel of [`crate::kernels`] and encodes the result. Batches hold a few output chunks and
+//! their input boxes, so memory is bounded by the chunk size, never the level size.
 
 use std::sync::Arc;
 
@@ -21,6 +24,7 @@ use serde_json::json;
 use crate::error::{OmeError, OmeResult};
 use crate::image::{Axis, Layout, MultiscaleImage};
 use crate::kernels::{downsample_block, Method};
+use crate::stream;
 use crate::write::{fit_chunks, MultiscaleWriter};
 
 /// How each level's downsampling factors are chosen.
@@ -277,23 +281,41 @@ pub fn build_pyramid(
 ) -> OmeResult<MultiscaleImage> {
     let plan = Plan::new(src, options)?;
     plan.writer.write(&dst_store, dst_path)?;
-    let mut previous: Option<Array> = None;
-    for (k, shape) in plan.shapes.iter().enumerate() {
-        let level_path =
-            neurochunk_store::join_key(dst_path.trim_matches('/'), &plan.writer.level_path(k));
-        let level = Array::create(dst_store.clone(), &level_path, plan.metadata(k, shape)?)?;
-        match &previous {
-            // Level 0 is the source: its chunks as stored when the encoding is the same.
-            None => {
-                if !copy_stored_chunks(src, &level, progress)? {
-                    copy_data(src, &level, progress)?
+    let levels = plan
+        .shapes
+        .iter()
+        .enumerate()
+        .map(|(k, shape)| {
+            let level_path =
+                neurochunk_store::join_key(dst_path.trim_matches('/'), &plan.writer.level_path(k));
+            Ok(Array::create(
+                dst_store.clone(),
+                &level_path,
+                plan.metadata(k, shape)?,
+            )?)
+        })
+        .collect::<OmeResult<Vec<Array>>>()?;
+    if stream::streamable(&levels, &plan.factors) {
+        // All levels in one pass, each from the one below held in memory.
+        stream::build(src, &levels, &plan.factors, options.method, progress)?;
+    } else {
+        // Level by level, each read back from the store.
+        for (k, level) in levels.iter().enumerate() {
+            if k == 0 {
+                // Level 0 is the source: its chunks as stored when the encoding is the same.
+                if !copy_stored_chunks(src, level, progress)? {
+                    copy_data(src, level, progress)?
                 }
-            }
-            Some(prev) => {
-                downsample_level(prev, &level, &plan.factors[k - 1], options.method, progress)?
+            } else {
+                downsample_level(
+                    &levels[k - 1],
+                    level,
+                    &plan.factors[k - 1],
+                    options.method,
+                    progress,
+                )?
             }
         }
-        previous = Some(level);
     }
     if options.format == Layout::N5Bdv {
         // The BigDataViewer XML records level 0's size: written again now that it exists.

@@ -96,8 +96,17 @@ fn check_levels(image: &MultiscaleImage, level0: &[u16], factors: &[[usize; 3]],
     }
 }
 
+/// Chunks of 4 nest under factor 2 at every level (the streaming engine builds all levels in
+/// one pass); chunks of 5 on y do not (level 1 has 10 rows in chunks of 5, whose blocks of 2
+/// straddle chunks: the levels are built one after another).
 #[test]
 fn every_method_and_layout_matches_the_definition() {
+    for chunks in [vec![4, 4, 4], vec![4, 5, 6]] {
+        every_method_and_layout(chunks);
+    }
+}
+
+fn every_method_and_layout(chunks: Vec<usize>) {
     let layouts = [
         Layout::OmeZarr04,
         Layout::OmeZarr05,
@@ -118,7 +127,7 @@ fn every_method_and_layout_matches_the_definition() {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let (src, values) = source(&store, [21, 19, 37], method == Method::Mode);
         let mut options = PyramidOptions::new(4, method, layout);
-        options.chunks = Some(vec![4, 5, 6]);
+        options.chunks = Some(chunks.clone());
         options.units = Some(vec!["micrometer".into(); 3]);
         options.scale = Some(vec![2.0, 0.5, 0.5]);
         let written = AtomicU64::new(0);
@@ -312,14 +321,15 @@ fn level_zero_is_copied_as_stored_when_the_encoding_matches() {
             store.get(&format!("same/0/c/{key}")).unwrap()
         );
     }
-    // A corrupt source chunk is copied as is, and found when level 1 is computed from level 0.
+    // A corrupt source chunk is found when its stored bytes are decoded for level 1: the
+    // error names the source and the chunk.
     store
         .set("raw/c/1/1/1", b"not zstd".to_vec().into())
         .unwrap();
     let err = build_pyramid(&src, store.clone(), "again", &options, &|_| {})
         .unwrap_err()
         .to_string();
-    assert!(err.contains("/again/0"), "{err}");
+    assert!(err.contains("/raw") && err.contains("c/1/1/1"), "{err}");
     // With other chunks the source is decoded: the error names the source.
     options.chunks = Some(vec![4, 9, 10]);
     let err = build_pyramid(&src, store, "other", &options, &|_| {})
@@ -367,4 +377,73 @@ fn bigdataviewer_voxel_size_from_the_xml() {
         assert_eq!(names, ["z", "y", "x"]);
         assert_eq!(image.level_array(1).unwrap().shape(), [4, 6, 8]);
     }
+}
+
+/// The streaming pass over a sparse source with a fill value, level 0 copied as stored: chunks
+/// the source does not store are not stored in level 0 either, and count as the fill value in
+/// level 1 (edge chunks on every axis). Chunks of 6 rows hold whole blocks of 2 (each copied
+/// chunk is reduced on its own), chunks of 9 do not (the box of a level 1 chunk is assembled).
+#[test]
+fn sparse_source_copied_as_stored_and_reduced_with_its_fill_value() {
+    for chunks in [[8, 6, 10], [8, 9, 10]] {
+        sparse_source(chunks);
+    }
+}
+
+fn sparse_source(chunks: [usize; 3]) {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let shape = [40u64, 36, 53];
+    let array = ArrayBuilder::new(shape, DataType::UInt16)
+        .chunks(chunks)
+        .fill_value(neurochunk_array::FillValue::Bytes(
+            7u16.to_le_bytes().to_vec(),
+        ))
+        .create(store.clone(), "raw")
+        .unwrap();
+    // Only the box z 8..24, y 0..18, x 20..53 (the edge chunk 50..53 included) is written.
+    let (start, extent) = ([8u64, 0, 20], [16u64, 18, 33]);
+    let written: Vec<u16> = (0..extent.iter().product::<u64>())
+        .map(|i| (i * 37 % 5003) as u16)
+        .collect();
+    array
+        .write_elements(&Selection::from_box(&start, &extent), &written)
+        .unwrap();
+    let mut values = vec![7u16; shape.iter().product::<u64>() as usize];
+    let mut i = 0;
+    for z in start[0]..start[0] + extent[0] {
+        for y in start[1]..start[1] + extent[1] {
+            for x in start[2]..start[2] + extent[2] {
+                values[((z * shape[1] + y) * shape[2] + x) as usize] = written[i];
+                i += 1;
+            }
+        }
+    }
+    let mut options = PyramidOptions::new(2, Method::Mean, Layout::OmeZarr05);
+    options.chunks = Some(chunks.to_vec());
+    let count = AtomicU64::new(0);
+    let image = build_pyramid(&array, store.clone(), "img", &options, &|n| {
+        count.fetch_add(n, Ordering::Relaxed);
+    })
+    .unwrap();
+    assert_eq!(
+        count.into_inner(),
+        pyramid_chunk_count(&array, &options).unwrap()
+    );
+    check_levels(&image, &values, &[[2, 2, 2]], Method::Mean);
+    let stored = |prefix: &str| {
+        store
+            .list_prefix(prefix)
+            .unwrap()
+            .into_iter()
+            .filter(|k| !k.ends_with("zarr.json"))
+            .count()
+    };
+    let stored_chunks = stored("raw/");
+    // z 8..24: 2 chunks; y 0..18: 3 of 6 or 2 of 9 rows; x 20..53: 4.
+    assert_eq!(stored_chunks, if chunks[1] == 6 { 24 } else { 16 });
+    assert_eq!(stored("img/0/"), stored_chunks);
+    assert_eq!(
+        store.get("raw/c/1/0/2").unwrap(),
+        store.get("img/0/c/1/0/2").unwrap()
+    );
 }
