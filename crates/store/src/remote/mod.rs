@@ -11,6 +11,7 @@
 
 mod http_index;
 mod location;
+mod partial;
 mod profile;
 #[cfg(test)]
 mod tests;
