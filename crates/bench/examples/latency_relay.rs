@@ -6,8 +6,17 @@
 //! Python fault proxy of the interop suite, which it replaces in the benchmark.
 //!
 //! ```text
-//! latency_relay UPSTREAM_HOST:PORT LATENCY_SECONDS
+//! latency_relay UPSTREAM_HOST:PORT LATENCY_SECONDS [--206]
 //! ```
+//!
+//! With `--206`, an answer `200 OK` that carries a `Content-Range` header (what
+//! `rclone serve s3` sends for a ranged GET: the requested bytes, with status 200) is passed on
+//! as `206 Partial Content`, the status HTTP and S3 give it, so that clients that insist on it
+//! (object_store, so obstore and zarrs; tensorstore, which otherwise takes the bytes for the
+//! whole object) can read ranges from that server. An answer's head is recognised as the first
+//! bytes the server sends after a request was passed on: right for clients that wait for an
+//! answer before sending the next request on a connection (every client of the benchmark; none
+//! pipelines).
 //!
 //! Prints `{"port": N}` once it listens, then answers commands read from standard input, one a
 //! line: `stats` prints `{"requests": R, "bytes": B}` (requests whose head was relayed, bytes
@@ -93,20 +102,24 @@ fn body_of(head: &[u8]) -> (u64, bool) {
     (length, chunked)
 }
 
-/// Client to upstream: each read is held `latency` before it is written on.
+/// Client to upstream: each read is held `latency` before it is written on; `forwarded`
+/// counts the request heads written.
 fn forward_delayed(
     mut client: TcpStream,
     mut upstream: TcpStream,
     latency: Duration,
     counters: Arc<Counters>,
+    forwarded: Arc<AtomicU64>,
 ) {
-    let (send, receive) = mpsc::channel::<(Instant, Vec<u8>)>();
+    let (send, receive) = mpsc::channel::<(Instant, Vec<u8>, u64)>();
     let writer = std::thread::spawn(move || {
-        for (due, data) in receive {
+        for (due, data, heads) in receive {
             let now = Instant::now();
             if due > now {
                 std::thread::sleep(due - now);
             }
+            // Counted before the write: the answer may be read before write_all returns.
+            forwarded.fetch_add(heads, Ordering::Release);
             if upstream.write_all(&data).is_err() {
                 break;
             }
@@ -122,7 +135,7 @@ fn forward_delayed(
                 let heads = framing.feed(&buffer[..n]);
                 counters.requests.fetch_add(heads, Ordering::Relaxed);
                 if send
-                    .send((Instant::now() + latency, buffer[..n].to_vec()))
+                    .send((Instant::now() + latency, buffer[..n].to_vec(), heads))
                     .is_err()
                 {
                     break;
@@ -134,24 +147,73 @@ fn forward_delayed(
     let _ = writer.join();
 }
 
-/// Upstream to client, at once, counting the bytes.
-fn forward_back(mut upstream: TcpStream, mut client: TcpStream, counters: Arc<Counters>) {
+/// Upstream to client, at once, counting the bytes; with `fix_206`, answer heads
+/// `200` + `Content-Range` are passed on as `206` (see the module's documentation).
+fn forward_back(
+    mut upstream: TcpStream,
+    mut client: TcpStream,
+    counters: Arc<Counters>,
+    forwarded: Arc<AtomicU64>,
+    fix_206: bool,
+) {
     let mut buffer = vec![0u8; BUFFER];
+    let mut answered = 0u64;
+    let mut head: Vec<u8> = Vec::new();
     loop {
-        match upstream.read(&mut buffer) {
+        let n = match upstream.read(&mut buffer) {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
-                counters.bytes.fetch_add(n as u64, Ordering::Relaxed);
-                if client.write_all(&buffer[..n]).is_err() {
-                    break;
-                }
-            }
+            Ok(n) => n,
+        };
+        counters.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        let rewritten;
+        let data = if fix_206 && (!head.is_empty() || answered < forwarded.load(Ordering::Acquire))
+        {
+            // The head of the answer to the next request: held until complete.
+            head.extend_from_slice(&buffer[..n]);
+            let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
+            answered += 1;
+            let mut whole = partial_status(&head[..end + 4]);
+            whole.extend_from_slice(&head[end + 4..]);
+            head.clear();
+            rewritten = whole;
+            &rewritten[..]
+        } else {
+            &buffer[..n]
+        };
+        if client.write_all(data).is_err() {
+            break;
         }
+    }
+    if !head.is_empty() {
+        let _ = client.write_all(&head);
     }
     let _ = client.shutdown(Shutdown::Both);
 }
 
-fn relay(client: TcpStream, upstream: &str, latency: Duration, counters: Arc<Counters>) {
+/// An answer's head, with `200 OK` made `206 Partial Content` when it has a `Content-Range`.
+fn partial_status(head: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(head);
+    let has_range = text
+        .split("\r\n")
+        .any(|line| line.to_ascii_lowercase().starts_with("content-range:"));
+    match text.split_once("\r\n") {
+        Some((status, rest)) if has_range && status.split_whitespace().nth(1) == Some("200") => {
+            let version = status.split_whitespace().next().unwrap_or("HTTP/1.1");
+            format!("{version} 206 Partial Content\r\n{rest}").into_bytes()
+        }
+        _ => head.to_vec(),
+    }
+}
+
+fn relay(
+    client: TcpStream,
+    upstream: &str,
+    latency: Duration,
+    counters: Arc<Counters>,
+    fix_206: bool,
+) {
     let Ok(server) = TcpStream::connect(upstream) else {
         eprintln!("latency_relay: cannot connect to {upstream}");
         return;
@@ -162,14 +224,20 @@ fn relay(client: TcpStream, upstream: &str, latency: Duration, counters: Arc<Cou
         return;
     };
     let back_counters = counters.clone();
-    std::thread::spawn(move || forward_back(server_back, client_back, back_counters));
-    forward_delayed(client, server, latency, counters);
+    let forwarded = Arc::new(AtomicU64::new(0));
+    let seen = forwarded.clone();
+    std::thread::spawn(move || {
+        forward_back(server_back, client_back, back_counters, seen, fix_206)
+    });
+    forward_delayed(client, server, latency, counters, forwarded);
 }
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [upstream, latency] = args.as_slice() else {
-        return Err("usage: latency_relay UPSTREAM_HOST:PORT LATENCY_SECONDS".into());
+    let (upstream, latency, fix_206) = match args.as_slice() {
+        [upstream, latency] => (upstream, latency, false),
+        [upstream, latency, flag] if flag == "--206" => (upstream, latency, true),
+        _ => return Err("usage: latency_relay UPSTREAM_HOST:PORT LATENCY_SECONDS [--206]".into()),
     };
     let seconds: f64 = latency
         .parse()
@@ -186,7 +254,7 @@ fn run() -> Result<(), String> {
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
             let (upstream, counters) = (upstream.clone(), accepted.clone());
-            std::thread::spawn(move || relay(client, &upstream, latency, counters));
+            std::thread::spawn(move || relay(client, &upstream, latency, counters, fix_206));
         }
     });
     let mut out = std::io::stdout().lock();
@@ -226,7 +294,21 @@ fn main() -> std::process::ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::RequestFraming;
+    use super::{partial_status, RequestFraming};
+
+    #[test]
+    fn ranged_answers_with_200_become_206() {
+        let head =
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nContent-Range: bytes 0-99/500\r\n\r\n";
+        assert_eq!(
+            partial_status(head),
+            b"HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\nContent-Range: bytes 0-99/500\r\n\r\n"
+        );
+        let whole = b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n";
+        assert_eq!(partial_status(whole), whole);
+        let missing = b"HTTP/1.1 404 Not Found\r\nContent-Range: bytes */0\r\n\r\n";
+        assert_eq!(partial_status(missing), missing);
+    }
 
     #[test]
     fn counts_heads_across_reads_and_skips_bodies() {

@@ -229,6 +229,13 @@ def run_child(argv: list[str], env: dict, timeout: float) -> tuple[dict | None, 
     return json.loads(line), proc.stderr
 
 
+def last_error(stderr: str) -> str:
+    """The line of a child's stderr that names its error (the last one mentioning one)."""
+    lines = [l.strip() for l in stderr.strip().splitlines() if l.strip()]
+    named = [l for l in lines if "Error" in l or "error" in l]
+    return (named or lines or ["failed"])[-1]
+
+
 def human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
@@ -248,8 +255,9 @@ class Relay:
 
     name = "latency_relay"
 
-    def __init__(self, binary: Path, upstream: str, latency: float):
-        self.proc = subprocess.Popen([str(binary), upstream.split("://", 1)[-1], repr(latency)],
+    def __init__(self, binary: Path, upstream: str, latency: float, fix_206: bool = False):
+        self.proc = subprocess.Popen([str(binary), upstream.split("://", 1)[-1], repr(latency),
+                                      *(["--206"] if fix_206 else [])],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      start_new_session=True)
         line = self.proc.stdout.readline()
@@ -369,6 +377,9 @@ def main() -> None:
     p.add_argument("--latency-via", choices=("auto", "netem", "relay", "python"), default="auto",
                    help="netem on a network namespace's loopback (auto: when the kernel has it), "
                         "the Rust relay examples/latency_relay (auto otherwise), or the Python fault proxy")
+    p.add_argument("--rclone-200", action="store_true",
+                   help="pass rclone's answers to ranged GETs on as they are (200 + Content-Range); by "
+                        "default the relay makes them 206, which obstore, zarrs and tensorstore need")
     p.add_argument("--voxels", type=int, default=1000)
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--nwb-objects", type=int, default=10_000, help="extra TimeSeries of the NWB file")
@@ -456,7 +467,8 @@ def main() -> None:
         if via == "python":
             mechanism = PythonProxy(server.url, a.latency)
         else:
-            mechanism = Relay(relay_binary, server.url, 0.0 if via == "netem" else a.latency)
+            fix_206 = a.server == "rclone" and not a.rclone_200
+            mechanism = Relay(relay_binary, server.url, 0.0 if via == "netem" else a.latency, fix_206)
         latency_note = {
             "netem": "netem on the loopback of a network namespace (a quarter per crossing), counted by latency_relay",
             "relay": "latency_relay (Rust) holding each request",
@@ -504,7 +516,7 @@ def main() -> None:
                     wall = time.perf_counter() - t0
                     cpu1 = (children_cpu(), process_cpu(server.proc.pid), mechanism.cpu())
                     if out is None:
-                        best = {"row": row, "lib": lib, "error": err.strip().splitlines()[-1] if err.strip() else "failed"}
+                        best = {"row": row, "lib": lib, "error": last_error(err)}
                         break
                     requests, received = mechanism.stats()
                     out.update({"row": row, "lib": lib, "wall": wall, "requests": requests, "bytes": received,
@@ -541,7 +553,11 @@ def main() -> None:
                 print(f"{row:<14} {r['lib']:<18} {over:>1}{r['seconds']:>7.2f}s {ratio:>7} {r['requests']:>9} "
                       f"{human(r['bytes']):>10} {human(r['peak_rss']):>10} {r['client_cpu']:>9.2f}s {r['server_cpu']:>9.2f}s")
         load = os.getloadavg()
-        print(f"\nratio: the library's time / neurochunk's (higher: neurochunk faster); {a.server} on 127.0.0.1; "
+        statuses = ""
+        if a.server == "rclone":
+            statuses = (" (its 200 answers to ranged GETs passed on as they are)" if a.rclone_200 or via == "python"
+                        else " (its 200 answers to ranged GETs passed on as 206 by the relay)")
+        print(f"\nratio: the library's time / neurochunk's (higher: neurochunk faster); {a.server} on 127.0.0.1{statuses}; "
               f"latency {a.latency * 1000:.0f} ms per request by {latency_note}; {os.cpu_count()} cores, "
               f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at the end")
         if a.json:
