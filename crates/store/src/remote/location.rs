@@ -13,6 +13,7 @@ use object_store::local::LocalFileSystem;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
 
+use super::partial::PartialAnswersConnector;
 use super::{profile, RemoteStore};
 use crate::{FsStore, Store, StoreError, StoreResult};
 
@@ -406,6 +407,7 @@ fn build_object_store(
         Scheme::S3 => {
             let mut builder = AmazonS3Builder::new()
                 .with_client_options(client)
+                .with_http_connector(PartialAnswersConnector)
                 .with_retry(retry);
             // The shared credentials file's profile first, so that the environment's
             // variables override it.
@@ -439,6 +441,7 @@ fn build_object_store(
         Scheme::Gcs => {
             let mut builder = GoogleCloudStorageBuilder::new()
                 .with_client_options(client)
+                .with_http_connector(PartialAnswersConnector)
                 .with_retry(retry);
             for (key, value) in std::env::vars() {
                 if key.starts_with("GOOGLE_") {
@@ -459,6 +462,7 @@ fn build_object_store(
         Scheme::Azure => {
             let mut builder = MicrosoftAzureBuilder::new()
                 .with_client_options(client)
+                .with_http_connector(PartialAnswersConnector)
                 .with_retry(retry);
             for (key, value) in std::env::vars() {
                 if key.starts_with("AZURE_") {
@@ -482,6 +486,7 @@ fn build_object_store(
                 HttpBuilder::new()
                     .with_url(base)
                     .with_client_options(client)
+                    .with_http_connector(PartialAnswersConnector)
                     .with_retry(retry)
                     .build()
                     .map_err(|e| config_error(base, e))?,

@@ -11,6 +11,7 @@
 
 mod http_index;
 mod location;
+mod partial;
 mod profile;
 #[cfg(test)]
 mod tests;
@@ -438,16 +439,27 @@ impl RemoteStore {
             })
         };
         // The body, chunk by chunk, so that a connection that breaks off (after the client's
-        // own retries) is reported with what arrived.
+        // own retries) is reported with what arrived. A body that comes in one piece is kept
+        // as it is; otherwise each piece is copied as it arrives into one buffer of the
+        // announced length (a piece is then freed at once, not held until the end).
         let mut stream = result.into_stream();
-        let mut chunks: Vec<Bytes> = Vec::new();
+        let mut first: Option<Bytes> = None;
+        let mut whole = bytes::BytesMut::new();
         let mut received = 0u64;
         while let Some(chunk) = stream.next().await {
             match chunk {
                 Ok(chunk) => {
                     received += chunk.len() as u64;
                     count_read(chunk.len());
-                    chunks.push(chunk);
+                    if whole.is_empty() && first.is_none() {
+                        first = Some(chunk);
+                        continue;
+                    }
+                    if let Some(first) = first.take() {
+                        whole.reserve((expected as usize).max(received as usize));
+                        whole.extend_from_slice(&first);
+                    }
+                    whole.extend_from_slice(&chunk);
                 }
                 Err(_) if received < expected => return Err(truncated(received)),
                 Err(e) => return Err(Failed::Service(e)),
@@ -456,15 +468,7 @@ impl RemoteStore {
         if received != expected {
             return Err(truncated(received));
         }
-        let bytes = if chunks.len() == 1 {
-            chunks.pop().unwrap_or_default()
-        } else {
-            let mut whole = Vec::with_capacity(received as usize);
-            for chunk in &chunks {
-                whole.extend_from_slice(chunk);
-            }
-            Bytes::from(whole)
-        };
+        let bytes = first.unwrap_or_else(|| whole.freeze());
         Ok((bytes, size))
     }
 

@@ -324,6 +324,9 @@ fn aws_profiles_are_read_from_the_shared_files() {
 enum Mode {
     /// Answers ranged GETs with 200 and the whole object (like some S3 servers).
     IgnoreRanges,
+    /// Answers a ranged GET (`bytes=A-B` or `bytes=-N`) with 200, the requested bytes and a
+    /// `Content-Range` naming them, as `rclone serve s3` does.
+    RangesWith200,
     /// Announces the full length and sends half, then closes.
     Truncate,
     /// Answers 403 to everything.
@@ -425,7 +428,8 @@ fn answer(
         let _ = reader.read_exact(&mut body);
         log.lock()
             .unwrap()
-            .push((method.clone(), path.clone(), range));
+            .push((method.clone(), path.clone(), range.clone()));
+        let mut extra = String::new();
         let object = objects.get(path.trim_start_matches('/'));
         let index = (mode == Mode::Index && path.ends_with('/'))
             .then(|| html_index(&path, objects))
@@ -443,10 +447,16 @@ fn answer(
             // Plain web servers refuse WebDAV.
             (_, None) if method == "PROPFIND" => ("405 Method Not Allowed", b"", "text/plain"),
             (_, None) => ("404 Not Found", b"", "text/plain"),
+            (Mode::RangesWith200, Some(value)) if range.is_some() => {
+                let (first, last) =
+                    requested_span(range.as_deref().unwrap_or_default(), value.len());
+                extra = format!("Content-Range: bytes {first}-{last}/{}\r\n", value.len());
+                ("200 OK", &value[first..=last], "application/octet-stream")
+            }
             (_, Some(value)) => ("200 OK", value, "application/octet-stream"),
         };
         let head = format!(
-            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: {content_type}\r\n\r\n",
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: {content_type}\r\n{extra}\r\n",
             payload.len()
         );
         if stream.write_all(head.as_bytes()).is_err() {
@@ -465,6 +475,17 @@ fn answer(
             }
         }
     }
+}
+
+/// The first and last byte of a `bytes=A-B` or `bytes=-N` range of a value of `size` bytes.
+fn requested_span(range: &str, size: usize) -> (usize, usize) {
+    let spec = range.trim().trim_start_matches("bytes=");
+    let (first, last) = spec.split_once('-').unwrap();
+    if first.is_empty() {
+        return (size - last.parse::<usize>().unwrap(), size - 1);
+    }
+    let last = last.parse::<usize>().map_or(size - 1, |l| l.min(size - 1));
+    (first.parse().unwrap(), last)
 }
 
 fn http_store(server: &Server) -> (Arc<dyn Store>, String) {
@@ -536,6 +557,35 @@ fn servers_that_ignore_ranges_are_read_whole_and_sliced() {
             .all(|(m, _, range)| m == "GET" && range.is_none()),
         "{seen:?}"
     );
+}
+
+#[test]
+fn ranged_answers_with_200_and_content_range_are_partial_answers() {
+    // rclone serve s3: 200 + Content-Range + only the requested bytes. The store reads
+    // ranges as from any server: ranged GETs, never the whole object.
+    let value: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+    let objects = HashMap::from([("data/a".to_string(), value.clone())]);
+    let server = serve(Mode::RangesWith200, objects);
+    let (store, _) = http_store(&server);
+    let from = |offset, length| ByteRange::FromStart {
+        offset,
+        length: Some(length),
+    };
+    for _ in 0..2 {
+        let get = |ranges: &[ByteRange]| store.get_ranges("data/a", ranges).unwrap().unwrap();
+        assert_eq!(get(&[from(5000, 100)]), [&value[5000..5100]]);
+        let suffix = ByteRange::Suffix { length: 3 };
+        assert_eq!(get(&[suffix]), [&value[value.len() - 3..]]);
+    }
+    // Four ranged GETs: none of them found to be "ignored" and re-read whole.
+    let seen = server.seen.lock().unwrap().clone();
+    let ranges: Vec<Option<&str>> = seen.iter().map(|(_, _, r)| r.as_deref()).collect();
+    assert_eq!(
+        ranges,
+        [Some("bytes=5000-5099"), Some("bytes=-3")].repeat(2),
+        "{seen:?}"
+    );
+    assert_eq!(store.get("data/a").unwrap().as_deref(), Some(&value[..]));
 }
 
 #[test]
