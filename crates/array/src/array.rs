@@ -591,8 +591,7 @@ impl Array {
         // (one `sink` call), so compression and file writes run at the same time and at most
         // two batches are held.
         crate::read::pipelined(
-            crate::read::Batches::new(tasks.len(), |_| chunk_bytes)
-                .with_budget(crate::read::batch_budget(self.store.as_ref())),
+            crate::read::Batches::for_store(tasks.len(), |_| chunk_bytes, self.store.as_ref()),
             |batch| build(self.fetch_partial_chunks(tasks, batch)?),
             |values| {
                 if values.is_empty() {

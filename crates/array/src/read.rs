@@ -86,6 +86,20 @@ impl<C: Fn(usize) -> usize> Batches<C> {
         self.budget = budget.max(1);
         self
     }
+
+    /// Batches for reads from (or writes to) `store`: each up to [`batch_budget`] bytes, and
+    /// for a store that serves many reads at once the first batch as many tasks as it has
+    /// requests in flight (budget permitting). Over a network a small first batch costs a
+    /// whole round trip for a few chunks, and each doubling after it another one.
+    pub fn for_store(total: usize, cost: C, store: &dyn neurochunk_store::Store) -> Self {
+        let mut batches = Batches::new(total, cost).with_budget(batch_budget(store));
+        let in_flight = store.concurrent_reads().min(MAX_BATCH_REQUESTS);
+        if in_flight > batches.max_count {
+            batches.min_count = in_flight;
+            batches.max_count = in_flight;
+        }
+        batches
+    }
 }
 
 impl<C: Fn(usize) -> usize> Iterator for Batches<C> {
@@ -345,8 +359,7 @@ impl Array {
             );
         }
         pipelined(
-            Batches::new(tasks.len(), |_| chunk_bytes)
-                .with_budget(batch_budget(self.store().as_ref())),
+            Batches::for_store(tasks.len(), |_| chunk_bytes, self.store().as_ref()),
             |batch| self.fetch_chunks(tasks, batch, cache),
             |fetched| fetched.into_par_iter().try_for_each(scatter),
         )
@@ -361,8 +374,7 @@ impl Array {
     ) -> ArrayResult<Vec<ArrayBytes>> {
         let chunk_bytes = repr.num_elements() * 16;
         let mut chunks = Vec::with_capacity(tasks.len());
-        let budget = batch_budget(self.store().as_ref());
-        for batch in Batches::new(tasks.len(), |_| chunk_bytes).with_budget(budget) {
+        for batch in Batches::for_store(tasks.len(), |_| chunk_bytes, self.store().as_ref()) {
             let fetched = self.fetch_chunks(tasks, batch, None)?;
             let decoded: Vec<ArrayBytes> = fetched
                 .into_par_iter()

@@ -141,8 +141,7 @@ pub(crate) fn read_shards_into(
             decode_shards(array, &layout, tasks, fetched, out, extent, cache)
         });
     }
-    let batches = Batches::new(tasks.len(), cost)
-        .with_budget(crate::read::batch_budget(array.store().as_ref()));
+    let batches = Batches::for_store(tasks.len(), cost, array.store().as_ref());
     pipelined(
         batches,
         |batch| fetch_shards(array, &layout, tasks, batch, cache),

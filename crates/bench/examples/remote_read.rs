@@ -130,7 +130,11 @@ fn read_array(
     args: &[String],
     reads: &mut u64,
 ) -> Result<u64, String> {
-    let array = Array::open(store, "").map_err(|e| e.to_string())?;
+    // Read-only, with the decoded-chunk cache the Python package gives read-only handles
+    // (64 MiB; docs/caching.md): repeated voxels of one chunk cost one request.
+    let array = Array::open(store, "")
+        .map_err(|e| e.to_string())?
+        .with_cache_bytes(neurochunk_array::DEFAULT_CACHE_BYTES);
     let mut sum = 0u64;
     match op {
         "whole" => {
