@@ -226,13 +226,6 @@ impl Location {
         else {
             return self.rooted();
         };
-        if bdv.container.as_path() == path && !crate::progress::quiet() {
-            eprintln!(
-                "neurochunk: note: {}: voxel sizes from {}",
-                path.display(),
-                bdv.xml.display()
-            );
-        }
         let store = Location(StoreLocation::Local(bdv.container.clone())).rooted()?;
         bdv.overlay(store)
             .map_err(|e| Failure(format!("{}: {e}", bdv.xml.display())))
