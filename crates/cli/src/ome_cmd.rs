@@ -8,9 +8,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use neurochunk_array::{Array, Store};
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_ome::{
-    add_label, build_pyramid, container_images, convert_container, convert_image, label_path,
-    label_pyramid_options, pyramid_chunk_count, validate, ContainerKind, ConvertImageOptions,
-    Factors, Layout, Method, MultiscaleImage, PyramidOptions, Severity,
+    add_label, build_pyramid, container_images, convert_container_images, convert_image,
+    label_path, label_pyramid_options, pyramid_chunk_count, validate, ContainerKind,
+    ConvertImageOptions, Factors, Layout, Method, MultiscaleImage, PyramidOptions, Severity,
 };
 use serde_json::{json, Value};
 
@@ -404,8 +404,9 @@ pub(crate) fn write_multiscale(
         MultiscalePlan::Image { image, .. } => {
             convert_image(image, dst_store, "", &options, &report).map_err(fail)?;
         }
-        MultiscalePlan::Container { .. } => {
-            convert_container(src_store, "", dst_store, "", &options, &report).map_err(fail)?;
+        MultiscalePlan::Container { kind, images, .. } => {
+            convert_container_images(*kind, "", images, dst_store, "", &options, &report)
+                .map_err(fail)?;
         }
     }
     bar.finish_and_clear();

@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use neurochunk_array::{create_group, open_node, NodeMetadata, Store, ZarrFormat};
 use neurochunk_store::join_key;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{OmeError, OmeResult};
-use crate::image::{Layout, MultiscaleImage};
+use crate::image::MultiscaleImage;
 use crate::n5::{bdv_setup_timepoints, numbered_children};
-use crate::ngff::ome_object;
+use crate::ngff::{ome_attributes, ome_object};
 use crate::write::{convert_image, ConvertImageOptions};
 
 /// The value of `bioformats2raw.layout` this crate reads and writes.
@@ -106,13 +106,33 @@ pub fn convert_container(
     options: &ConvertImageOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> OmeResult<Vec<MultiscaleImage>> {
-    let Some((kind, images)) = container_images(src_store.as_ref(), src_path)? else {
+    let Some((kind, paths)) = container_images(src_store.as_ref(), src_path)? else {
         return Err(OmeError::not_image(
             src_path,
             "not a container of multiscale images (a BigDataViewer N5 container or an \
              OME-Zarr bioformats2raw group)",
         ));
     };
+    let images = paths
+        .iter()
+        .map(|path| MultiscaleImage::open(src_store.clone(), path))
+        .collect::<OmeResult<Vec<_>>>()?;
+    convert_container_images(
+        kind, src_path, &images, dst_store, dst_path, options, progress,
+    )
+}
+
+/// [`convert_container`] of images already opened: `images` are those of the `kind`
+/// container at `src_path`, in [`container_images`] order.
+pub fn convert_container_images(
+    kind: ContainerKind,
+    src_path: &str,
+    images: &[MultiscaleImage],
+    dst_store: Arc<dyn Store>,
+    dst_path: &str,
+    options: &ConvertImageOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> OmeResult<Vec<MultiscaleImage>> {
     let layout = options.layout;
     if !layout.is_ome_zarr() {
         return Err(OmeError::invalid(
@@ -122,7 +142,7 @@ pub fn convert_container(
                  one at a time (e.g. '{}')",
                 images.len(),
                 layout.name(),
-                crate::error::shown(images.first().map_or("", String::as_str)),
+                crate::error::shown(images.first().map_or("", |i| i.path())),
             ),
         ));
     }
@@ -146,12 +166,13 @@ pub fn convert_container(
         ome_attributes(layout, "series", Value::from(series.clone())),
     )?;
     let mut converted = Vec::with_capacity(images.len());
-    for (image_path, name) in images.iter().zip(&series) {
-        let mut image = MultiscaleImage::open(src_store.clone(), image_path)?;
+    for (source, name) in images.iter().zip(&series) {
+        let mut image = source.clone();
         if image.name.is_none() || kind == ContainerKind::BigDataViewer {
-            let relative = image_path
+            let relative = source
+                .path()
                 .strip_prefix(src_path.trim_matches('/'))
-                .unwrap_or(image_path);
+                .unwrap_or(source.path());
             image.name = Some(relative.trim_start_matches('/').to_string());
         }
         converted.push(convert_image(
@@ -163,21 +184,6 @@ pub fn convert_container(
         )?);
     }
     Ok(converted)
-}
-
-/// A group's attributes holding one OME key: at the top level for 0.4, under `ome` (with the
-/// version) for 0.5.
-fn ome_attributes(layout: Layout, key: &str, value: Value) -> Map<String, Value> {
-    let mut attrs = Map::new();
-    if layout == Layout::OmeZarr05 {
-        let mut ome = Map::new();
-        ome.insert("version".into(), Value::from("0.5"));
-        ome.insert(key.into(), value);
-        attrs.insert("ome".into(), Value::Object(ome));
-    } else {
-        attrs.insert(key.into(), value);
-    }
-    attrs
 }
 
 impl std::fmt::Display for ContainerKind {

@@ -56,7 +56,9 @@ mod validate;
 mod write;
 
 pub use bdv_xml::{bdv_xml_beside, bdv_xml_container, bdv_xml_for, is_xml, BdvXml};
-pub use collection::{container_images, convert_container, ContainerKind};
+pub use collection::{
+    container_images, convert_container, convert_container_images, ContainerKind,
+};
 pub use error::{OmeError, OmeResult};
 pub use image::{Axis, Layout, Level, MultiscaleImage};
 pub use kernels::{downsample_block, Method};

@@ -17,6 +17,21 @@ pub(crate) fn ome_object(attrs: &Map<String, Value>) -> &Map<String, Value> {
     }
 }
 
+/// A group's attributes holding one OME key: at the top level for 0.4, under `ome` (with the
+/// version) for 0.5.
+pub(crate) fn ome_attributes(layout: Layout, key: &str, value: Value) -> Map<String, Value> {
+    let mut attrs = Map::new();
+    if layout == Layout::OmeZarr05 {
+        let mut ome = Map::new();
+        ome.insert("version".into(), Value::from("0.5"));
+        ome.insert(key.into(), value);
+        attrs.insert("ome".into(), Value::Object(ome));
+    } else {
+        attrs.insert(key.into(), value);
+    }
+    attrs
+}
+
 pub(crate) fn detect(format: ZarrFormat, attrs: &Map<String, Value>) -> Option<Layout> {
     let ome = ome_object(attrs);
     match ome.get("multiscales") {

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{OmeError, OmeResult};
 use crate::image::{Axis, Layout, Level, MultiscaleImage};
+use crate::ngff::ome_attributes;
 
 /// The metadata of a multiscale image to write: the group's attributes in the chosen layout
 /// and the attributes each level array carries.
@@ -355,16 +356,7 @@ fn convert_labels(
     progress: &(dyn Fn(u64) + Sync),
 ) -> OmeResult<()> {
     let labels_path = neurochunk_store::join_key(dst_path.trim_matches('/'), "labels");
-    let mut attrs = Map::new();
-    let list = Value::from(src.labels.clone());
-    if options.layout == Layout::OmeZarr05 {
-        let mut ome = Map::new();
-        ome.insert("version".into(), Value::from("0.5"));
-        ome.insert("labels".into(), list);
-        attrs.insert("ome".into(), Value::Object(ome));
-    } else {
-        attrs.insert("labels".into(), list);
-    }
+    let attrs = ome_attributes(options.layout, "labels", Value::from(src.labels.clone()));
     create_group(
         dst_store.as_ref(),
         &labels_path,
