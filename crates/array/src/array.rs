@@ -567,7 +567,7 @@ impl Array {
                 .into_par_iter()
                 .map(|(t, stored)| self.write_chunk_region(&tasks.get(t), data, extent, stored))
                 .collect::<ArrayResult<Vec<_>>>()?;
-            Ok(values.into_iter().flatten().collect::<Vec<_>>())
+            ArrayResult::Ok(values.into_iter().flatten().collect::<Vec<_>>())
         };
         if self.store.concurrent_reads() <= 1 {
             // A local store: groups of chunks fetched (those written in part), built,
@@ -585,20 +585,22 @@ impl Array {
                 },
             );
         }
-        // Batches as in a read, in two overlapping stages: the chunks a batch only partly
-        // overwrites are fetched with one `get_many` call and every chunk of the batch is
-        // built and encoded on rayon, while the previous batch's encoded chunks are stored
-        // (one `sink` call), so compression and file writes run at the same time and at most
-        // two batches are held.
-        crate::read::pipelined(
-            crate::read::Batches::for_store(tasks.len(), |_| chunk_bytes, self.store.as_ref()),
-            |batch| build(self.fetch_partial_chunks(tasks, batch)?),
-            |values| {
+        // Lanes as in a read: each builds and encodes a batch (fetching the chunks it only
+        // partly overwrites with one `get_many` call) and stores it with one `sink` call, so
+        // the uploads of several batches are in flight together while others are encoded.
+        let store = self.store.as_ref();
+        let lanes = crate::read::window_lanes(store, tasks.len(), chunk_bytes);
+        crate::read::windowed(
+            crate::read::Batches::for_lanes(tasks.len(), |_| chunk_bytes, store, lanes),
+            lanes,
+            |batch| {
+                let values = build(self.fetch_partial_chunks(tasks, batch)?)?;
                 if values.is_empty() {
                     return Ok(());
                 }
                 sink(values)
             },
+            |()| Ok(()),
         )
     }
 

@@ -608,7 +608,7 @@ pub fn same_encoding(src: &ArrayMetadata, dst: &ArrayMetadata) -> bool {
 /// Copy `src`'s stored chunks into `dst` byte for byte, without decoding them, when both
 /// encode chunks the same way ([`same_encoding`]); returns `false` (and copies nothing)
 /// otherwise. Chunks are fetched and stored in batches (one `get_many` and one `set_many`
-/// each); `progress(n)` counts chunks of the grid. The bytes are not checked: a corrupt
+/// each; several at once into a remote store); `progress(n)` counts chunks of the grid. The bytes are not checked: a corrupt
 /// chunk stays corrupt (a reader of `dst` reports it).
 pub fn copy_stored_chunks(
     src: &Array,
@@ -621,10 +621,12 @@ pub fn copy_stored_chunks(
     let grid = src.metadata().grid_shape();
     let total: u64 = grid.iter().product();
     let batch = 64u64;
-    let mut start = 0u64;
-    while start < total {
-        let end = (start + batch).min(total);
-        let indices: Vec<Vec<u64>> = (start..end).map(|i| unravel(i, &grid)).collect();
+    let parts = (0..total)
+        .step_by(batch as usize)
+        .map(|start| start..(start + batch).min(total));
+    let copy_part = |part: std::ops::Range<u64>| -> ArrayResult<()> {
+        let count = part.end - part.start;
+        let indices: Vec<Vec<u64>> = part.map(|i| unravel(i, &grid)).collect();
         let requests: Vec<neurochunk_store::ReadRequest> = indices
             .iter()
             .map(|index| neurochunk_store::ReadRequest::whole(src.chunk_key(index)))
@@ -639,10 +641,29 @@ pub fn copy_stored_chunks(
         if !values.is_empty() {
             dst.store().set_many(values)?;
         }
-        progress(end - start);
-        start = end;
+        progress(count);
+        Ok(())
+    };
+    // Parts one after the other between local stores; with a remote source or destination,
+    // several in flight at once (each part's requests wait a round trip).
+    let pace = busier_store(src, dst);
+    if pace.concurrent_reads() <= 1 {
+        parts.into_iter().try_for_each(copy_part)?;
+    } else {
+        let lanes = crate::read::window_lanes(pace, usize::MAX, batch_bytes(src.metadata(), 64));
+        crate::read::windowed(parts, lanes, copy_part, |()| Ok(()))?;
     }
     Ok(true)
+}
+
+/// Of a copy's two arrays, the store that serves the more requests at once: the one whose
+/// round trips set the copy's pace.
+fn busier_store<'a>(src: &'a Array, dst: &'a Array) -> &'a dyn Store {
+    if src.store().concurrent_reads() > dst.store().concurrent_reads() {
+        src.store().as_ref()
+    } else {
+        dst.store().as_ref()
+    }
 }
 
 /// [`copy_data`] that skips the destination chunks already stored in `dst` (found with one
@@ -704,7 +725,8 @@ fn copy_chunks(
         let done = targets.iter().filter(|t| stored.contains(*t)).count();
         progress(done as u64);
         let todo = targets.iter().filter(|t| !stored.contains(*t)).cloned();
-        write_chunks(dst, todo, batch, &read, progress)?;
+        let groups = todo.map(|index| vec![index]);
+        write_groups_via(dst, busier_store(src, dst), groups, batch, &read, progress)?;
         // The rest of the grid is fill value in both arrays: nothing to write.
         progress(total - targets.len() as u64);
         return Ok(());
@@ -744,7 +766,14 @@ fn copy_chunks(
     // At least one group per thread: a batch of one group would leave the other cores idle
     // (each group is at most `copy_group`'s 64 MiB).
     let groups_per_batch = (batch / group_len).max(rayon::current_num_threads());
-    write_chunk_groups(dst, groups, groups_per_batch, &read, progress)
+    write_groups_via(
+        dst,
+        busier_store(src, dst),
+        groups,
+        groups_per_batch,
+        &read,
+        progress,
+    )
 }
 
 /// Destination chunks per axis that one copy task writes together: enough to cover a source
@@ -836,7 +865,7 @@ pub type ChunkProducer<'a> = dyn Fn(&[u64], &[u64]) -> ArrayResult<ArrayBytes> +
 /// tasks never race; memory is about `batch` chunks plus what `produce` needs for them.
 pub fn write_chunks(
     dst: &Array,
-    indices: impl IntoIterator<Item = Vec<u64>>,
+    indices: impl IntoIterator<Item = Vec<u64>, IntoIter: Send>,
     batch: usize,
     produce: &ChunkProducer<'_>,
     progress: &(dyn Fn(u64) + Sync),
@@ -851,36 +880,49 @@ pub fn write_chunks(
 /// `progress(n)` counts chunks.
 pub fn write_chunk_groups(
     dst: &Array,
-    groups: impl IntoIterator<Item = Vec<Vec<u64>>>,
+    groups: impl IntoIterator<Item = Vec<Vec<u64>>, IntoIter: Send>,
+    batch: usize,
+    produce: &ChunkProducer<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> ArrayResult<()> {
+    write_groups_via(dst, dst.store().as_ref(), groups, batch, produce, progress)
+}
+
+/// [`write_chunk_groups`], its pace set by `pace`: the store that serves the most requests at
+/// once of those the copy reads from (through `produce`) and writes to. When that is one
+/// request at a time (local stores), the parts of `batch` groups follow each other, each
+/// produced and encoded in parallel on rayon and stored with one `set_many` call. Otherwise (a
+/// remote source or destination) each group waits a round trip, so the groups go to fetch
+/// lanes (`read::windowed`), one group per lane at a time, as many lanes as the store has
+/// requests in flight (fewer when their groups would not fit the read window): the rayon
+/// workers are then never held waiting on the network.
+fn write_groups_via(
+    dst: &Array,
+    pace: &dyn Store,
+    groups: impl IntoIterator<Item = Vec<Vec<u64>>, IntoIter: Send>,
     batch: usize,
     produce: &ChunkProducer<'_>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> ArrayResult<()> {
     let meta = dst.metadata();
     let element = meta.data_type.fixed_size().unwrap_or(0);
-    let encoded = std::sync::Mutex::new(Vec::new());
-    let flush = || -> ArrayResult<()> {
-        let values = std::mem::take(&mut *encoded.lock().unwrap_or_else(|e| e.into_inner()));
-        if !values.is_empty() {
-            dst.store().set_many(values)?;
-        }
-        Ok(())
-    };
-    let write_box = |origin: &[u64], extent: &[u64], data: &ArrayBytes| -> ArrayResult<()> {
-        let selection = Selection::from_box(origin, extent);
-        dst.write_with(&selection, crate::array::Source::of(data), &|values| {
-            encoded
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend(values);
-            Ok(())
-        })
-    };
-    let write_group = |group: &Vec<Vec<u64>>| -> ArrayResult<()> {
+    type Encoded = std::sync::Mutex<Vec<(String, neurochunk_store::Bytes)>>;
+    let write_box =
+        |origin: &[u64], extent: &[u64], data: &ArrayBytes, encoded: &Encoded| -> ArrayResult<()> {
+            let selection = Selection::from_box(origin, extent);
+            dst.write_with(&selection, crate::array::Source::of(data), &|values| {
+                encoded
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(values);
+                Ok(())
+            })
+        };
+    let write_group = |group: &Vec<Vec<u64>>, encoded: &Encoded| -> ArrayResult<()> {
         let boxes: Vec<(Vec<u64>, Vec<u64>)> =
             group.iter().map(|index| chunk_box(meta, index)).collect();
         if let [(origin, extent)] = boxes.as_slice() {
-            return write_box(origin, extent, &produce(origin, extent)?);
+            return write_box(origin, extent, &produce(origin, extent)?, encoded);
         }
         let Some(first) = boxes.first() else {
             return Ok(());
@@ -904,21 +946,55 @@ pub fn write_chunk_groups(
             let shape: Vec<usize> = extent.iter().map(|&n| n as usize).collect();
             let part =
                 neurochunk_codec::nd::extract_region(&data, &cover, &offset, &shape, element);
-            write_box(origin, extent, &part)?;
+            write_box(origin, extent, &part, encoded)?;
         }
         Ok(())
     };
+    // One part: its groups produced and encoded, then stored with one call.
+    let write_part = |part: Vec<Vec<Vec<u64>>>, parallel: bool| -> ArrayResult<()> {
+        let encoded = Encoded::default();
+        if parallel {
+            part.par_iter()
+                .try_for_each(|group| write_group(group, &encoded))?;
+        } else {
+            part.iter()
+                .try_for_each(|group| write_group(group, &encoded))?;
+        }
+        let values = encoded.into_inner().unwrap_or_else(|e| e.into_inner());
+        if !values.is_empty() {
+            dst.store().set_many(values)?;
+        }
+        progress(part.iter().map(|g| g.len() as u64).sum());
+        Ok(())
+    };
+    let mut groups = groups.into_iter().peekable();
+    if pace.concurrent_reads() > 1 {
+        let group_bytes = batch_bytes(meta, groups.peek().map_or(1, Vec::len));
+        let lanes = copy_lanes(pace, group_bytes);
+        let parts = groups.map(|group| vec![group]);
+        return crate::read::windowed(parts, lanes, |part| write_part(part, false), |()| Ok(()));
+    }
     let batch = batch.max(1);
-    let mut groups = groups.into_iter();
     loop {
         let part: Vec<Vec<Vec<u64>>> = groups.by_ref().take(batch).collect();
         if part.is_empty() {
             return Ok(());
         }
-        part.par_iter().try_for_each(write_group)?;
-        flush()?;
-        progress(part.iter().map(|g| g.len() as u64).sum());
+        write_part(part, true)?;
     }
+}
+
+/// Decoded bytes of `count` chunks of `meta` (the estimate a part's memory is bounded by).
+fn batch_bytes(meta: &ArrayMetadata, count: usize) -> usize {
+    let element = meta.data_type.fixed_size().unwrap_or(16);
+    let chunk: usize = meta.chunk_shape.iter().product();
+    chunk.saturating_mul(element).saturating_mul(count)
+}
+
+/// Lanes of a copy paced by `pace` (see [`write_groups_via`]) whose lanes hold about
+/// `part_bytes` each: one per request `pace` keeps in flight, as many as fit the read window.
+fn copy_lanes(pace: &dyn Store, part_bytes: usize) -> usize {
+    (crate::read::window_bytes(pace) / part_bytes.max(1)).clamp(1, pace.concurrent_reads())
 }
 
 /// The array `meta` describes at `path` of `store`, to continue converting into: created when

@@ -7,7 +7,11 @@
 //!    [`Store::get_many`](neurochunk_store::Store::get_many) call (for sharded
 //!    arrays: one call for the shard indexes or whole shards, then one for the inner-chunk byte
 //!    ranges of every touched shard). This is the one place where a remote backend puts many
-//!    requests in flight. The next batch is fetched while the current one is decoded.
+//!    requests in flight. From a local store, groups of chunks are read and decoded
+//!    independently ([`for_each_group`]); from a store that serves many reads at once (a remote
+//!    one), several *lanes* fetch batches while the calling thread decodes the batches already
+//!    fetched ([`windowed`]): a sliding window of requests rather than batches that each wait
+//!    for their slowest request.
 //! 3. **Decode** and 4. **scatter** run on rayon, one task per chunk (or inner chunk): decode
 //!    with the codec chain, copy into the caller's buffer through `SharedBuffer`, then hand
 //!    the decoded buffer back for reuse.
@@ -16,7 +20,7 @@
 //! same batches (`Array::write`), fetching the chunks they only partly overwrite.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use neurochunk_codec::nd::SharedBuffer;
 use neurochunk_codec::CodecChain;
@@ -65,6 +69,8 @@ pub(crate) struct Batches<C: Fn(usize) -> usize> {
     /// Tasks a batch holds whatever their cost: one per worker, so that every worker decodes.
     min_count: usize,
     max_count: usize,
+    /// Whether each batch may hold twice as many tasks as the one before.
+    grow: bool,
 }
 
 impl<C: Fn(usize) -> usize> Batches<C> {
@@ -78,6 +84,7 @@ impl<C: Fn(usize) -> usize> Batches<C> {
             budget: FETCH_BATCH_BYTES,
             min_count: workers,
             max_count: workers,
+            grow: true,
         }
     }
 
@@ -98,6 +105,27 @@ impl<C: Fn(usize) -> usize> Batches<C> {
             batches.min_count = in_flight;
             batches.max_count = in_flight;
         }
+        batches
+    }
+
+    /// Batches for the lanes of a [`windowed`] read from `store`: each lane's batch at most
+    /// `1/lanes` of the window ([`window_lanes`]) and about `2 × in_flight / lanes` tasks, so
+    /// that the lanes' requests together keep the store's requests in flight (twice over: a
+    /// lane that decodes has none out) without growing batches.
+    pub fn for_lanes(
+        total: usize,
+        cost: C,
+        store: &dyn neurochunk_store::Store,
+        lanes: usize,
+    ) -> Self {
+        let lanes = lanes.max(1);
+        let count = (2 * store.concurrent_reads())
+            .div_ceil(lanes)
+            .clamp(1, MAX_BATCH_REQUESTS);
+        let mut batches = Batches::new(total, cost).with_budget(window_bytes(store) / lanes);
+        batches.min_count = 1;
+        batches.max_count = count;
+        batches.grow = false;
         batches
     }
 }
@@ -121,35 +149,185 @@ impl<C: Fn(usize) -> usize> Iterator for Batches<C> {
             end += 1;
         }
         self.next = end;
-        self.max_count = (self.max_count * 2).min(MAX_BATCH_REQUESTS);
+        if self.grow {
+            self.max_count = (self.max_count * 2).min(MAX_BATCH_REQUESTS);
+        }
         Some(start..end)
     }
 }
 
-/// Fetch each batch with `fetch` and hand it to `process`, fetching batch `k + 1` while batch
-/// `k` is processed (so at most two batches are held). Stops at the first error.
-pub(crate) fn pipelined<T, F, P>(
-    mut batches: impl Iterator<Item = Range<usize>>,
+/// The most lanes of a [`windowed`] read: threads that each fetch one batch at a time. Sixteen
+/// lanes of a few requests each keep 64 requests in flight with little waiting for a batch's
+/// slowest request.
+const MAX_LANES: usize = 16;
+
+/// The decoded bytes (by the tasks' estimate) of the batches a [`windowed`] read may hold at
+/// once: twice [`batch_budget`], so bounded by the store's requests in flight.
+pub(crate) fn window_bytes(store: &dyn neurochunk_store::Store) -> usize {
+    batch_budget(store).saturating_mul(2)
+}
+
+/// How many lanes a [`windowed`] read of tasks costing about `task_cost` bytes each gets
+/// from `store`: [`MAX_LANES`], fewer when so many tasks would not fit the window (a lane
+/// holds at least one task), and never more than there are tasks.
+pub(crate) fn window_lanes(
+    store: &dyn neurochunk_store::Store,
+    total: usize,
+    task_cost: usize,
+) -> usize {
+    (window_bytes(store) / task_cost.max(1))
+        .clamp(1, MAX_LANES)
+        .min(total.max(1))
+}
+
+/// For a store that serves many reads at once: `lanes` fetch lanes (scoped threads) each take
+/// the next of `batches` and fetch it with `fetch`, and the calling thread hands the fetched
+/// batches to `process` as they arrive (its chunks are decoded on rayon). A lane fetches its
+/// next batch as soon as any fetched batch has been processed, so at most `lanes` batches are
+/// held (being fetched or waiting to be decoded) and the store's requests stay in flight while
+/// earlier batches decode: a sliding window of requests rather than batches that each wait for
+/// their slowest request. The first error stops the lanes before their next batch and is
+/// returned. A single batch is fetched and processed on the calling thread.
+pub(crate) fn windowed<B, T, F, P>(
+    batches: impl Iterator<Item = B> + Send,
+    lanes: usize,
     fetch: F,
     process: P,
 ) -> ArrayResult<()>
 where
+    B: Send,
     T: Send,
-    F: Fn(Range<usize>) -> ArrayResult<T> + Sync,
-    P: Fn(T) -> ArrayResult<()> + Sync,
+    F: Fn(B) -> ArrayResult<T> + Sync,
+    P: Fn(T) -> ArrayResult<()>,
 {
+    let mut batches = batches.peekable();
     let Some(first) = batches.next() else {
         return Ok(());
     };
-    let mut current = fetch(first)?;
-    loop {
-        let next = batches.next();
-        let (fetched, processed) = rayon::join(|| next.map(&fetch), || process(current));
-        processed?;
-        match fetched {
-            Some(batch) => current = batch?,
-            None => return Ok(()),
+    if batches.peek().is_none() {
+        // One batch (a read of a few chunks, a point read): no lanes to start.
+        return process(fetch(first)?);
+    }
+    let batches = Mutex::new(std::iter::once(first).chain(batches));
+    let window = Window::new(lanes.max(1));
+    let first_error: Mutex<Option<ArrayError>> = Mutex::new(None);
+    let fail = |error: ArrayError| {
+        window.stop();
+        if let Ok(mut first) = first_error.lock() {
+            first.get_or_insert(error);
         }
+    };
+    let (sender, fetched) = std::sync::mpsc::channel::<T>();
+    std::thread::scope(|scope| {
+        let lane = |sender: std::sync::mpsc::Sender<T>| {
+            while window.acquire() {
+                let batch = batches.lock().ok().and_then(|mut b| b.next());
+                let Some(batch) = batch else {
+                    window.release();
+                    return;
+                };
+                match fetch(batch) {
+                    Ok(batch) => {
+                        if sender.send(batch).is_err() {
+                            return;
+                        }
+                    }
+                    Err(error) => {
+                        fail(error);
+                        return;
+                    }
+                }
+            }
+        };
+        let mut started = 0;
+        for n in 0..lanes.max(1) {
+            let sender = sender.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("neurochunk-fetch-{n}"))
+                .spawn_scoped(scope, move || lane(sender));
+            // A lane the system cannot start leaves its batches to the others.
+            if spawned.is_ok() {
+                started += 1;
+            }
+        }
+        drop(sender);
+        if started == 0 {
+            fail(ArrayError::Store(StoreError::backend(
+                "store",
+                "",
+                "no thread could be started to fetch the read's chunks",
+            )));
+            return;
+        }
+        for batch in fetched {
+            if !window.stopped() {
+                if let Err(error) = process(batch) {
+                    fail(error);
+                }
+            }
+            window.release();
+        }
+    });
+    match first_error.into_inner() {
+        Ok(Some(error)) => Err(error),
+        Ok(None) => Ok(()),
+        Err(poisoned) => poisoned.into_inner().map_or(Ok(()), Err),
+    }
+}
+
+/// The batches a [`windowed`] read may hold at once: a counting semaphore that can be stopped.
+struct Window {
+    /// Free places, and whether the read has stopped.
+    state: Mutex<(usize, bool)>,
+    changed: std::sync::Condvar,
+}
+
+impl Window {
+    fn new(places: usize) -> Self {
+        Window {
+            state: Mutex::new((places, false)),
+            changed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Wait for a free place and take it; `false` once the read has stopped.
+    fn acquire(&self) -> bool {
+        let Ok(mut state) = self.state.lock() else {
+            return false;
+        };
+        loop {
+            if state.1 {
+                return false;
+            }
+            if state.0 > 0 {
+                state.0 -= 1;
+                return true;
+            }
+            state = match self.changed.wait(state) {
+                Ok(state) => state,
+                Err(_) => return false,
+            };
+        }
+    }
+
+    /// Give a place back.
+    fn release(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.0 += 1;
+        }
+        self.changed.notify_one();
+    }
+
+    /// Stop the read: lanes waiting for a place, and those that ask next, get none.
+    fn stop(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.1 = true;
+        }
+        self.changed.notify_all();
+    }
+
+    fn stopped(&self) -> bool {
+        self.state.lock().map_or(true, |state| state.1)
     }
 }
 
@@ -158,9 +336,9 @@ const GROUP_TASKS: usize = 16;
 
 /// For a store that serves one read at a time (a local one): cut the tasks `0..total` into
 /// consecutive groups of up to [`FETCH_BATCH_BYTES`] by `cost` and [`GROUP_TASKS`] tasks (at
-/// least one each) and run `group` for each on rayon. Unlike [`pipelined`] batches, groups
-/// do not wait for each other: a worker that is done with one takes the next, so no worker
-/// idles at a batch's end; each worker holds one group at a time. One group runs on the
+/// least one each) and run `group` for each on rayon. Groups do not wait for each other: a
+/// worker that is done with one takes the next, so no worker idles at a group's end; each
+/// worker holds one group at a time. One group runs on the
 /// calling thread (a read of one chunk, such as a single element, is not handed to the pool
 /// and back).
 pub(crate) fn for_each_group<C, F>(total: usize, cost: C, group: F) -> ArrayResult<()>
@@ -358,8 +536,11 @@ impl Array {
                 },
             );
         }
-        pipelined(
-            Batches::for_store(tasks.len(), |_| chunk_bytes, self.store().as_ref()),
+        let store = self.store().as_ref();
+        let lanes = window_lanes(store, tasks.len(), chunk_bytes);
+        windowed(
+            Batches::for_lanes(tasks.len(), |_| chunk_bytes, store, lanes),
+            lanes,
             |batch| self.fetch_chunks(tasks, batch, cache),
             |fetched| fetched.into_par_iter().try_for_each(scatter),
         )

@@ -1,5 +1,6 @@
 //! Reads of sharded arrays (`sharding_indexed`), in the stages of the read path (see
-//! `read.rs`). The touched shards are fetched in batches, each in two `get_many` calls: the
+//! `read.rs`). The touched shards are fetched in batches (from a remote store, by several
+//! lanes at once), each in two `get_many` calls: the
 //! first reads every shard's index (or the whole shard, when the selection needs most of its
 //! inner chunks), the second the byte ranges of the needed inner chunks of all shards read by
 //! index. The inner chunks of a batch are then decoded in parallel straight into the output.
@@ -18,7 +19,7 @@ use rayon::prelude::*;
 use crate::array::{check_decoded, Array};
 use crate::cache::{CacheKey, ReadCache, ShardIndex};
 use crate::error::{ArrayError, ArrayResult};
-use crate::read::{pipelined, recycle_decoded, shard_range_error, Batches, Fetched};
+use crate::read::{recycle_decoded, shard_range_error, window_lanes, windowed, Batches, Fetched};
 use crate::selection::{BlockTask, BlockTasks};
 
 /// Where a stored inner chunk lies in its shard: offset and length.
@@ -141,9 +142,12 @@ pub(crate) fn read_shards_into(
             decode_shards(array, &layout, tasks, fetched, out, extent, cache)
         });
     }
-    let batches = Batches::for_store(tasks.len(), cost, array.store().as_ref());
-    pipelined(
-        batches,
+    let store = array.store().as_ref();
+    let typical_cost = if tasks.len() == 0 { 0 } else { cost(0) };
+    let lanes = window_lanes(store, tasks.len(), typical_cost);
+    windowed(
+        Batches::for_lanes(tasks.len(), cost, store, lanes),
+        lanes,
         |batch| fetch_shards(array, &layout, tasks, batch, cache),
         |fetched| decode_shards(array, &layout, tasks, fetched, out, extent, cache),
     )

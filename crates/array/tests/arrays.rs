@@ -192,6 +192,16 @@ struct BatchRecordingStore {
     batches: std::sync::Mutex<Vec<Vec<ReadRequest>>>,
     /// What `concurrent_reads` says (0: the default).
     concurrency: usize,
+    /// How long each `get_many` call takes, as a network round trip would.
+    round_trip: std::time::Duration,
+    /// Requests of the `get_many` calls running now, and the most there were at once.
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
+    /// Values of the `set_many` calls running now, and the most there were at once.
+    writes_in_flight: AtomicUsize,
+    most_writes_in_flight: AtomicUsize,
+    /// A key whose reads fail, as a server error would.
+    failing: std::sync::Mutex<Option<String>>,
 }
 
 impl Store for BatchRecordingStore {
@@ -206,9 +216,35 @@ impl Store for BatchRecordingStore {
         self.direct.fetch_add(1, Ordering::Relaxed);
         self.inner.get_ranges(key, ranges)
     }
+    fn set_many(&self, values: Vec<(String, Bytes)>) -> StoreResult<()> {
+        let n = values.len();
+        let now = self.writes_in_flight.fetch_add(n, Ordering::SeqCst) + n;
+        self.most_writes_in_flight.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(self.round_trip);
+        let stored = self.inner.set_many(values);
+        self.writes_in_flight.fetch_sub(n, Ordering::SeqCst);
+        stored
+    }
     fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
         self.batches.lock().unwrap().push(requests.to_vec());
-        self.inner.get_many(requests)
+        let now = self.in_flight.fetch_add(requests.len(), Ordering::SeqCst) + requests.len();
+        self.most_in_flight.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(self.round_trip);
+        let failing = self.failing.lock().unwrap().clone();
+        let answers = requests
+            .iter()
+            .zip(self.inner.get_many(requests))
+            .map(|(request, answer)| match &failing {
+                Some(key) if *key == request.key => Err(neurochunk_store::StoreError::backend(
+                    "test",
+                    key,
+                    "the server failed",
+                )),
+                _ => answer,
+            })
+            .collect();
+        self.in_flight.fetch_sub(requests.len(), Ordering::SeqCst);
+        answers
     }
     fn size(&self, key: &str) -> StoreResult<Option<u64>> {
         self.direct.fetch_add(1, Ordering::Relaxed);
@@ -232,6 +268,8 @@ impl BatchRecordingStore {
     /// Forget what was recorded so far.
     fn reset(&self) {
         self.direct.store(0, Ordering::Relaxed);
+        self.most_in_flight.store(0, Ordering::SeqCst);
+        self.most_writes_in_flight.store(0, Ordering::SeqCst);
         self.batches.lock().unwrap().clear();
     }
 
@@ -1135,12 +1173,15 @@ fn a_resumed_conversion_writes_only_the_chunks_not_stored_yet() {
 }
 
 #[test]
-fn batches_keep_a_remote_stores_requests_in_flight() {
-    // 64 chunks of 256 KiB decoded: 16 fit the local batch budget of 4 MiB; a store serving 64
-    // reads at once gets batches of up to 64 MiB, so batches grow past 16 chunks.
-    let largest_batch = |concurrency: usize| {
+fn lanes_keep_a_remote_stores_requests_in_flight() {
+    // 64 chunks of 256 KiB decoded, each `get_many` call taking 20 ms. From a local store a
+    // read holds one group of at most 16 chunks per worker; from a store serving 64 reads at
+    // once, the fetch lanes keep (nearly) all 64 requests in flight together, in batches of a
+    // few chunks, and the values are the same.
+    let read = |concurrency: usize| {
         let recording = Arc::new(BatchRecordingStore {
             concurrency,
+            round_trip: std::time::Duration::from_millis(20),
             ..Default::default()
         });
         let s: Arc<dyn Store> = recording.clone();
@@ -1158,11 +1199,92 @@ fn batches_keep_a_remote_stores_requests_in_flight() {
         assert_eq!(as_u16(&a.read_all().unwrap().1), values);
         let batches = recording.batches();
         assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), 64);
-        batches.iter().map(Vec::len).max().unwrap_or(0)
+        let largest = batches.iter().map(Vec::len).max().unwrap_or(0);
+        (largest, recording.most_in_flight.load(Ordering::SeqCst))
     };
     let workers = rayon::current_num_threads();
-    assert!(largest_batch(1) <= 16.max(workers), "{}", largest_batch(1));
-    assert!(largest_batch(64) > 16, "{}", largest_batch(64));
+    let (largest, _) = read(1);
+    assert!(largest <= 16, "{largest}");
+    let (largest, most) = read(64);
+    assert!(largest <= 16, "a lane's batch is a few chunks: {largest}");
+    assert!(
+        most >= 48 && most > 16 * workers.min(2),
+        "{most} requests in flight at most"
+    );
+}
+
+/// A copy from or to a store serving many requests at once (a remote one, here answering each
+/// call after 20 ms) keeps many of them in flight: the source's reads and the destination's
+/// writes go out from many lanes, not one batch after another from the rayon workers.
+#[test]
+fn copies_keep_a_remote_stores_requests_in_flight() {
+    let slow = || {
+        Arc::new(BatchRecordingStore {
+            concurrency: 64,
+            round_trip: std::time::Duration::from_millis(20),
+            ..Default::default()
+        })
+    };
+    // 64 source chunks of 64 x 64; the copy re-chunks them into 128 of 32 x 64.
+    let values: Vec<u16> = (0..512 * 512u32).map(|v| (v % 65521) as u16).collect();
+    let src_meta = meta(ZarrFormat::V3, &[512, 512], &[64, 64], &[Codec::zstd(1)]);
+    let dst_meta = meta(ZarrFormat::V3, &[512, 512], &[32, 64], &[Codec::zstd(1)]);
+
+    // Local to remote: the writes.
+    let src = Array::create(store(), "", src_meta.clone()).unwrap();
+    src.write_all(&u16s(&values)).unwrap();
+    let remote = slow();
+    let dst = Array::create(remote.clone(), "", dst_meta.clone()).unwrap();
+    remote.reset();
+    copy_data(&src, &dst, &|_| {}).unwrap();
+    let most = remote.most_writes_in_flight.load(Ordering::SeqCst);
+    assert!(most >= 32, "{most} values stored at once at most");
+    assert_eq!(as_u16(&dst.read_all().unwrap().1), values);
+
+    // Remote to local: the reads.
+    let remote = slow();
+    let src = Array::create(remote.clone(), "", src_meta).unwrap();
+    src.write_all(&u16s(&values)).unwrap();
+    let dst = Array::create(store(), "", dst_meta).unwrap();
+    remote.reset();
+    copy_data(&src, &dst, &|_| {}).unwrap();
+    let most = remote.most_in_flight.load(Ordering::SeqCst);
+    assert!(most >= 32, "{most} chunks read at once at most");
+    assert_eq!(as_u16(&dst.read_all().unwrap().1), values);
+}
+
+/// A failed fetch (or decode) in one lane stops the windowed read with that error, naming
+/// the chunk; the array stays readable where it is intact.
+#[test]
+fn a_failed_chunk_stops_a_windowed_read() {
+    let recording = Arc::new(BatchRecordingStore {
+        concurrency: 64,
+        ..Default::default()
+    });
+    let s: Arc<dyn Store> = recording.clone();
+    let a = Array::create(
+        s,
+        "",
+        meta(ZarrFormat::V3, &[64, 64], &[4, 4], &[Codec::zstd(1)]),
+    )
+    .unwrap();
+    let values: Vec<u16> = (0..64 * 64u32).map(|v| v as u16).collect();
+    a.write_all(&u16s(&values)).unwrap();
+    let intact = Selection::from_box(&[0, 0], &[32, 64]);
+
+    *recording.failing.lock().unwrap() = Some("c/12/3".into());
+    let e = a.read_all().expect_err("a failed fetch fails the read");
+    assert!(e.to_string().contains("c/12/3"), "{e}");
+    assert_eq!(as_u16(&a.read(&intact).unwrap().1), values[..32 * 64]);
+    *recording.failing.lock().unwrap() = None;
+
+    recording
+        .inner
+        .set("c/9/3", Bytes::from_static(b"not zstd"))
+        .unwrap();
+    let e = a.read_all().expect_err("a corrupt chunk fails the read");
+    assert!(e.to_string().contains("c/9/3"), "{e}");
+    assert_eq!(as_u16(&a.read(&intact).unwrap().1), values[..32 * 64]);
 }
 
 /// Re-chunking to smaller chunks reads (and decodes) each source chunk once where the grids

@@ -13,7 +13,7 @@ use neurochunk_store::{
 };
 
 /// A store that reports many reads in flight, as a remote one does, so that reads take the
-/// pipelined batches of the remote path.
+/// lanes of the remote path.
 #[derive(Debug)]
 struct ManyInFlight(Arc<dyn Store>);
 

@@ -756,6 +756,42 @@ impl Store for RemoteStore {
             .map_err(|e| self.error(key, e))
     }
 
+    /// Puts up to [`RemoteOptions::max_requests`] values at once (each PUT is atomic: an
+    /// object is replaced whole or not at all). Every key is checked before the first PUT;
+    /// the first failure is returned once the PUTs in flight have ended (values of the batch
+    /// may then be stored or not, as the trait allows).
+    fn set_many(&self, values: Vec<(String, Bytes)>) -> StoreResult<()> {
+        let mut puts = Vec::with_capacity(values.len());
+        for (key, value) in values {
+            let path = Self::path(&key)?;
+            self.refuse_write(&key)?;
+            puts.push((key, path, value));
+        }
+        for (key, _, value) in &puts {
+            self.forget(key);
+            count_written(value.len());
+        }
+        count_requests(puts.len() as u64);
+        self.block_on(async {
+            let mut stored = futures::stream::iter(puts)
+                .map(|(key, path, value)| async move {
+                    self.inner
+                        .put(&path, PutPayload::from_bytes(value))
+                        .await
+                        .map(drop)
+                        .map_err(|e| self.error(&key, e))
+                })
+                .buffer_unordered(self.max_requests);
+            let mut first_error = None;
+            while let Some(result) = stored.next().await {
+                if let Err(error) = result {
+                    first_error.get_or_insert(error);
+                }
+            }
+            first_error.map_or(Ok(()), Err)
+        })
+    }
+
     fn delete(&self, key: &str) -> StoreResult<()> {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
