@@ -300,13 +300,15 @@ fn walk(store: &dyn Store, root: Node, options: &OpenOptions) -> ArrayResult<Vec
         path: root.path,
         metadata: Ok(root.metadata),
     });
-    while let Some(dir) = pending.pop() {
-        for name in child_names(store, &dir)? {
-            let child = child_path(&dir, &name);
-            match read_node_metadata_with(store, &child, options) {
+    while !pending.is_empty() {
+        let mut next = Vec::new();
+        for (child, meta) in level_children(store, &pending, |child| {
+            read_node_metadata_with(store, child, options)
+        })? {
+            match meta {
                 Ok(meta) => {
                     if matches!(meta, NodeMetadata::Group(_)) {
-                        pending.push(child.clone());
+                        next.push(child.clone());
                     }
                     nodes.push(NodeEntry {
                         path: child,
@@ -314,7 +316,7 @@ fn walk(store: &dyn Store, root: Node, options: &OpenOptions) -> ArrayResult<Vec
                     });
                 }
                 // A directory without metadata (an implicit v2 group) may still hold nodes.
-                Err(ArrayError::NotFound(_)) => pending.push(child),
+                Err(ArrayError::NotFound(_)) => next.push(child),
                 // A store failure is not a property of one node: it ends the walk.
                 Err(e @ ArrayError::Store(_)) => return Err(e),
                 Err(e) => nodes.push(NodeEntry {
@@ -323,6 +325,7 @@ fn walk(store: &dyn Store, root: Node, options: &OpenOptions) -> ArrayResult<Vec
                 }),
             }
         }
+        pending = next;
     }
     nodes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(nodes)
@@ -351,13 +354,17 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
     visit_documents(store, path, &mut |node| nodes.push(node.path))?;
     nodes.sort();
     let relative = |p: &str| p[path.len()..].trim_start_matches('/').to_string();
+    let workers = store.concurrent_reads();
     match group.format {
         ZarrFormat::V2 => {
             let mut metadata = Map::new();
-            for node in &nodes {
+            let docs = neurochunk_store::map_concurrent(&nodes, workers, |node| {
+                [ZGROUP, ZARRAY, ZATTRS].map(|file| read_doc(store, node, file))
+            });
+            for (node, docs) in nodes.iter().zip(docs) {
                 let rel = relative(node);
-                for file in [ZGROUP, ZARRAY, ZATTRS] {
-                    if let Some(doc) = read_doc(store, node, file)? {
+                for (file, doc) in [ZGROUP, ZARRAY, ZATTRS].into_iter().zip(docs) {
+                    if let Some(doc) = doc? {
                         metadata.insert(join_key(&rel, file), doc);
                     }
                 }
@@ -370,8 +377,12 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
         }
         ZarrFormat::V3 => {
             let mut entries: Vec<(String, Value)> = Vec::new();
-            for node in nodes.iter().filter(|n| **n != root.path) {
-                let Some(mut doc) = read_doc(store, node, ZARR_JSON)? else {
+            let children: Vec<&String> = nodes.iter().filter(|n| **n != root.path).collect();
+            let docs = neurochunk_store::map_concurrent(&children, workers, |node| {
+                read_doc(store, node, ZARR_JSON)
+            });
+            for (node, doc) in children.into_iter().zip(docs) {
+                let Some(mut doc) = doc? else {
                     continue;
                 };
                 let is_group = doc.get("node_type").and_then(Value::as_str) == Some("group");
@@ -498,21 +509,44 @@ fn visit_documents(
         pending.push(root.path.clone());
     }
     visit(root);
-    while let Some(dir) = pending.pop() {
-        for name in child_names(store, &dir)? {
-            let child = child_path(&dir, &name);
-            match read_documents(store, &child, Some(format))? {
+    let mut level = pending;
+    while !level.is_empty() {
+        // Each level of the tree: its directories listed, then its children's documents
+        // read, as many at once as the store serves (one at a time from a local store).
+        let mut next = Vec::new();
+        for (child, node) in level_children(store, &level, |child| {
+            read_documents(store, child, Some(format))
+        })? {
+            match node? {
                 Some(node) => {
                     if node.kind == DocumentKind::Group {
-                        pending.push(child);
+                        next.push(child);
                     }
                     visit(node);
                 }
-                None => pending.push(child),
+                None => next.push(child),
             }
         }
+        level = next;
     }
     Ok(format)
+}
+
+/// The children of the directories `level` (their paths), each with what `read` gives for
+/// it: the listings and the reads each as many at once as `store` serves.
+fn level_children<R: Send>(
+    store: &dyn Store,
+    level: &[String],
+    read: impl Fn(&str) -> R + Sync,
+) -> ArrayResult<Vec<(String, R)>> {
+    let workers = store.concurrent_reads();
+    let mut children = Vec::new();
+    let listings = neurochunk_store::map_concurrent(level, workers, |dir| child_names(store, dir));
+    for (dir, names) in level.iter().zip(listings) {
+        children.extend(names?.iter().map(|name| child_path(dir, name)));
+    }
+    let read = neurochunk_store::map_concurrent(&children, workers, |child| read(child));
+    Ok(children.into_iter().zip(read).collect())
 }
 
 /// The documents of the one node at `path`, read from the store (never from consolidated

@@ -95,6 +95,10 @@ pub struct NwbWriter {
     store: Arc<dyn Store>,
     /// How the file is published and abandoned when it was staged aside (filesystem).
     staging: Option<Staging>,
+    /// For a store that pays a round trip per request (a remote one): the same store as
+    /// `store`, which gathers the writes and answers reads of the new file from memory;
+    /// flushed by [`NwbWriter::finish`].
+    new_tree: Option<Arc<neurochunk_store::NewTreeStore>>,
     convention: Convention,
     options: WriteOptions,
     groups: BTreeMap<String, Map<String, Value>>,
@@ -159,12 +163,21 @@ impl NwbWriter {
                 "the destination already holds data: a new file is written into an empty prefix",
             ));
         }
+        // The prefix is empty and the file is ours: over a network, its writes go out many at
+        // a time and its reads are answered from what was written.
+        let new_tree = (store.concurrent_reads() > 1)
+            .then(|| Arc::new(neurochunk_store::NewTreeStore::new(store.clone())));
+        let store = match &new_tree {
+            Some(tree) => tree.clone(),
+            None => store,
+        };
         let mut groups = BTreeMap::new();
         groups.insert("/".to_string(), Map::new());
         Ok(NwbWriter {
             name,
             store,
             staging: None,
+            new_tree,
             convention,
             options,
             groups,
@@ -818,6 +831,9 @@ impl NwbWriter {
                 .map_err(|e| HdmfError::array(&self.name, e))?;
         }
         consolidate(self.store.as_ref(), "").map_err(|e| HdmfError::array(&self.name, e))?;
+        if let Some(tree) = &self.new_tree {
+            tree.flush().map_err(|e| HdmfError::store(&self.name, e))?;
+        }
         if let Some(staging) = self.staging.take() {
             if let Err(e) = (staging.publish)() {
                 (staging.abandon)();

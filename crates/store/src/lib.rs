@@ -7,7 +7,8 @@
 //! with [`Durability::Fsync`], never written through a symbolic link out of its root), an
 //! in-memory backend ([`MemoryStore`]) and a view of a sub-tree of another store
 //! ([`PrefixStore`]). It knows nothing about arrays or formats. [`fs_publish`] puts a
-//! directory tree built aside in place of another without a moment where neither is there.
+//! directory tree built aside in place of another without a moment where neither is there;
+//! [`NewTreeStore`] writes a new tree into a remote store with few round trips.
 //!
 //! ```
 //! use std::io::Write;
@@ -56,6 +57,7 @@
 //! leading `/`, a backslash or a NUL byte: such keys are refused with [`StoreError::InvalidKey`]
 //! so no key can escape the store's root.
 
+mod concurrent;
 pub mod conformance;
 mod counting;
 mod filesystem;
@@ -64,6 +66,7 @@ pub mod fsync;
 mod key;
 pub mod lindi;
 mod memory;
+mod new_tree;
 mod overlay;
 mod pool;
 mod prefix;
@@ -73,11 +76,13 @@ pub mod staging;
 mod writer;
 
 pub use bytes::Bytes;
+pub use concurrent::map_concurrent;
 pub use counting::{CountingStore, StoreCounts};
 pub use filesystem::{Durability, FsStore};
 pub use key::{join_key, validate_key, validate_prefix};
 pub use lindi::LindiStore;
 pub use memory::MemoryStore;
+pub use new_tree::NewTreeStore;
 pub use overlay::OverlayStore;
 pub use pool::{recycle_buffer, take_buffer};
 pub use prefix::PrefixStore;

@@ -317,6 +317,57 @@ def test_nwb_inspect_of_a_file_in_the_bucket(rnc, s3, bucket, ecephys_nwb):
     assert_inspect_equal(json.loads(proc.stdout), expected)
 
 
+@pytest.mark.parametrize("convention", ["zarr2", "zarr3"])
+def test_nwb_convert_into_the_bucket_writes_the_same_tree_as_locally(rnc, s3, bucket, ecephys_nwb, tmp_path,
+                                                                     convention):
+    """`nwb convert` into S3 gathers its writes (answering its own reads from memory) and
+    uploads them many at a time: the objects in the bucket are, byte for byte, the files a
+    local conversion writes, and pynwb + hdmf-zarr read the downloaded v3 file."""
+    from nwbpeer import assert_valid, open_nwb
+
+    local, expected = ecephys_nwb
+    here = tmp_path / f"here-{convention}.nwb.zarr"
+    rnc.run("nwb", "convert", "--convention", convention, local, here)
+    url = f"s3://{bucket}/conv/{convention}.nwb.zarr"
+    rnc.run("nwb", "convert", "--convention", convention, local, url)
+    there = s3.download_dir(bucket, f"conv/{convention}.nwb.zarr", tmp_path / f"there-{convention}")
+    files = lambda root: {str(f.relative_to(root)): f.read_bytes() for f in root.rglob("*") if f.is_file()}
+    ours, theirs = files(here), files(there)
+    assert sorted(theirs) == sorted(ours)
+    differ = [k for k in ours if ours[k] != theirs[k]]
+    assert not differ, differ[:5]
+    proc = rnc.run("nwb", "inspect", "--json", url)
+    assert len(json.loads(proc.stdout)["objects"]) == len(expected["objects"])
+    if convention == "zarr3":
+        with open_nwb(there) as io:
+            nwbfile = io.read()
+            assert set(nwbfile.acquisition) == {name.rsplit("/", 1)[-1] for name in
+                                                 (o["path"] for o in expected["objects"])
+                                                 if name.startswith("/acquisition/") and name.count("/") == 2}
+            assert_valid(io, "converted into S3")
+
+
+def test_consolidate_in_the_bucket_equals_a_local_consolidate(rnc, s3, bucket, tmp_path):
+    """`consolidate` walks the hierarchy in the bucket level by level (listings and documents
+    many at once) and writes what it writes locally."""
+    import zarr
+
+    root = tmp_path / "h.zarr"
+    g = zarr.open_group(str(root), mode="w", zarr_format=2)
+    for i in range(12):
+        sub = g.create_group(f"g{i}")
+        sub.attrs["i"] = i
+        sub.create_group("inner").create_array("a", shape=(4,), dtype="i2")
+    s3.upload_dir(root, bucket, "h.zarr")
+    rnc.run("consolidate", root)
+    rnc.run("consolidate", f"s3://{bucket}/h.zarr")
+    ours = json.loads((root / ".zmetadata").read_bytes())
+    theirs = json.loads(s3.get_bytes(bucket, "h.zarr/.zmetadata"))
+    assert theirs == ours
+    assert len([k for k in ours["metadata"] if k.endswith(".zarray")]) == 12
+    assert zarr.open_consolidated(str(root), zarr_format=2)["g7/inner"].attrs.asdict() == {}
+
+
 # --------------------------------------------------------------------------------------------
 # Every command that takes a path: table derive / from-swc / to-swc, demo
 # --------------------------------------------------------------------------------------------

@@ -263,43 +263,14 @@ fn sniff(name: &str, head: &[u8], tail: &[u8], len: u64) -> Result<Format> {
     ))
 }
 
-/// `f` applied to every item, on up to `workers` threads at once (one thread when `workers` is
-/// at most 1 or there is one item), with the results in the items' order. For blocking store
-/// calls whose latency, not the CPU, sets the pace.
+/// `f` applied to every item on up to `workers` threads (at most [`MAX_OPEN_THREADS`]), with
+/// the results in the items' order: [`neurochunk_store::map_concurrent`].
 fn map_concurrent<T: Sync, R: Send>(
     items: &[T],
     workers: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    let workers = workers.clamp(1, MAX_OPEN_THREADS).min(items.len());
-    if workers <= 1 {
-        return items.iter().map(f).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut indexed: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        done.push((i, f(item)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    indexed.sort_by_key(|(i, _)| *i);
-    indexed.into_iter().map(|(_, r)| r).collect()
+    neurochunk_store::map_concurrent(items, workers.min(MAX_OPEN_THREADS), f)
 }
 
 /// The most threads opening a table's part files at once.
