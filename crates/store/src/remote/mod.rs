@@ -111,6 +111,10 @@ pub fn traffic() -> Traffic {
     }
 }
 
+/// The address of the cloud instance metadata service, which the S3 client asks for
+/// credentials when it finds none elsewhere.
+const INSTANCE_METADATA_HOST: &str = "169.254.169.254";
+
 fn count_requests(n: u64) {
     REQUESTS.fetch_add(n, Ordering::Relaxed);
 }
@@ -313,6 +317,18 @@ impl RemoteStore {
             | object_store::Error::Unauthenticated { source, .. } => {
                 StoreError::AccessDenied { url, source }
             }
+            // No credentials in the environment or a profile: the S3 client asked the EC2
+            // instance metadata service last, and its failure says nothing useful by itself.
+            other if other.to_string().contains(INSTANCE_METADATA_HOST) => StoreError::Remote {
+                url,
+                source: format!(
+                    "no credentials were found: set AWS_ACCESS_KEY_ID and \
+                     AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or read a public bucket without \
+                     them (--anon, NEUROCHUNK_ANON=true, storage_options={{\"anon\": True}}); \
+                     asking the instance metadata service failed: {other}"
+                )
+                .into(),
+            },
             other => StoreError::Remote {
                 url,
                 source: Box::new(other),
