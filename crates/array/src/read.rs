@@ -29,7 +29,7 @@ use neurochunk_store::{Bytes, ReadRequest, ReadResponse, StoreError, StoreResult
 use rayon::prelude::*;
 
 use crate::array::Array;
-use crate::cache::{CacheKey, ReadCache};
+use crate::cache::{CacheKey, CachedChunk, ReadCache};
 use crate::error::{ArrayError, ArrayResult};
 use crate::selection::BlockTasks;
 
@@ -396,6 +396,16 @@ pub(crate) enum Fetched {
     Cached(Arc<Vec<u8>>),
 }
 
+impl From<CachedChunk> for Fetched {
+    /// A cache hit: decoded, or as stored (decoded again like a fetched chunk).
+    fn from(hit: CachedChunk) -> Self {
+        match hit {
+            CachedChunk::Decoded(decoded) => Fetched::Cached(decoded),
+            CachedChunk::Stored(bytes) => Fetched::Stored(bytes),
+        }
+    }
+}
+
 /// One fetched chunk: its task number, key, and data.
 pub(crate) type FetchedChunk = (usize, String, Fetched);
 
@@ -457,8 +467,8 @@ impl Array {
             let hit = cache
                 .filter(|_| !self.covers_chunk(&task))
                 .and_then(|c| c.chunk(&CacheKey::Chunk(task.index)));
-            if let Some(decoded) = hit {
-                fetched.push((t, key, Fetched::Cached(decoded)));
+            if let Some(hit) = hit {
+                fetched.push((t, key, Fetched::from(hit)));
             } else {
                 slots.push(fetched.len());
                 requests.push(ReadRequest::whole(key.clone()));
@@ -488,7 +498,9 @@ impl Array {
     ) -> ArrayResult<()> {
         let elem = repr.data_type.fixed_size().unwrap_or(1);
         let chunk_bytes = repr.num_elements() * elem;
-        let cache = ReadCache::start(self.cache(), || tasks.len().saturating_mul(chunk_bytes));
+        let cache = ReadCache::start(self.cache(), self.store().as_ref(), || {
+            tasks.len().saturating_mul(chunk_bytes)
+        });
         let cache = cache.as_ref();
         let scatter = |(t, key, data): FetchedChunk| -> ArrayResult<()> {
             let task = tasks.get(t);
@@ -501,17 +513,24 @@ impl Array {
             let axes = task.block_to_selection();
             match data {
                 Fetched::Stored(bytes) => {
+                    // A chunk read in part is kept for the next partial read (perhaps as
+                    // stored: see `cache.rs`).
+                    let (keep, keep_stored) =
+                        cache.map_or((false, false), |c| c.keeps(!self.covers_chunk(&task)));
+                    let stored = keep_stored.then(|| bytes.clone());
                     let decoded = self.decode_fetched(&task.index, &key, bytes, repr)?;
                     if let ArrayBytes::Fixed(buf) = decoded {
                         // SAFETY: `axes` selects this chunk's output elements, which no
                         // other task writes (above); nothing reads `out` meanwhile.
                         unsafe { out.copy(&buf, &repr.shape, extent, &axes, elem) };
-                        match cache {
-                            // A chunk read in part is kept for the next partial read.
-                            Some(c) if c.keep && !self.covers_chunk(&task) => {
-                                c.keep_chunk(CacheKey::Chunk(task.index), buf)
+                        let unkept = match cache {
+                            Some(c) if keep => {
+                                c.keep_chunk(CacheKey::Chunk(task.index), buf, stored)
                             }
-                            _ => recycle_decoded(self.metadata().codecs.as_ref(), buf),
+                            _ => Some(buf),
+                        };
+                        if let Some(buf) = unkept {
+                            recycle_decoded(self.metadata().codecs.as_ref(), buf);
                         }
                     }
                 }

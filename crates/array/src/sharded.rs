@@ -130,7 +130,7 @@ pub(crate) fn read_shards_into(
     };
     let inner_shape = sharding.inner_chunk_shape();
     let cost = |t: usize| layout.cost(&BlockTasks::new(&tasks.get(t).runs, inner_shape));
-    let cache = ReadCache::start(array.cache(), || {
+    let cache = ReadCache::start(array.cache(), array.store().as_ref(), || {
         (0..tasks.len()).fold(0usize, |sum, t| sum.saturating_add(cost(t)))
     });
     let cache = cache.as_ref();
@@ -208,7 +208,7 @@ fn fetch_shards(
                 c.chunk(&layout.inner_key(&task.index, &inner))
             });
             parts.push(match hit {
-                Some(decoded) => Fetched::Cached(decoded),
+                Some(hit) => Fetched::from(hit),
                 None => {
                     needed += 1;
                     Fetched::Missing
@@ -444,6 +444,11 @@ fn decode_shards(
             }
         };
         let inner_key = format!("{}[inner chunk {:?}]", shard.key, inner.index);
+        // An inner chunk read in part is kept for the next partial read (perhaps as stored).
+        let (keep, keep_stored) = cache.map_or((false, false), |c| {
+            c.keeps(!layout.covers_inner(&shard.index, &inner))
+        });
+        let stored = keep_stored.then(|| bytes.clone());
         let decoded = if inner_chain.bytes_to_bytes().is_empty() {
             // No copy when the store handed over this range's own buffer.
             inner_chain.decode(Vec::from(bytes), inner_repr)
@@ -459,12 +464,14 @@ fn decode_shards(
         if let ArrayBytes::Fixed(buf) = decoded {
             // SAFETY: only this inner chunk's output elements (above).
             unsafe { out.copy(&buf, &inner_repr.shape, extent, &axes, elem) };
-            match cache {
-                // An inner chunk read in part is kept for the next partial read.
-                Some(c) if c.keep && !layout.covers_inner(&shard.index, &inner) => {
-                    c.keep_chunk(layout.inner_key(&shard.index, &inner), buf)
+            let unkept = match cache {
+                Some(c) if keep => {
+                    c.keep_chunk(layout.inner_key(&shard.index, &inner), buf, stored)
                 }
-                _ => recycle_decoded(inner_chain, buf),
+                _ => Some(buf),
+            };
+            if let Some(buf) = unkept {
+                recycle_decoded(inner_chain, buf);
             }
         }
         Ok(())

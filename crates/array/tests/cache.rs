@@ -317,3 +317,37 @@ fn threads_reading_one_handle_get_the_right_values() {
         assert!(stats.bytes <= 6 * 8192 && stats.hits > 0, "{stats:?}");
     }
 }
+
+/// From a store that pays a round trip per read, a chunk read in part is kept as stored when
+/// that is smaller (zstd here): more chunks fit the budget, and a hit decodes it again with
+/// the right values and no request. From a local store the decoded chunk is kept.
+#[test]
+fn remote_reads_keep_chunks_as_stored_when_smaller() {
+    let decoded = 16 * 16 * 16 * 2;
+    for sharded in [false, true] {
+        let (counting, array) = counted_volume(sharded, true);
+        let array = array.with_cache_bytes(1 << 20);
+        assert_eq!(point(&array, 1, 2, 3), value(1, 2, 3));
+        let held = array.cache_stats().bytes;
+        let inner = if sharded { 8 * 8 * 8 * 2 } else { decoded };
+        let requests = gets(counting.counts());
+        for (z, y, x) in [(1, 2, 4), (0, 0, 0), (7, 7, 7)] {
+            assert_eq!(point(&array, z, y, x), value(z, y, x));
+        }
+        assert_eq!(gets(counting.counts()), requests, "hits cost no request");
+        let stats = array.cache_stats();
+        // The shard's index: 27 entries of an optional (offset, length), plus the overhead.
+        let index = if sharded { 27 * 24 + 128 } else { 0 };
+        assert!(
+            stats.bytes < inner + 128 + index,
+            "sharded {sharded}: {} bytes held for a chunk of {inner} decoded bytes",
+            stats.bytes
+        );
+        assert_eq!(stats.bytes, held);
+    }
+    // The same reads from a local store keep the decoded chunk.
+    let (_, array) = counted_volume(false, false);
+    let array = array.with_cache_bytes(1 << 20);
+    assert_eq!(point(&array, 1, 2, 3), value(1, 2, 3));
+    assert!(array.cache_stats().bytes >= decoded);
+}

@@ -811,11 +811,15 @@ fn missing_credentials_are_named_as_such() {
     let store = memory_store();
     let failed = object_store::Error::Generic {
         store: "S3",
-        source: "Error performing PUT http://169.254.169.254/latest/api/token: 403 Forbidden".into(),
+        source: "Error performing PUT http://169.254.169.254/latest/api/token: 403 Forbidden"
+            .into(),
     };
     let message = store.error("a/zarr.json", failed).to_string();
     assert!(message.contains("no credentials were found"), "{message}");
-    assert!(message.contains("--anon") && message.contains("AWS_ACCESS_KEY_ID"), "{message}");
+    assert!(
+        message.contains("--anon") && message.contains("AWS_ACCESS_KEY_ID"),
+        "{message}"
+    );
     assert!(message.contains("a/zarr.json"), "{message}");
     // Other failures keep their own message.
     let other = object_store::Error::Generic {
