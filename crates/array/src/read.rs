@@ -33,18 +33,18 @@ use crate::cache::{CacheKey, CachedChunk, ReadCache};
 use crate::error::{ArrayError, ArrayResult};
 use crate::selection::BlockTasks;
 
-/// Decoded bytes a batch of chunks may hold (estimated before the fetch from the chunks'
-/// decoded sizes): with the batch being decoded and the next one being fetched, a read holds
-/// about twice this beyond its output.
+/// Decoded bytes a group of chunks read from a local store may hold (estimated before the
+/// fetch from the chunks' decoded sizes; each worker holds one group), and the least a
+/// batch may hold.
 pub(crate) const FETCH_BATCH_BYTES: usize = 4 << 20;
 
 /// The most requests in one batch, whatever their size.
 const MAX_BATCH_REQUESTS: usize = 1024;
 
 /// Decoded bytes per request in flight a batch may hold for a store that serves many reads
-/// at once ([`Store::concurrent_reads`](neurochunk_store::Store::concurrent_reads)): a remote
-/// store with 64 requests in flight gets batches of up to 64 MiB, so that a batch keeps its
-/// requests busy (with [`FETCH_BATCH_BYTES`], a batch of 512 KiB chunks would be 8 requests).
+/// at once ([`Store::concurrent_reads`](neurochunk_store::Store::concurrent_reads)): 64 MiB
+/// for a remote store with 64 requests in flight, and twice that for all the lanes of a
+/// [`windowed`] read together ([`window_bytes`]).
 const BATCH_BYTES_PER_REQUEST: usize = 1 << 20;
 
 /// The decoded bytes a batch of reads from `store` may hold: [`FETCH_BATCH_BYTES`], more for
@@ -56,10 +56,12 @@ pub(crate) fn batch_budget(store: &dyn neurochunk_store::Store) -> usize {
         .max(FETCH_BATCH_BYTES)
 }
 
-/// Cuts the tasks `0..total` into consecutive batches, each at most [`FETCH_BATCH_BYTES`] by
-/// the tasks' estimated cost, but at least one task per worker. The first batch holds one
-/// task per worker and each following one up to twice as many as the one before (at most
-/// 1024), so the first fetch (which nothing overlaps) is short and later ones are large.
+/// Cuts the tasks `0..total` into consecutive batches by the tasks' estimated cost: for the
+/// lanes of a [`windowed`] read, batches of a few tasks ([`Batches::for_lanes`]); for a read
+/// that gathers its chunks batch after batch (variable-length data), at most
+/// [`FETCH_BATCH_BYTES`] (or [`batch_budget`]) but at least one task per worker, the first
+/// batch one task per worker (or one per request in flight) and each following one up to
+/// twice as many as the one before (at most 1024).
 pub(crate) struct Batches<C: Fn(usize) -> usize> {
     next: usize,
     total: usize,

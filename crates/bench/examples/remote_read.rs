@@ -7,6 +7,10 @@
 //! remote_read URL whole
 //! remote_read URL box Z,Y,X DZ,DY,DX
 //! remote_read URL voxels COORDS.txt      (one "z y x" per line, read one after the other)
+//! remote_read URL write VOLUME.npy chunked|sharded
+//!                                        (write a uint16 volume as a new Zarr v3 array, zstd 1,
+//!                                         in 64³ chunks or 256³ shards of 32³; the .npy is read
+//!                                         before the clock starts)
 //! remote_read URL nwb                    (open an NWB file, list its typed objects)
 //! remote_read URL parquet COL,COL,...    (read these columns of a Parquet file)
 //! remote_read make-nwb N DIR             (write the demo NWB file, v3 convention, N extra
@@ -16,7 +20,7 @@
 //!
 //! The S3 endpoint and credentials come from the usual variables (`AWS_ENDPOINT_URL`, …).
 //! For `nwb` the checksum is the number of typed objects, for `parquet` the number of rows
-//! times the number of columns read.
+//! times the number of columns read, for `write` the sum of the values written.
 
 use std::time::Instant;
 
@@ -68,6 +72,14 @@ fn run() -> Result<(), String> {
         _ => {}
     }
     let options = RemoteOptions::from_env()?;
+    // A volume to write is read before the clock starts.
+    let volume = match (op, args.get(2)) {
+        ("write", Some(npy)) => {
+            Some(neurochunk_dtype::npy::read_npy(npy).map_err(|e| format!("{npy}: {e}"))?)
+        }
+        ("write", None) => return Err("write VOLUME.npy chunked|sharded".into()),
+        _ => None,
+    };
     let started = Instant::now();
     let (store, key) = open_url(url, &options).map_err(|e| e.to_string())?;
     let store: std::sync::Arc<dyn Store> = if key.is_empty() {
@@ -110,6 +122,12 @@ fn run() -> Result<(), String> {
                 sum += (batch.num_rows() * batch.num_columns()) as u64;
             }
         }
+        "write" => {
+            let (header, data) = volume.ok_or("write VOLUME.npy chunked|sharded")?;
+            let shape: Vec<u64> = header.shape.iter().map(|&n| n as u64).collect();
+            sum = write_array(store, &shape, data, args.get(3).map(String::as_str))?;
+            reads = 0;
+        }
         _ => sum = read_array(store, op, &args, &mut reads)?,
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -121,6 +139,29 @@ fn run() -> Result<(), String> {
         neurochunk_bench::rss::peak_bytes().unwrap_or(0)
     );
     Ok(())
+}
+
+/// Write `data` (a C-order uint16 volume of `shape`) as a new array in `store`, in the
+/// `layout` of the benchmark's arrays; returns the sum of the values written.
+fn write_array(
+    store: std::sync::Arc<dyn Store>,
+    shape: &[u64],
+    data: Vec<u8>,
+    layout: Option<&str>,
+) -> Result<u64, String> {
+    use neurochunk_array::{ArrayBuilder, Codec, DataType};
+    let builder = ArrayBuilder::new(shape.to_vec(), DataType::UInt16).codecs([Codec::zstd(1)]);
+    let builder = match layout {
+        Some("chunked") => builder.chunks([64, 64, 64]),
+        Some("sharded") => builder.chunks([32, 32, 32]).shards([256, 256, 256]),
+        other => return Err(format!("layout {other:?}: chunked or sharded")),
+    };
+    let array = builder.create(store, "").map_err(|e| e.to_string())?;
+    let data = ArrayBytes::Fixed(data);
+    array
+        .write(&Selection::all(), &data)
+        .map_err(|e| e.to_string())?;
+    Ok(sum_u16(&data))
 }
 
 /// The array operations: `whole`, `box` and `voxels`; returns the sum of the values read.

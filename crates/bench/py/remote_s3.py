@@ -40,6 +40,7 @@ What it does:
   | voxels | `--voxels` (1000) random single voxels of the chunked array, one read after the other |
   | nwb | open the demo NWB file (v3 convention) with `--nwb-objects` (10,000) extra TimeSeries and list its typed objects |
   | parquet | read the columns `--columns` of the synthetic skeleton table of `--table-rows` (10M) rows, one Parquet file |
+  | write-chunked, write-sharded | write the volume (loaded before the clock starts) as a new array into the bucket: zstd 1, 64³ chunks or 256³ shards of 32³; read back by neurochunk and checked after each run |
 
 * libraries: `neurochunk` (the example binary: `Array::open` over `open_url`, `NwbFile::open_store`,
   `TableSource::open_store`), `zarr-python`
@@ -80,7 +81,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "interop" / "remote"))
 
 LIBS = ("neurochunk", "zarr-python", "zarr-python+zarrs", "tensorstore", "hdmf-zarr", "pyarrow")
-ROWS = ("whole-chunked", "whole-sharded", "column", "voxels", "nwb", "parquet")
+ROWS = ("whole-chunked", "whole-sharded", "column", "voxels", "nwb", "parquet", "write-chunked", "write-sharded")
 # The libraries of each row (the array rows: every array library).
 ROW_LIBS = {"nwb": ("neurochunk", "hdmf-zarr"), "parquet": ("neurochunk", "pyarrow")}
 ARRAY_LIBS = ("neurochunk", "zarr-python", "zarr-python+zarrs", "tensorstore")
@@ -129,12 +130,45 @@ def expected_sums(data: np.ndarray, coords: np.ndarray) -> dict[str, int]:
         "whole-sharded": whole,
         "column": int(data[z:z + dz, y:y + dy, x:x + dx].sum(dtype=np.uint64)),
         "voxels": int(sum(int(data[tuple(c)]) for c in coords)),
+        "write-chunked": whole,
+        "write-sharded": whole,
     }
 
 
 # --------------------------------------------------------------------------------------------
 # Children (one process per measurement)
 # --------------------------------------------------------------------------------------------
+
+
+def zarr_s3_store(a: argparse.Namespace, read_only: bool):
+    """zarr-python 3 over obstore's S3Store at the run's path, with `a.lib`'s pipeline and
+    CONCURRENCY requests in flight (import costs before the caller's clock starts)."""
+    import zarr
+    from obstore.store import S3Store
+
+    zarr.config.set({"async.concurrency": CONCURRENCY})
+    if a.lib.endswith("+zarrs"):
+        import zarrs  # noqa: F401  (registers the pipeline)
+
+        zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline"})
+    s3 = S3Store(a.bucket, prefix=a.path, endpoint=a.endpoint, access_key_id=ACCESS[0],
+                 secret_access_key=ACCESS[1], region=REGION, virtual_hosted_style_request=False,
+                 client_options={"allow_http": True})
+    return zarr.storage.ObjectStore(s3, read_only=read_only)
+
+
+def tensorstore_spec(a: argparse.Namespace) -> dict:
+    """The zarr3 driver over tensorstore's s3 kvstore at the run's path, with CONCURRENCY
+    requests in flight."""
+    os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"] = ACCESS
+    return {
+        "driver": "zarr3",
+        "kvstore": {"driver": "s3", "bucket": a.bucket, "path": a.path.rstrip("/") + "/",
+                    "endpoint": a.endpoint, "aws_region": REGION,
+                    "aws_credentials": {"type": "environment"}},
+        "context": {"s3_request_concurrency": {"limit": CONCURRENCY},
+                    "data_copy_concurrency": {"limit": os.cpu_count() or 1}},
+    }
 
 
 def child(argv: list[str]) -> None:
@@ -147,7 +181,12 @@ def child(argv: list[str]) -> None:
     p.add_argument("--box", default="")
     p.add_argument("--coords", default="")
     p.add_argument("--columns", default="")
+    p.add_argument("--npy", default="")
+    p.add_argument("--layout", default="")
     a = p.parse_args(argv)
+    if a.op == "write":
+        write_child(a)
+        return
     coords = np.loadtxt(a.coords, dtype=np.int64, ndmin=2) if a.coords else None
     if a.lib == "hdmf-zarr":
         import warnings
@@ -176,32 +215,15 @@ def child(argv: list[str]) -> None:
         return
     if a.lib.startswith("zarr-python"):
         import zarr
-        from obstore.store import S3Store
 
-        zarr.config.set({"async.concurrency": CONCURRENCY})
-        if a.lib.endswith("+zarrs"):
-            import zarrs  # noqa: F401  (registers the pipeline)
-
-            zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline"})
         t0 = time.perf_counter()
-        s3 = S3Store(a.bucket, prefix=a.path, endpoint=a.endpoint, access_key_id=ACCESS[0],
-                     secret_access_key=ACCESS[1], region=REGION, virtual_hosted_style_request=False,
-                     client_options={"allow_http": True})
-        arr = zarr.open_array(zarr.storage.ObjectStore(s3, read_only=True), mode="r")
+        arr = zarr.open_array(zarr_s3_store(a, read_only=True), mode="r")
         read = lambda sel: arr[sel]  # noqa: E731
     elif a.lib == "tensorstore":
         import tensorstore as ts
 
-        os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"] = ACCESS
         t0 = time.perf_counter()
-        arr = ts.open({
-            "driver": "zarr3",
-            "kvstore": {"driver": "s3", "bucket": a.bucket, "path": a.path.rstrip("/") + "/",
-                        "endpoint": a.endpoint, "aws_region": REGION,
-                        "aws_credentials": {"type": "environment"}},
-            "context": {"s3_request_concurrency": {"limit": CONCURRENCY},
-                        "data_copy_concurrency": {"limit": os.cpu_count() or 1}},
-        }, read=True).result()
+        arr = ts.open(tensorstore_spec(a), read=True).result()
         read = lambda sel: arr[sel].read().result()  # noqa: E731
     else:
         raise SystemExit(f"unknown library {a.lib}")
@@ -216,6 +238,44 @@ def child(argv: list[str]) -> None:
             total += int(read((int(z), int(y), int(x))))
     seconds = time.perf_counter() - t0
     print(json.dumps({"seconds": seconds, "sum": total, "peak_rss": peak_rss()}))
+
+
+def write_child(a: argparse.Namespace) -> None:
+    """Write the volume (loaded before the clock starts) as a new Zarr v3 array into the bucket:
+    zstd 1, 64³ chunks or 256³ shards of 32³, as `remote_read URL write` does."""
+    data = np.load(a.npy)
+    n = data.shape[0]
+    sharded = a.layout == "sharded"
+    if a.lib.startswith("zarr-python"):
+        import zarr
+        from zarr.codecs import ZstdCodec
+
+        t0 = time.perf_counter()
+        layout = {"shards": (256,) * 3, "chunks": (32,) * 3} if sharded else {"chunks": (64,) * 3}
+        arr = zarr.create_array(zarr_s3_store(a, read_only=False), shape=data.shape, dtype=data.dtype,
+                                compressors=ZstdCodec(level=1), **layout)
+        arr[...] = data
+    elif a.lib == "tensorstore":
+        import tensorstore as ts
+
+        inner = [{"name": "bytes", "configuration": {"endian": "little"}},
+                 {"name": "zstd", "configuration": {"level": 1}}]
+        if sharded:
+            grid, codecs = [256] * 3, [{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [32] * 3, "codecs": inner,
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]
+        else:
+            grid, codecs = [64] * 3, inner
+        t0 = time.perf_counter()
+        spec = tensorstore_spec(a)
+        spec["metadata"] = {"shape": [n] * 3, "data_type": "uint16", "chunk_grid": {
+            "name": "regular", "configuration": {"chunk_shape": grid}}, "codecs": codecs}
+        arr = ts.open(spec, create=True).result()
+        arr.write(data).result()
+    else:
+        raise SystemExit(f"unknown library {a.lib}")
+    seconds = time.perf_counter() - t0
+    print(json.dumps({"seconds": seconds, "sum": int(data.sum(dtype=np.uint64)), "peak_rss": peak_rss()}))
 
 
 def peak_rss() -> int:
@@ -435,6 +495,8 @@ def main() -> None:
         coords = voxel_coords(n, a.voxels)
         expected = expected_sums(data, coords)
         np.savetxt(work / "coords.txt", coords, fmt="%d")
+        if any(row.startswith("write-") for row in rows):
+            np.save(work / "volume.npy", data)  # what the write rows write
         import zarr
         from zarr.codecs import ZstdCodec
 
@@ -505,13 +567,20 @@ def main() -> None:
             "voxels": ("chunked.zarr", ["voxels", str(work / "coords.txt")]),
             "nwb": ("demo.nwb.zarr", ["nwb"]),
             "parquet": ("skeletons.parquet", ["parquet", a.columns]),
+            # Each run writes a new array (its path made below); then it is read back.
+            "write-chunked": ("written", ["write", str(work / "volume.npy"), "chunked"]),
+            "write-sharded": ("written", ["write", str(work / "volume.npy"), "sharded"]),
         }
+        runs = 0
         results = []
         for row in rows:
             path, op = ops[row]
             for lib in (lib for lib in libs if lib in ROW_LIBS.get(row, ARRAY_LIBS)):
                 best = None
                 for _ in range(a.reps):
+                    runs += 1
+                    if op[0] == "write":
+                        path = f"written/{row}-{lib}-{runs}.zarr"
                     mechanism.reset()
                     if lib == "neurochunk":
                         argv = [str(a.binary), f"s3://{bucket}/{path}", *op]
@@ -523,6 +592,8 @@ def main() -> None:
                             child_op += ["--coords", op[1]]
                         if op[0] == "parquet":
                             child_op += ["--columns", op[1]]
+                        if op[0] == "write":
+                            child_op += ["--npy", op[1], "--layout", op[2]]
                         argv = [sys.executable, __file__, "--child", "--lib", lib, "--endpoint", mechanism.url,
                                 "--bucket", bucket, "--path", path, *child_op]
                     cpu0 = (children_cpu(), process_cpu(server.proc.pid), mechanism.cpu())
@@ -542,6 +613,12 @@ def main() -> None:
                         break
                     # Typed objects: each library counts its own way; both must see the file's.
                     wrong = out["sum"] <= a.nwb_objects if row == "nwb" else out["sum"] != expected[row]
+                    if op[0] == "write" and not wrong:
+                        # What was written reads back (by neurochunk) with the volume's sum.
+                        back, err = run_child([str(a.binary), f"s3://{bucket}/{path}", "whole"], env, a.timeout)
+                        wrong = back is None or back.get("sum") != expected[row]
+                        if wrong:
+                            out["sum"] = None if back is None else back.get("sum")
                     if wrong:
                         best = {"row": row, "lib": lib, "error": f"checksum {out['sum']} != {expected[row]}"}
                         break

@@ -414,6 +414,108 @@ fn read_npy_from(input: &Location) -> Result<(npy::NpyHeader, Vec<u8>), Failure>
     }
 }
 
+/// The values `put` stores: in memory, or a `.npy` file read slab by slab as it is written.
+enum PutData {
+    Whole(ArrayBytes),
+    Npy(NpyFile),
+}
+
+/// A `.npy` file on disk whose data bytes are already the array's element bytes (C order,
+/// little-endian or single-byte elements), so they can be written as read.
+struct NpyFile {
+    path: PathBuf,
+    header: npy::NpyHeader,
+}
+
+/// Bytes of data a slab of a streamed `put` holds (at least one chunk or shard row): enough
+/// chunks for every core; into a remote store, enough to keep its requests in flight.
+const PUT_SLAB_BYTES: usize = 16 << 20;
+const REMOTE_PUT_SLAB_BYTES: usize = 128 << 20;
+
+/// The input of `put` as an [`NpyFile`] when it is one that can be streamed: a local `.npy`
+/// file (not `--vlen`), C order, of fixed-size elements stored little-endian (or one byte
+/// each, not a structure), at least one-dimensional.
+fn streamable_npy(input: &Location, vlen: bool) -> Result<Option<NpyFile>, Failure> {
+    let Some(path) = input.local().filter(|_| !vlen) else {
+        return Ok(None);
+    };
+    let fail = |e: String| Failure(format!("{}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let header = npy::read_npy_header(&mut std::io::BufReader::new(file))
+        .map_err(|e| fail(e.to_string()))?;
+    let size = header.data_type.fixed_size().unwrap_or(0);
+    let plain_bytes = header.endian == Some(Endian::Little)
+        || (size == 1 && !matches!(header.data_type, DataType::Structured(_)));
+    let streamable = plain_bytes && !header.fortran_order && !header.shape.is_empty();
+    Ok(streamable.then(|| NpyFile {
+        path: path.to_path_buf(),
+        header,
+    }))
+}
+
+impl PutData {
+    /// All of the values in memory (a streamed file is read whole now).
+    fn whole(&mut self) -> Result<&ArrayBytes, Failure> {
+        if let PutData::Npy(file) = self {
+            let (_, bytes) = npy::read_npy(&file.path)
+                .map_err(|e| Failure(format!("{}: {e}", file.path.display())))?;
+            *self = PutData::Whole(ArrayBytes::Fixed(bytes));
+        }
+        match self {
+            PutData::Whole(data) => Ok(data),
+            PutData::Npy(_) => unreachable!("replaced above"),
+        }
+    }
+
+    /// Write the values into `array` (of the input's shape): at once, or in slabs along the
+    /// first axis, each a whole number of the array's chunk (shard) rows, so that memory holds
+    /// one slab and no chunk is written twice.
+    fn write_into(&self, array: &Array) -> Result<(), String> {
+        let file = match self {
+            PutData::Whole(data) => return array.write_all(data).map_err(|e| e.to_string()),
+            PutData::Npy(file) => file,
+        };
+        let shape = &file.header.shape;
+        let size = file.header.data_type.fixed_size().unwrap_or(1);
+        let row_bytes = shape[1..].iter().product::<usize>().saturating_mul(size);
+        let chunk_rows = array.metadata().chunk_shape[0].max(1);
+        let slab_bytes = if array.store().concurrent_reads() > 1 {
+            REMOTE_PUT_SLAB_BYTES
+        } else {
+            PUT_SLAB_BYTES
+        };
+        let slab_rows = chunk_rows * (slab_bytes / (chunk_rows * row_bytes).max(1)).max(1);
+        let named = |e: String| format!("{}: {e}", file.path.display());
+        let opened = std::fs::File::open(&file.path).map_err(|e| named(e.to_string()))?;
+        let mut reader = std::io::BufReader::new(opened);
+        npy::read_npy_header(&mut reader).map_err(|e| named(e.to_string()))?;
+        let mut start = 0;
+        while start < shape[0] {
+            let rows = slab_rows.min(shape[0] - start);
+            let mut slab = vec![0u8; rows * row_bytes];
+            std::io::Read::read_exact(&mut reader, &mut slab).map_err(|e| {
+                named(format!(
+                    "the data ends before row {} of {} ({e})",
+                    start + rows,
+                    shape[0]
+                ))
+            })?;
+            let mut origin = vec![0u64; shape.len()];
+            origin[0] = start as u64;
+            let mut extent: Vec<u64> = shape.iter().map(|&n| n as u64).collect();
+            extent[0] = rows as u64;
+            array
+                .write(
+                    &neurochunk_array::Selection::from_box(&origin, &extent),
+                    &ArrayBytes::Fixed(slab),
+                )
+                .map_err(|e| e.to_string())?;
+            start += rows;
+        }
+        Ok(())
+    }
+}
+
 /// An `.npz` as `get` writes it for a ragged array, read back for `put`: the shape, the
 /// numbers' type and the elements as variable-length bytes holding the numbers.
 fn read_ragged_npz(input: &Location) -> Result<(Vec<usize>, DataType, ArrayBytes), Failure> {
@@ -578,9 +680,13 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     let format = ZarrFormat::from(args.format);
     // An .npz (values, offsets, shape) is a ragged array, stored with numcodecs vlen-array.
     let ragged_input = args.input.file_name().ends_with(".npz");
-    let (shape, ragged_element, data_type, data) = if ragged_input {
+    let (shape, ragged_element, data_type, mut data) = if ragged_input {
         let (shape, element, data) = read_ragged_npz(&args.input)?;
-        (shape, Some(element), DataType::Bytes, data)
+        (shape, Some(element), DataType::Bytes, PutData::Whole(data))
+    } else if let Some(npy_file) = streamable_npy(&args.input, args.vlen)? {
+        // A plain .npy on disk is read slab by slab while it is written (`PutData::Npy`).
+        let header = npy_file.header.clone();
+        (header.shape, None, header.data_type, PutData::Npy(npy_file))
     } else {
         let (header, bytes) = read_npy_from(&args.input)?;
         let (data_type, data) = match (args.vlen, to_variable(&header.data_type, &bytes)) {
@@ -588,7 +694,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             (true, None) => return Err(Failure("--vlen needs a '<U' or '|S' input array".into())),
             (false, _) => (header.data_type.clone(), ArrayBytes::Fixed(bytes)),
         };
-        (header.shape, None, data_type, data)
+        (header.shape, None, data_type, PutData::Whole(data))
     };
     let fill_value = match &args.fill_value {
         None => FillValue::Zero,
@@ -655,7 +761,9 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     for codec in &mut compressors {
         if let Codec::Categorize { labels } = codec {
             if labels.is_empty() {
-                *labels = categorize_labels(&data_type, &data);
+                // The labels are the data's: read it all.
+                let whole = data.whole()?;
+                *labels = categorize_labels(&data_type, whole);
                 if labels.is_empty() {
                     labels.push(String::new());
                 }
@@ -698,12 +806,12 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     if let Some(remote) = remote {
         // Objects are written in place, each one atomically (see docs/remote.md).
         remote.replace()?;
-        Array::create(remote.store.clone(), &remote.node, meta)
+        let array = Array::create(remote.store.clone(), &remote.node, meta)
             .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
             .with_options(neurochunk_array::ArrayOptions {
                 write_empty_chunks: args.write_empty_chunks,
-            })
-            .write_all(&data)
+            });
+        data.write_into(&array)
             .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
         return Ok(());
     }
@@ -748,8 +856,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         .with_options(neurochunk_array::ArrayOptions {
             write_empty_chunks: args.write_empty_chunks,
         });
-    array
-        .write_all(&data)
+    data.write_into(&array)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     staged
         .publish()
