@@ -268,31 +268,35 @@ fn store_errors_name_the_key() {
     assert_eq!(e, "v: no value at 'v'");
 }
 
+/// `wide.parquet` in `store`: `columns` uint64 columns `c0`, `c1`, … of `rows` incompressible
+/// values (row `r` of column `c` is `mix(r * columns + c)`), in row groups of `group_rows`.
+fn write_wide(store: &Arc<dyn Store>, columns: u64, rows: u64, group_rows: usize) {
+    let schema = Arc::new(Schema::new(
+        (0..columns)
+            .map(|c| Field::new(format!("c{c}"), DataType::UInt64, false))
+            .collect::<Vec<_>>(),
+    ));
+    let cols: Vec<ArrayRef> = (0..columns)
+        .map(|c| {
+            let values = (0..rows).map(|r| neurochunk_table::synth::mix(r * columns + c));
+            Arc::new(UInt64Array::from_iter_values(values)) as ArrayRef
+        })
+        .collect();
+    let batch = RecordBatch::try_new(schema, cols).unwrap();
+    let opts = WriteOptions {
+        row_group_rows: group_rows,
+        ..WriteOptions::default()
+    };
+    write(store, "wide.parquet", &batch, &opts);
+}
+
 #[test]
 fn projection_fetches_only_the_projected_column_chunks() {
     let counting = Arc::new(CountingStore::new(Arc::new(MemoryStore::new())));
     let store: Arc<dyn Store> = counting.clone();
     // Eight columns of incompressible values, four row groups.
     let rows = 200_000u64;
-    let names: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
-    let schema = Arc::new(Schema::new(
-        names
-            .iter()
-            .map(|n| Field::new(n, DataType::UInt64, false))
-            .collect::<Vec<_>>(),
-    ));
-    let cols: Vec<ArrayRef> = (0..8u64)
-        .map(|c| {
-            let values = (0..rows).map(|r| neurochunk_table::synth::mix(r * 8 + c));
-            Arc::new(UInt64Array::from_iter_values(values)) as ArrayRef
-        })
-        .collect();
-    let batch = RecordBatch::try_new(schema, cols).unwrap();
-    let opts = WriteOptions {
-        row_group_rows: 50_000,
-        ..WriteOptions::default()
-    };
-    write(&store, "wide.parquet", &batch, &opts);
+    write_wide(&store, 8, rows, 50_000);
     let size = store.size("wide.parquet").unwrap().unwrap();
 
     counting.reset();
@@ -568,18 +572,25 @@ fn row_filters_skip_row_groups_and_partitions_they_rule_out() {
     );
 }
 
-/// A memory store that says it serves 8 reads at once and holds each `size` and ranged
-/// read a moment, counting how many are in flight together.
+/// A memory store that says it serves 8 reads at once (or `concurrency`) and holds each
+/// `size` and ranged read a moment, counting how many are in flight together and noting the
+/// threads that made them.
 #[derive(Debug, Default)]
 struct SlowConcurrentStore {
     inner: MemoryStore,
     in_flight: std::sync::atomic::AtomicUsize,
     most_in_flight: std::sync::atomic::AtomicUsize,
+    /// What `concurrent_reads` says (0: 8).
+    concurrency: usize,
+    /// The names of the threads that made ranged reads.
+    readers: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl SlowConcurrentStore {
     fn hold<R>(&self, read: impl FnOnce() -> R) -> R {
         use std::sync::atomic::Ordering::SeqCst;
+        let name = std::thread::current().name().unwrap_or("").to_string();
+        self.readers.lock().unwrap().insert(name);
         let now = self.in_flight.fetch_add(1, SeqCst) + 1;
         self.most_in_flight.fetch_max(now, SeqCst);
         std::thread::sleep(std::time::Duration::from_millis(30));
@@ -619,8 +630,44 @@ impl Store for SlowConcurrentStore {
         self.inner.list_dir(prefix)
     }
     fn concurrent_reads(&self) -> usize {
-        8
+        if self.concurrency == 0 {
+            8
+        } else {
+            self.concurrency
+        }
     }
+}
+
+#[test]
+fn the_next_column_windows_are_fetched_while_the_decoder_works() {
+    // Four columns of incompressible values in eight row groups: 32 column chunks of 512 KiB.
+    // A store serving two reads at once gets first windows in groups of 8 MiB (16 of them);
+    // once half of a group is decoded, the next one is fetched on a thread of its own.
+    let slow = Arc::new(SlowConcurrentStore {
+        concurrency: 2,
+        ..Default::default()
+    });
+    let store: Arc<dyn Store> = slow.clone();
+    let rows = 8 * 65_536u64;
+    write_wide(&store, 4, rows, 65_536);
+    let src = TableSource::open_store(store.clone(), "wide.parquet").unwrap();
+    let mut seen = 0u64;
+    for b in src.batches(65_536).unwrap() {
+        let b = b.unwrap();
+        for c in 0..4u64 {
+            let col = b.column(c as usize).as_primitive::<UInt64Type>();
+            for (i, v) in col.values().iter().enumerate() {
+                assert_eq!(*v, neurochunk_table::synth::mix((seen + i as u64) * 4 + c));
+            }
+        }
+        seen += b.num_rows() as u64;
+    }
+    assert_eq!(seen, rows);
+    let readers = slow.readers.lock().unwrap().clone();
+    assert!(
+        readers.contains("neurochunk-parquet-ahead"),
+        "no window was fetched in the background: {readers:?}"
+    );
 }
 
 #[test]

@@ -310,6 +310,16 @@ struct ChunkPlan {
     ahead: Mutex<std::collections::BTreeMap<u64, Bytes>>,
     /// Bytes of first windows fetched together (see [`ParquetChunks::planned`]).
     prefetch: u64,
+    /// The next group of first windows, being fetched in the background while the decoder
+    /// works through the group before it.
+    next: Mutex<Option<Prefetch>>,
+}
+
+/// A group of first windows fetched on a thread of its own.
+#[derive(Debug)]
+struct Prefetch {
+    spans: Vec<(u64, u64)>,
+    fetch: std::thread::JoinHandle<io::Result<Vec<Bytes>>>,
 }
 
 impl ChunkPlan {
@@ -383,30 +393,47 @@ impl ParquetChunks {
                 windows,
                 ahead: Mutex::default(),
                 prefetch,
+                next: Mutex::default(),
             }),
         }
     }
 
-    /// The first window of planned chunk `i` (`chunks[i]`), from those fetched ahead, or
-    /// fetched now together with the first windows of the chunks after it (up to the
-    /// plan's `prefetch` bytes), which are kept for later.
+    /// The first window of planned chunk `i` (`chunks[i]`): from those fetched ahead, from
+    /// the group being fetched in the background, or fetched now together with the first
+    /// windows of the chunks after it (up to the plan's `prefetch` bytes), which are kept for
+    /// later. Each time, the group after those held is started in the background when none
+    /// is in flight, so the next windows travel while the decoder works.
     fn first_window(&self, i: usize) -> io::Result<Bytes> {
         let plan = &*self.plan;
-        let window = |c: &PlannedChunk| (c.start, c.end.min(c.start.saturating_add(CHUNK_WINDOW)));
         let chunk = plan.chunks[i];
-        if let Some(bytes) = plan
-            .ahead
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&chunk.start)
-        {
-            return Ok(bytes);
-        }
-        let mut spans = vec![window(&chunk)];
+        let held = self.take_ahead(chunk.start);
+        let bytes = match held {
+            Some(bytes) => bytes,
+            None => match self.join_next(chunk.start)? {
+                Some(bytes) => bytes,
+                None => {
+                    let spans = self.group_from(i);
+                    let mut parts = self.value.read_spans(&spans)?.into_iter();
+                    let first = parts.next().unwrap_or_default();
+                    self.keep_ahead(chunk.start, spans[1..].iter().zip(parts));
+                    first
+                }
+            },
+        };
+        self.prefetch_after(i);
+        Ok(bytes)
+    }
+
+    /// The first window of each planned chunk from `i` on (chunk `i`'s first, and the same
+    /// chunk start once), up to the plan's `prefetch` bytes.
+    fn group_from(&self, i: usize) -> Vec<(u64, u64)> {
+        let plan = &*self.plan;
+        let window = |c: &PlannedChunk| (c.start, c.end.min(c.start.saturating_add(CHUNK_WINDOW)));
+        let mut spans = vec![window(&plan.chunks[i])];
         let mut bytes = spans[0].1 - spans[0].0;
         for c in &plan.chunks[i + 1..] {
             let span = window(c);
-            if c.start == chunk.start || span.1 <= span.0 {
+            if spans.iter().any(|s| s.0 == c.start) || span.1 <= span.0 {
                 continue;
             }
             bytes = bytes.saturating_add(span.1 - span.0);
@@ -415,16 +442,94 @@ impl ParquetChunks {
             }
             spans.push(span);
         }
-        let mut parts = self.value.read_spans(&spans)?.into_iter();
-        let first = parts.next().unwrap_or_default();
-        let mut ahead = plan.ahead.lock().unwrap_or_else(PoisonError::into_inner);
-        // Chunks before this one are read already (the decoder reads row groups in file
-        // order): what was fetched ahead for them and not used goes.
-        *ahead = ahead.split_off(&chunk.start);
-        for (span, part) in spans[1..].iter().zip(parts) {
+        spans
+    }
+
+    /// The window fetched ahead for the chunk starting at `start`, taken; windows of chunks
+    /// before it (the decoder reads row groups in file order) are dropped.
+    fn take_ahead(&self, start: u64) -> Option<Bytes> {
+        let mut ahead = self
+            .plan
+            .ahead
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *ahead = ahead.split_off(&start);
+        ahead.remove(&start)
+    }
+
+    /// Keep windows fetched ahead, dropping those of chunks before `start`.
+    fn keep_ahead<'a>(&self, start: u64, parts: impl Iterator<Item = (&'a (u64, u64), Bytes)>) {
+        let mut ahead = self
+            .plan
+            .ahead
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *ahead = ahead.split_off(&start);
+        for (span, part) in parts {
             ahead.insert(span.0, part);
         }
-        Ok(first)
+    }
+
+    /// When the group in flight holds the window of the chunk starting at `start`: wait for
+    /// it, keep its other windows, and return that one.
+    fn join_next(&self, start: u64) -> io::Result<Option<Bytes>> {
+        let mut next = self
+            .plan
+            .next
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(group) = next.take_if(|group| group.spans.iter().any(|s| s.0 == start)) else {
+            return Ok(None);
+        };
+        drop(next);
+        let parts = group
+            .fetch
+            .join()
+            .map_err(|_| io::Error::other("the thread reading ahead stopped"))??;
+        self.keep_ahead(start, group.spans.iter().zip(parts));
+        Ok(self.take_ahead(start))
+    }
+
+    /// Start fetching the group after the windows held (or in flight) once fewer than half a
+    /// group's bytes are held, unless a group is in flight already.
+    fn prefetch_after(&self, i: usize) {
+        let plan = &*self.plan;
+        let mut next = plan.next.lock().unwrap_or_else(PoisonError::into_inner);
+        if next
+            .as_ref()
+            .is_some_and(|group| !group.fetch.is_finished())
+            || next.as_ref().is_some_and(|group| {
+                group
+                    .spans
+                    .last()
+                    .is_some_and(|s| s.0 > plan.chunks[i].start)
+            })
+        {
+            return;
+        }
+        let (held, last) = {
+            let ahead = plan.ahead.lock().unwrap_or_else(PoisonError::into_inner);
+            let held: usize = ahead.values().map(Bytes::len).sum();
+            (held as u64, ahead.keys().next_back().copied())
+        };
+        if held > plan.prefetch / 2 {
+            return;
+        }
+        let after = last.unwrap_or(plan.chunks[i].start);
+        let first = plan.chunks.partition_point(|c| c.start <= after);
+        if first >= plan.chunks.len() {
+            return;
+        }
+        let spans = self.group_from(first);
+        let value = self.value.clone();
+        let fetching = spans.clone();
+        let spawned = std::thread::Builder::new()
+            .name("neurochunk-parquet-ahead".into())
+            .spawn(move || value.read_spans(&fetching));
+        // Without a thread, the windows are fetched when the decoder gets to them.
+        if let Ok(fetch) = spawned {
+            *next = Some(Prefetch { spans, fetch });
+        }
     }
 
     /// Bytes from `start`: at least `min_len` of them unless the value ends first, more when
