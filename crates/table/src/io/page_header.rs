@@ -147,7 +147,9 @@ impl Reader<'_> {
         let mut id: i16 = 0;
         loop {
             let head = self.byte()?;
-            if head == 0 {
+            // Any byte whose type nibble is 0 ends the struct, whatever its delta, as the
+            // parquet crate reads it: a stop is not only the byte 0.
+            if head & 0x0f == 0 {
                 return Some(());
             }
             let kind = head & 0x0f;
@@ -309,6 +311,18 @@ mod tests {
         );
         let big = read_page_header(&dictionary_header(2_018_508_800)).unwrap();
         assert_eq!(big.dictionary_values, Some(2_018_508_800));
+    }
+
+    #[test]
+    fn a_stop_with_a_field_delta_ends_the_header_as_the_decoder_reads_it() {
+        // The fuzzed file that zeroed 2 GiB: its dictionary page header ended with 0x70 (delta
+        // 7, type 0), a stop to the parquet crate. Read to the end, the page is refused.
+        let mut header = dictionary_header(40);
+        assert_eq!(header.pop(), Some(0));
+        header.extend([0x70, b'p', b'o', b'i', b'n', b't']);
+        let facts = read_page_header(&header).expect("a header");
+        assert_eq!(facts.dictionary_values, Some(40));
+        assert_eq!(facts.uncompressed_size, Some(320));
     }
 
     #[test]
