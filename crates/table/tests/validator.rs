@@ -314,11 +314,19 @@ fn fuzz_regressions_are_reported_as_unreadable_files() {
         ),
         (
             "parquet-page-header-list-past-end.skeletons.parquet",
-            "a length in the file reaches past its end",
+            "page at offset 244: the page header cannot be read",
         ),
         (
             "parquet-page-size-bomb.skeletons.parquet",
             "a page claims 2096886773 bytes once uncompressed from 232 stored bytes, more than SNAPPY",
+        ),
+        (
+            "parquet-compressed-size-as-double.skeletons.parquet",
+            "a page claims 2096886773 bytes once uncompressed from 232 stored bytes, more than SNAPPY",
+        ),
+        (
+            "parquet-compressed-size-as-boolean.skeletons.parquet",
+            "a page claims 1352745605 bytes once uncompressed from 0 stored bytes",
         ),
         (
             "parquet-stop-with-delta.skeletons.parquet",

@@ -36,6 +36,7 @@ const LIST: u8 = 9;
 const SET: u8 = 10;
 const MAP: u8 = 11;
 const STRUCT: u8 = 12;
+const UUID: u8 = 13;
 
 /// Nesting deeper than this is not a page header.
 const MAX_DEPTH: usize = 16;
@@ -77,13 +78,16 @@ impl Reader<'_> {
         (end <= self.bytes.len()).then(|| self.at = end)
     }
 
-    /// Skip one value of `kind` inside a list, set or map (booleans take a byte there).
+    /// Skip one value of `kind` as the parquet crate's reader skips it: a boolean takes no
+    /// byte (in a list as in a struct), a list of more elements than bytes left is refused
+    /// (the crate would count through them), and a map or list count past `i32` is refused.
     fn skip(&mut self, kind: u8, depth: usize) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
         match kind {
-            BOOL_TRUE | BOOL_FALSE | BYTE => self.byte().map(drop),
+            BOOL_TRUE | BOOL_FALSE => Some(()),
+            BYTE => self.byte().map(drop),
             I16 | I32 | I64 => self.varint().map(drop),
             DOUBLE => self.skip_bytes(8),
             BINARY => {
@@ -92,45 +96,52 @@ impl Reader<'_> {
             }
             LIST | SET => {
                 let head = self.byte()?;
+                if head == 0 {
+                    return Some(()); // an empty list, as some writers mark it
+                }
+                let element = valid_kind(head & 0x0f)?;
                 let n = match head >> 4 {
-                    15 => self.varint()?,
+                    15 => self.count()?,
                     n => u64::from(n),
                 };
+                if n > (self.bytes.len() - self.at) as u64 {
+                    return None;
+                }
                 for _ in 0..n {
-                    self.skip(head & 0x0f, depth + 1)?;
+                    self.skip(element, depth + 1)?;
                 }
                 Some(())
             }
             MAP => {
-                let n = self.varint()?;
+                let n = self.count()?;
                 if n > 0 {
                     let kinds = self.byte()?;
+                    let (key, value) = (valid_kind(kinds >> 4)?, valid_kind(kinds & 0x0f)?);
+                    if n > (self.bytes.len() - self.at) as u64 {
+                        return None;
+                    }
                     for _ in 0..n {
-                        self.skip(kinds >> 4, depth + 1)?;
-                        self.skip(kinds & 0x0f, depth + 1)?;
+                        self.skip(key, depth + 1)?;
+                        self.skip(value, depth + 1)?;
                     }
                 }
                 Some(())
             }
-            STRUCT => self.fields(depth + 1, |_, kind, r| r.skip_field(kind, depth + 1)),
+            STRUCT => self.fields(depth + 1, |_, kind, r| r.skip(kind, depth + 1)),
+            UUID => self.skip_bytes(16),
             _ => None,
         }
     }
 
-    /// Skip the value of a struct field of `kind` (a boolean field carries its value in the
-    /// kind).
-    fn skip_field(&mut self, kind: u8, depth: usize) -> Option<()> {
-        match kind {
-            BOOL_TRUE | BOOL_FALSE => Some(()),
-            _ => self.skip(kind, depth),
-        }
+    /// A list or map size: a varint that must fit an `i32`.
+    fn count(&mut self) -> Option<u64> {
+        let n = self.varint()?;
+        i32::try_from(n).ok().map(|_| n)
     }
 
-    /// An i32 field's value, truncated from the varint as the parquet crate does.
-    fn i32_field(&mut self, kind: u8) -> Option<i32> {
-        if kind != I32 {
-            return None;
-        }
+    /// A field the parquet crate reads as an i32 by its id, whatever type its header names:
+    /// the varint, truncated as the crate truncates it.
+    fn i32_field(&mut self) -> Option<i32> {
         Some(self.zigzag()? as i32)
     }
 
@@ -152,9 +163,9 @@ impl Reader<'_> {
             if head & 0x0f == 0 {
                 return Some(());
             }
-            let kind = head & 0x0f;
+            let kind = valid_kind(head & 0x0f)?;
             id = match head >> 4 {
-                0 => i16::try_from(self.zigzag()?).ok()?,
+                0 => self.zigzag()? as i16,
                 delta => id.checked_add(i16::from(delta))?,
             };
             on_field(id, kind, self)?;
@@ -162,25 +173,52 @@ impl Reader<'_> {
     }
 }
 
-/// The facts of the page header at the start of `bytes`, or `None` when the bytes end first
-/// (or are not a Thrift struct).
+/// A field type the parquet crate accepts (1 to 13); any other fails its read.
+fn valid_kind(kind: u8) -> Option<u8> {
+    (1..=UUID).contains(&kind).then_some(kind)
+}
+
+/// The facts of the page header at the start of `bytes`, read as the parquet crate reads a
+/// page header, or `None` when the bytes end first or the crate would fail on them too. Like
+/// the crate, a field it knows is read by its id, whatever type its header names: the
+/// sizes and counts as i32 varints, the page kinds' headers as structs, booleans from the
+/// type.
 pub(crate) fn read_page_header(bytes: &[u8]) -> Option<PageHeaderFacts> {
     let mut facts = PageHeaderFacts::default();
     let mut reader = Reader { bytes, at: 0 };
+    // The fields of a page kind's header (`bools`: the ids read as booleans).
+    let kind_header = |r: &mut Reader, ints: &[i16], bools: &[i16], mut count: Option<&mut i64>| {
+        r.fields(1, |id, kind, r| {
+            if ints.contains(&id) {
+                let value = r.zigzag()?;
+                if id == 1 {
+                    if let Some(count) = count.as_deref_mut() {
+                        *count = value;
+                    }
+                }
+                Some(())
+            } else if bools.contains(&id) {
+                matches!(kind, BOOL_TRUE | BOOL_FALSE).then_some(())
+            } else {
+                r.skip(kind, 2)
+            }
+        })
+    };
     reader.fields(0, |id, kind, r| {
         match id {
-            1 => facts.page_type = Some(r.i32_field(kind)?),
-            2 => facts.uncompressed_size = Some(r.i32_field(kind)?),
-            3 => facts.compressed_size = Some(r.i32_field(kind)?),
-            7 if kind == STRUCT => r.fields(1, |id, kind, r| {
-                if id == 1 && kind == I32 {
-                    facts.dictionary_values = Some(r.zigzag()?);
-                    Some(())
-                } else {
-                    r.skip_field(kind, 2)
-                }
-            })?,
-            _ => r.skip_field(kind, 1)?,
+            1 => facts.page_type = Some(r.i32_field()?),
+            2 => facts.uncompressed_size = Some(r.i32_field()?),
+            3 => facts.compressed_size = Some(r.i32_field()?),
+            4 => drop(r.i32_field()?),
+            5 => kind_header(r, &[1, 2, 3, 4], &[], None)?,
+            6 => kind_header(r, &[], &[], None)?,
+            7 => {
+                let mut values = 0;
+                kind_header(r, &[1, 2], &[3], Some(&mut values))?;
+                facts.dictionary_values = Some(values);
+            }
+            8 => kind_header(r, &[1, 2, 3, 4, 5, 6], &[7], None)?,
+            _ => r.skip(kind, 1)?,
         }
         Some(())
     })?;
@@ -323,6 +361,27 @@ mod tests {
         let facts = read_page_header(&header).expect("a header");
         assert_eq!(facts.dictionary_values, Some(40));
         assert_eq!(facts.uncompressed_size, Some(320));
+    }
+
+    #[test]
+    fn known_fields_are_read_by_id_whatever_type_their_header_names() {
+        // uncompressed_page_size (field 2) marked a double (0x17), compressed_page_size
+        // (field 3) a boolean (0x11): the parquet crate reads both as i32 varints.
+        let header = [0x15, 0x04, 0x17, 0x80, 0x05, 0x11, 0xda, 0x02, 0x00];
+        let facts = read_page_header(&header).expect("a header");
+        assert_eq!(facts.uncompressed_size, Some(320));
+        assert_eq!(facts.compressed_size, Some(173));
+        // A type the crate does not know (14, 15) fails its read, and so here.
+        assert_eq!(
+            read_page_header(&[0x15, 0x04, 0x1e, 0x80, 0x05, 0x00]),
+            None
+        );
+        // A boolean field of a page kind's header must be a boolean.
+        let dictionary = [
+            0x15, 0x04, 0x15, 0x80, 0x05, 0x15, 0xda, 0x02, 0x4c, 0x15, 0x50, 0x25, 0x00, 0x00,
+            0x00,
+        ];
+        assert_eq!(read_page_header(&dictionary), None);
     }
 
     #[test]

@@ -572,11 +572,24 @@ impl ParquetChunks {
     /// have ([`PageLimits`]). The header is read from the column's window, which the
     /// decoder reads next, so the check costs no request of its own.
     fn check_page_header(&self, start: u64, chunk: &PlannedChunk) -> parquet::errors::Result<()> {
-        /// Enough for any page header but one with very large statistics (then unchecked).
+        /// Enough for any page header but one with very large statistics (then read whole).
         const HEADER_READ: u64 = 4096;
-        let bytes = self.fetch(start, HEADER_READ.min(chunk.end - start), 0)?;
-        let Some(facts) = page_header::read_page_header(&bytes) else {
-            return Ok(()); // not a header the decoder can read either: it says so
+        let rest = chunk.end - start;
+        let bytes = self.fetch(start, HEADER_READ.min(rest), 0)?;
+        let mut facts = page_header::read_page_header(&bytes);
+        if facts.is_none() && (bytes.len() as u64) < rest {
+            // A header longer than the first read (large statistics): read the rest of the
+            // chunk, which the decoder reads next anyway.
+            facts = page_header::read_page_header(&self.fetch(start, rest, 0)?);
+        }
+        // A header this reader cannot read is one the decoder would misread or fail on:
+        // refused rather than trusted.
+        let Some(facts) = facts else {
+            return Err(ParquetError::General(format!(
+                "column chunk at offset {}, page at offset {start}: the page header cannot be \
+                 read (corrupt, or cut short by the end of the column chunk)",
+                chunk.start
+            )));
         };
         match chunk.limits.refuse(&facts) {
             Some(why) => Err(ParquetError::General(format!(
