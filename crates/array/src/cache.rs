@@ -322,17 +322,10 @@ impl<'a> ReadCache<'a> {
             .insert(key, Cached::Index(index), self.generation);
     }
 
-    /// Whether a chunk read in part should be kept, and so its stored bytes held on to
-    /// through its decoding ([`ReadCache::keep_chunk`]) when they may be what is kept.
-    pub fn keeps(&self, partial: bool) -> (bool, bool) {
-        let keep = self.keep && partial;
-        (keep, keep && self.prefer_stored)
-    }
-
-    /// Keep a chunk read in part: as `stored` (copied, so that it holds no larger buffer
-    /// alive) when given and smaller than `decoded`, else decoded. Returns `decoded` when it
-    /// is not kept, for its buffer pool.
-    pub fn keep_chunk(
+    /// Keep a chunk: as `stored` (copied, so that it holds no larger buffer alive) when given
+    /// and smaller than `decoded`, else decoded. Returns `decoded` when it is not kept, for
+    /// its buffer pool.
+    fn keep_chunk(
         &self,
         key: CacheKey,
         decoded: Vec<u8>,
@@ -349,6 +342,33 @@ impl<'a> ReadCache<'a> {
                     .insert(key, Cached::Chunk(Arc::new(decoded)), self.generation);
                 None
             }
+        }
+    }
+}
+
+/// What a read does with a chunk (or inner chunk) it fetched and decodes: a chunk read in
+/// part is kept for the next partial read, decoded or as stored (see the module docs);
+/// otherwise its decoded buffer goes back to its pool.
+pub(crate) struct Keeping<'a> {
+    /// The cache, when the chunk is kept.
+    cache: Option<&'a ReadCache<'a>>,
+    /// The chunk's stored bytes, held through its decoding when they may be what is kept.
+    stored: Option<Bytes>,
+}
+
+impl<'a> Keeping<'a> {
+    /// Before decoding `fetched`, the stored bytes of a chunk the read needs `partial`ly.
+    pub fn start(cache: Option<&'a ReadCache<'a>>, partial: bool, fetched: &Bytes) -> Self {
+        let cache = cache.filter(|c| c.keep && partial);
+        let stored = cache.filter(|c| c.prefer_stored).map(|_| fetched.clone());
+        Keeping { cache, stored }
+    }
+
+    /// Once decoded (and copied out): keep the chunk under `key`, or return its buffer.
+    pub fn finish(self, key: impl FnOnce() -> CacheKey, decoded: Vec<u8>) -> Option<Vec<u8>> {
+        match self.cache {
+            Some(cache) => cache.keep_chunk(key(), decoded, self.stored),
+            None => Some(decoded),
         }
     }
 }

@@ -650,7 +650,7 @@ pub fn copy_stored_chunks(
     if pace.concurrent_reads() <= 1 {
         parts.into_iter().try_for_each(copy_part)?;
     } else {
-        let lanes = crate::read::window_lanes(pace, usize::MAX, batch_bytes(src.metadata(), 64));
+        let lanes = copy_lanes(pace, batch_bytes(src.metadata(), batch as usize));
         crate::read::windowed(parts, lanes, copy_part, |()| Ok(()))?;
     }
     Ok(true)
@@ -991,8 +991,9 @@ fn batch_bytes(meta: &ArrayMetadata, count: usize) -> usize {
     chunk.saturating_mul(element).saturating_mul(count)
 }
 
-/// Lanes of a copy paced by `pace` (see [`write_groups_via`]) whose lanes hold about
-/// `part_bytes` each: one per request `pace` keeps in flight, as many as fit the read window.
+/// Lanes of a copy paced by `pace` (see [`write_groups_via`], [`copy_stored_chunks`]) whose
+/// lanes hold about `part_bytes` each: one per request `pace` keeps in flight, as many as fit
+/// the read window.
 fn copy_lanes(pace: &dyn Store, part_bytes: usize) -> usize {
     (crate::read::window_bytes(pace) / part_bytes.max(1)).clamp(1, pace.concurrent_reads())
 }

@@ -29,7 +29,7 @@ use neurochunk_store::{Bytes, ReadRequest, ReadResponse, StoreError, StoreResult
 use rayon::prelude::*;
 
 use crate::array::Array;
-use crate::cache::{CacheKey, CachedChunk, ReadCache};
+use crate::cache::{CacheKey, CachedChunk, Keeping, ReadCache};
 use crate::error::{ArrayError, ArrayResult};
 use crate::selection::BlockTasks;
 
@@ -515,23 +515,13 @@ impl Array {
             let axes = task.block_to_selection();
             match data {
                 Fetched::Stored(bytes) => {
-                    // A chunk read in part is kept for the next partial read (perhaps as
-                    // stored: see `cache.rs`).
-                    let (keep, keep_stored) =
-                        cache.map_or((false, false), |c| c.keeps(!self.covers_chunk(&task)));
-                    let stored = keep_stored.then(|| bytes.clone());
+                    let keeping = Keeping::start(cache, !self.covers_chunk(&task), &bytes);
                     let decoded = self.decode_fetched(&task.index, &key, bytes, repr)?;
                     if let ArrayBytes::Fixed(buf) = decoded {
                         // SAFETY: `axes` selects this chunk's output elements, which no
                         // other task writes (above); nothing reads `out` meanwhile.
                         unsafe { out.copy(&buf, &repr.shape, extent, &axes, elem) };
-                        let unkept = match cache {
-                            Some(c) if keep => {
-                                c.keep_chunk(CacheKey::Chunk(task.index), buf, stored)
-                            }
-                            _ => Some(buf),
-                        };
-                        if let Some(buf) = unkept {
+                        if let Some(buf) = keeping.finish(|| CacheKey::Chunk(task.index), buf) {
                             recycle_decoded(self.metadata().codecs.as_ref(), buf);
                         }
                     }

@@ -17,7 +17,7 @@ use neurochunk_store::{ByteRange, Bytes, ReadRequest, ReadResponse};
 use rayon::prelude::*;
 
 use crate::array::{check_decoded, Array};
-use crate::cache::{CacheKey, ReadCache, ShardIndex};
+use crate::cache::{CacheKey, Keeping, ReadCache, ShardIndex};
 use crate::error::{ArrayError, ArrayResult};
 use crate::read::{recycle_decoded, shard_range_error, window_lanes, windowed, Batches, Fetched};
 use crate::selection::{BlockTask, BlockTasks};
@@ -444,11 +444,7 @@ fn decode_shards(
             }
         };
         let inner_key = format!("{}[inner chunk {:?}]", shard.key, inner.index);
-        // An inner chunk read in part is kept for the next partial read (perhaps as stored).
-        let (keep, keep_stored) = cache.map_or((false, false), |c| {
-            c.keeps(!layout.covers_inner(&shard.index, &inner))
-        });
-        let stored = keep_stored.then(|| bytes.clone());
+        let keeping = Keeping::start(cache, !layout.covers_inner(&shard.index, &inner), &bytes);
         let decoded = if inner_chain.bytes_to_bytes().is_empty() {
             // No copy when the store handed over this range's own buffer.
             inner_chain.decode(Vec::from(bytes), inner_repr)
@@ -464,13 +460,7 @@ fn decode_shards(
         if let ArrayBytes::Fixed(buf) = decoded {
             // SAFETY: only this inner chunk's output elements (above).
             unsafe { out.copy(&buf, &inner_repr.shape, extent, &axes, elem) };
-            let unkept = match cache {
-                Some(c) if keep => {
-                    c.keep_chunk(layout.inner_key(&shard.index, &inner), buf, stored)
-                }
-                _ => Some(buf),
-            };
-            if let Some(buf) = unkept {
+            if let Some(buf) = keeping.finish(|| layout.inner_key(&shard.index, &inner), buf) {
                 recycle_decoded(inner_chain, buf);
             }
         }

@@ -22,7 +22,7 @@
 //! is still waiting when the store is dropped is discarded (an abandoned write leaves less
 //! behind, never a value that was not asked for).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -55,8 +55,8 @@ enum Entry {
 struct State {
     /// Every key of the tree.
     entries: BTreeMap<String, Entry>,
-    /// Keys whose value waits for upload, in the order written (a key may repeat).
-    waiting: Vec<String>,
+    /// Keys whose (latest) value waits for upload.
+    waiting: BTreeSet<String>,
     waiting_bytes: usize,
     /// Bytes of uploaded values held in memory.
     kept_bytes: usize,
@@ -126,10 +126,7 @@ impl NewTreeStore {
             let mut state = self.state();
             let keys = std::mem::take(&mut state.waiting);
             state.waiting_bytes = 0;
-            let mut seen = std::collections::HashSet::new();
             keys.into_iter()
-                .rev()
-                .filter(|key| seen.insert(key.clone()))
                 .filter_map(|key| match state.entries.get(&key) {
                     Some(Entry::Held(value)) => Some((key, value.clone())),
                     _ => None,
@@ -174,7 +171,7 @@ impl NewTreeStore {
                         state.kept_bytes = state.kept_bytes.saturating_sub(old.len());
                     }
                 }
-                state.waiting.push(key.clone());
+                state.waiting.insert(key.clone());
                 state.entries.insert(key, Entry::Held(value));
             }
             state.waiting_bytes >= UPLOAD_BYTES || state.waiting.len() >= self.batch
@@ -229,7 +226,7 @@ impl Store for NewTreeStore {
         let _after_uploads = self.upload_lock();
         let removed = {
             let mut state = self.state();
-            state.waiting.retain(|k| k != key);
+            state.waiting.remove(key);
             state.entries.remove(key)
         };
         if removed.is_some() {
@@ -355,7 +352,7 @@ impl ValueWriter for TreeWriter<'_> {
         let _after_uploads = tree.upload_lock();
         {
             let mut state = tree.state();
-            state.waiting.retain(|k| *k != key);
+            state.waiting.remove(&key);
         }
         inner.commit()?;
         tree.state().entries.insert(key, Entry::Stored(written));
