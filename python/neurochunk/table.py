@@ -255,8 +255,10 @@ def write(
     schema's metadata is written as table metadata. ``compression``: Parquet's ``snappy``
     (default), ``zstd``, ``lz4``, ``gzip`` or ``none``. ``schema`` names the neurarrow schema
     used in Hive part-file names (``part-0.skeletons.parquet``). A file replaces an existing
-    one atomically (``overwrite=False`` refuses instead); nothing is visible until the whole
-    table is written.
+    table file atomically, and a Hive directory an existing Hive table (``overwrite=False``
+    refuses any existing output instead); a file of another kind, or a directory holding
+    anything else, is never replaced (:class:`NodeExistsError`). Nothing is visible until the
+    whole table is written.
     """
     spec: dict[str, Any] = {
         "partition_by": partition_by,

@@ -3,6 +3,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use neurochunk::store::replace::ReplaceError;
 use neurochunk::{ArrayError, StoreError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -55,6 +56,21 @@ fn store_class(err: &StoreError) -> &'static str {
 /// An engine error as a Python exception.
 pub(crate) fn to_py(err: ArrayError) -> PyErr {
     py_error(class_of(&err), err.to_string())
+}
+
+/// The exception class of a check whether a destination may be replaced: a refusal is a
+/// [`NodeExistsError`](../neurochunk/_errors.py) (a `FileExistsError`).
+pub(crate) fn replace_class(err: &ReplaceError) -> &'static str {
+    match err {
+        ReplaceError::Store(store) => store_class(store),
+        ReplaceError::Io { .. } => "StoreError",
+        _ => "NodeExistsError",
+    }
+}
+
+/// A failed check whether a destination may be replaced, as a Python exception.
+pub(crate) fn replace_to_py(err: ReplaceError) -> PyErr {
+    py_error(replace_class(&err), err.to_string())
 }
 
 /// A store error as a Python exception.

@@ -2,9 +2,10 @@
 
 use std::sync::{Arc, Mutex, RwLock};
 
-use neurochunk::array::{walk_nodes, N5AxisOrder, N5BlockCodec, OpenOptions};
+use neurochunk::array::{walk_nodes, N5AxisOrder, N5BlockCodec, NodeTree, OpenOptions};
 use neurochunk::dtype::{v2 as dtype_v2, Endian};
 use neurochunk::store::join_key;
+use neurochunk::store::replace::{check_prefix, Overwrite};
 use neurochunk::{
     Array, ArrayBuilder, ArrayBytes, ArrayError, AxisSelection, ConvertOptions, DataType,
     FillValue, NodeMetadata, Selection, Store, ZarrFormat, DEFAULT_CACHE_BYTES,
@@ -15,7 +16,7 @@ use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::{json, Map, Value};
 
 use crate::codecs::Role;
-use crate::errors::{detached, detached_at, invalid, py_error, store_to_py};
+use crate::errors::{detached, detached_at, invalid, py_error, replace_to_py, store_to_py};
 use crate::store::{open_store, Location};
 
 /// Reads and writes larger than this run in slabs of about this size, with a check for
@@ -152,6 +153,13 @@ fn attributes_of(text: &str) -> PyResult<Map<String, Value>> {
 }
 
 /// Whether a node (array or group) of any format has metadata at `path`.
+/// Refuse to replace `path` of `store` when it holds anything that is not part of a Zarr or N5
+/// node: zarr-python's `mode="w"` empties whatever is there, but a directory holding files
+/// that are not part of a store is refused here ([`NodeTree`], [`replace_to_py`]).
+fn check_replaceable(store: &dyn Store, path: &str, display: &str) -> PyResult<()> {
+    check_prefix(store, path, display, &NodeTree, Overwrite::Own).map_err(replace_to_py)
+}
+
 fn node_exists(store: &dyn Store, path: &str) -> PyResult<bool> {
     for doc in [".zarray", ".zgroup", "zarr.json", "attributes.json"] {
         if store.exists(&join_key(path, doc)).map_err(store_to_py)? {
@@ -282,7 +290,12 @@ pub(crate) fn open_node(
 #[pyfunction]
 #[pyo3(signature = (location, options="{}"))]
 pub(crate) fn remove_node(py: Python<'_>, location: &str, options: &str) -> PyResult<()> {
-    let Location { store, path, .. } = open_store(location, false, options)?;
+    let Location {
+        store,
+        path,
+        display,
+    } = open_store(location, false, options)?;
+    check_replaceable(store.as_ref(), &path, &display)?;
     detached(py, move || {
         let prefix = if path.is_empty() {
             String::new()
@@ -386,6 +399,9 @@ fn create_array_in(
             format!("'{display}': a node already exists there (pass overwrite=True to replace it)"),
         ));
     }
+    if overwrite {
+        check_replaceable(store.as_ref(), path, display)?;
+    }
     let path_owned = path.to_string();
     let array = detached_at(py, display, move || {
         if overwrite {
@@ -444,6 +460,9 @@ pub(crate) fn create_group(
             "NodeExistsError",
             format!("'{display}': a node already exists there (pass overwrite=True to replace it)"),
         ));
+    }
+    if overwrite {
+        check_replaceable(store.as_ref(), &path, &display)?;
     }
     let (s, p) = (store.clone(), path.clone());
     detached_at(py, &display, move || {
@@ -1094,6 +1113,10 @@ impl RawGroup {
                 "NodeExistsError",
                 format!("'{}': a node named '{name}' already exists", self.display),
             ));
+        }
+        if overwrite {
+            let display = display_child(&self.display, self.rel(&path));
+            check_replaceable(self.store.as_ref(), &path, &display)?;
         }
         let (store, at, format) = (self.store.clone(), path.clone(), self.format);
         detached_at(py, &self.display, move || {

@@ -59,6 +59,7 @@ fn hdmf_class(err: &HdmfError) -> &'static str {
             "InvalidInputError"
         }
         HdmfError::Malformed { .. } | HdmfError::LinkCycle { .. } => "CorruptDataError",
+        HdmfError::Replace(replace) => crate::errors::replace_class(replace),
     }
 }
 

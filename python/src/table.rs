@@ -22,6 +22,7 @@ use arrow::datatypes::{Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
+use neurochunk::store::replace::Overwrite;
 use neurochunk::store::StoreError;
 use neurochunk::table::derive::{derive, DeriveOptions};
 use neurochunk::table::io::{BatchIter, Compression, WriteOptions, DEFAULT_BATCH_SIZE};
@@ -54,6 +55,7 @@ fn table_class(err: &TableError) -> &'static str {
         },
         TableError::Format { .. } | TableError::Arrow { .. } => "CorruptDataError",
         TableError::Data { .. } | TableError::Usage(_) => "InvalidInputError",
+        TableError::Refused(_) => "NodeExistsError",
     }
 }
 
@@ -536,7 +538,9 @@ fn write_options(spec: &Value) -> PyResult<WriteOptions> {
         opts.row_group_rows = n as usize;
     }
     if let Some(o) = spec.get("overwrite").and_then(Value::as_bool) {
-        opts.overwrite = o;
+        // A table replaces only a table, never a file of another kind or a directory
+        // holding other files (see `neurochunk_store::replace`).
+        opts.overwrite = if o { Overwrite::Own } else { Overwrite::Never };
     }
     if let Some(s) = spec.get("schema").and_then(Value::as_str) {
         opts.file_infix = Some(s.to_string());

@@ -200,6 +200,38 @@ def test_modes(tmp_path):
     assert isinstance(nc.open(p, mode="a"), nc.Array)
 
 
+def test_mode_w_replaces_a_store_but_never_files_that_are_not_part_of_one(tmp_path):
+    # zarr-python's mode="w" empties the store; a directory holding anything else is refused.
+    mine = tmp_path / "experiments"
+    (mine / "raw").mkdir(parents=True)
+    (mine / "notes.txt").write_text("my notes")
+    (mine / "raw" / "cell.tif").write_bytes(b"pixels")
+    for make in (
+        lambda: nc.open(mine, mode="w", shape=(3,), dtype="u1"),
+        lambda: nc.create_array(mine, shape=(3,), dtype="u1", overwrite=True),
+        lambda: nc.create_group(mine, overwrite=True),
+        lambda: nc.open_group(mine, mode="w"),
+    ):
+        with pytest.raises(nc.NodeExistsError, match=r"notes\.txt"):
+            make()
+        assert (mine / "notes.txt").read_text() == "my notes"
+        assert (mine / "raw" / "cell.tif").read_bytes() == b"pixels"
+    # Inside a group: a child holding a foreign file is not replaced either.
+    g = nc.create_group(tmp_path / "g.zarr", zarr_format=3)
+    g.create_array("a", shape=(2,), dtype="u1")
+    (tmp_path / "g.zarr" / "a" / "README").write_text("keep")
+    with pytest.raises(nc.NodeExistsError, match="README"):
+        g.create_array("a", shape=(2,), dtype="u1", overwrite=True)
+    with pytest.raises(FileExistsError):
+        g.create_group("a", overwrite=True)
+    assert (tmp_path / "g.zarr" / "a" / "README").read_text() == "keep"
+    # A store of ours is replaced, whatever its format was.
+    old = nc.create_array(tmp_path / "old.zarr", shape=(4,), dtype="i4", zarr_format=2)
+    old[...] = 7
+    new = nc.open(tmp_path / "old.zarr", mode="w", shape=(2,), dtype="u1", zarr_format=3)
+    assert new.shape == (2,) and not (tmp_path / "old.zarr" / ".zarray").exists()
+
+
 def test_errors_are_clean(tmp_path):
     a = nc.create_array(tmp_path / "e", shape=(10, 10), dtype="f8", chunks=(5, 5), compressors="gzip")
     a[...] = 1.0

@@ -193,6 +193,20 @@ def test_nwb_errors(tmp_path):
         plain["x"][5]
     with pytest.raises(ValueError, match="convention"):
         nc.nwb.demo(tmp_path / "d.nwb.zarr", convention="v9")
+    # A file replaces an earlier file, never a directory holding other files.
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / "notes.txt").write_text("mine")
+    with pytest.raises(nc.NodeExistsError, match=r"notes\.txt"):
+        nc.nwb.demo(share)
+    nc.nwb.demo(tmp_path / "d.nwb.zarr")
+    with pytest.raises(FileExistsError, match=r"notes\.txt"):
+        nc.nwb.convert(tmp_path / "d.nwb.zarr", share, convention="legacy")
+    assert (share / "notes.txt").read_text() == "mine"
+    # The earlier file (v3) is replaced by one in the other convention.
+    nc.nwb.demo(tmp_path / "d.nwb.zarr", convention="legacy")
+    assert (tmp_path / "d.nwb.zarr" / ".zgroup").is_file()
+    assert not (tmp_path / "d.nwb.zarr" / "zarr.json").exists()
 
 
 @pytest.mark.parametrize("convention", ["v3", "legacy"])

@@ -137,8 +137,18 @@ def test_write_from_pyarrow_each_format(tmp_path):
         nc.table.write([1, 2, 3], tmp_path / "x.parquet")
     with pytest.raises(nc.InvalidInputError, match="compression"):
         nc.table.write(table, tmp_path / "x.parquet", compression="brotli9")
-    with pytest.raises(nc.InvalidInputError, match="exists"):
+    with pytest.raises(nc.NodeExistsError, match="already exists"):
         nc.table.write(table, tmp_path / "t.parquet", overwrite=False)
+    # A table replaces a table, never a file of another kind or a directory of other files.
+    (tmp_path / "notes.parquet").write_text("not a table")
+    with pytest.raises(FileExistsError, match="not a Parquet or Arrow IPC file"):
+        nc.table.write(table, tmp_path / "notes.parquet")
+    assert (tmp_path / "notes.parquet").read_text() == "not a table"
+    (tmp_path / "share").mkdir()
+    (tmp_path / "share" / "cell.tif").write_bytes(b"pixels")
+    with pytest.raises(nc.NodeExistsError, match=r"cell\.tif"):
+        nc.table.write(table, tmp_path / "share", partition_by="id")
+    assert (tmp_path / "share" / "cell.tif").read_bytes() == b"pixels"
 
 
 def test_hive_partitions_round_trip_with_pyarrow(skeletons, tmp_path):

@@ -81,4 +81,19 @@ impl ArrayError {
             message: message.into(),
         }
     }
+
+    /// Whether the error says what this build cannot do rather than what is wrong with the
+    /// data: a codec it does not implement (or cannot apply here), an operation not possible
+    /// for the node. A malformed document, corrupt chunk or failing store is not.
+    pub fn is_unsupported(&self) -> bool {
+        match self {
+            ArrayError::Unsupported { .. } => true,
+            ArrayError::Codecs { source, .. } => matches!(
+                source,
+                CodecError::Unknown(_) | CodecError::Unsupported { .. }
+            ),
+            ArrayError::Kept(inner) => inner.is_unsupported(),
+            _ => false,
+        }
+    }
 }

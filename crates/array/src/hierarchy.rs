@@ -190,6 +190,69 @@ pub(crate) fn write_group(
     Ok(())
 }
 
+/// Trees of Zarr v2, Zarr v3 and N5 nodes (arrays, groups, and the NWB files stored in them):
+/// what a writer of such a node may replace ([`neurochunk_store::replace`]). A directory
+/// holding a metadata document (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`, `zarr.json`,
+/// `attributes.json`) is a node; below a node, its metadata documents, XML documents beside
+/// them (BigDataViewer's `dataset.xml`, bioformats2raw's `METADATA.ome.xml`) and chunk keys
+/// (`c`, numbers, numbers joined by `.`, `c.` and numbers, in any depth of directories) are
+/// its own, and so are nested nodes. Anything else (a file of another name, a directory with no
+/// node above it) is not.
+///
+/// ```
+/// use neurochunk_array::NodeTree;
+/// use neurochunk_store::replace::{check_prefix, Overwrite};
+/// use neurochunk_store::{Bytes, MemoryStore, Store};
+///
+/// let store = MemoryStore::new();
+/// for key in ["img/zarr.json", "img/0/zarr.json", "img/0/c/0/1/2", "img/labels/.zattrs"] {
+///     store.set(key, Bytes::from_static(b"{}"))?;
+/// }
+/// check_prefix(&store, "img", "img", &NodeTree, Overwrite::Own)?;
+/// store.set("img/0/c/README.md", Bytes::from_static(b"notes"))?;
+/// assert!(check_prefix(&store, "img", "img", &NodeTree, Overwrite::Own).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeTree;
+
+impl neurochunk_store::replace::TreeKind for NodeTree {
+    fn name(&self) -> &'static str {
+        "a Zarr or N5 node"
+    }
+
+    fn is_anchor(&self, file_name: &str) -> bool {
+        [
+            ZARRAY,
+            ZGROUP,
+            ZATTRS,
+            ZMETADATA,
+            ZARR_JSON,
+            ATTRIBUTES_JSON,
+        ]
+        .contains(&file_name)
+    }
+
+    fn owns(&self, rest: &[&str], anchored: bool) -> bool {
+        // An XML document at a node: BigDataViewer's `dataset.xml` at an N5 container's
+        // root, bioformats2raw's `OME/METADATA.ome.xml`.
+        anchored
+            && (matches!(rest, [doc] if self.is_anchor(doc) || doc.ends_with(".xml"))
+                || rest.iter().all(|part| is_chunk_key_part(part)))
+    }
+}
+
+/// Whether `part` can be a component of a chunk key of any format: `c` (Zarr v3's default
+/// encoding), a number, numbers joined by `.` (Zarr v2), or `c.` followed by such numbers.
+fn is_chunk_key_part(part: &str) -> bool {
+    let numbers = part.strip_prefix("c.").unwrap_or(part);
+    part == "c"
+        || (!numbers.is_empty()
+            && numbers
+                .split('.')
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+}
+
 /// The child directories of `dir` that can be nodes: names starting with `.` are skipped
 /// (metadata documents are keys, not directories; hidden directories are writers' staging
 /// directories and other tools' files, never nodes).

@@ -57,7 +57,7 @@ pub use error::{ArrayError, ArrayResult};
 pub use hierarchy::{
     consolidate, create_group, list_documents, list_nodes, list_nodes_with, open_node,
     open_node_with, read_node_documents, walk_documents, walk_nodes, DocumentKind, DocumentWalk,
-    Node, NodeDocuments, NodeEntry, NodeInfo,
+    Node, NodeDocuments, NodeEntry, NodeInfo, NodeTree,
 };
 pub use metadata::{
     ArrayDocumentV2, ArrayDocumentV3, ArrayMetadata, ChunkKeyEncoding, ConsolidatedEntry,

@@ -10,17 +10,18 @@ use neurochunk_array::convert::{
 };
 use neurochunk_array::{
     consolidate as consolidate_group, open_node_with, parse_selection, Array, ArrayBuilder,
-    ArrayBytes, Codec, DataType, FillValue, N5AxisOrder, NodeMetadata, OpenOptions, Store,
-    ZarrFormat,
+    ArrayBytes, Codec, DataType, FillValue, N5AxisOrder, NodeMetadata, NodeTree, OpenOptions,
+    Store, ZarrFormat,
 };
 use neurochunk_dtype::npy;
 use neurochunk_dtype::Endian;
+use neurochunk_store::replace::{self, Overwrite};
 use neurochunk_store::staging::{resolve_target, StagedDir};
 use serde_json::{Map, Value};
 
 use crate::codec_spec::parse_codecs;
 use crate::npz;
-use crate::store_args::{Location, WriteArgs};
+use crate::store_args::{Location, ReplaceArgs, WriteArgs};
 use crate::{progress, CmdResult, Failure};
 
 /// The on-disk format to write.
@@ -222,6 +223,8 @@ pub(crate) struct PutArgs {
     write_empty_chunks: bool,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    replace: ReplaceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -254,6 +257,8 @@ pub(crate) struct ConvertArgs {
     resume: bool,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    replace: ReplaceArgs,
 }
 
 /// The key, at the destination's root, of the marker of a conversion in progress: which
@@ -805,7 +810,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if let Some(remote) = remote {
         // Objects are written in place, each one atomically (see docs/remote.md).
-        remote.replace()?;
+        remote.replace(&NodeTree, args.replace.policy())?;
         let array = Array::create(remote.store.clone(), &remote.node, meta)
             .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
             .with_options(neurochunk_array::ArrayOptions {
@@ -826,7 +831,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     // the new one at every moment, even if this process is killed.
     // A node is staged where its path leads inside the container (symbolic links resolved),
     // and refused, before anything is created, when a link on its path leads out of it.
-    let staged = stage_beside(&root, path, &args.write)?;
+    let staged = stage_beside(&root, path, &args.write, args.replace.policy())?;
     let (store, staged_node): (Arc<dyn Store>, String) = if node.is_empty() {
         (args.write.store(staged.path()), String::new())
     } else {
@@ -865,56 +870,70 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
 }
 
 /// A staging directory beside `path` (whose parent is created), where a new tree for `path`
-/// is built before it is swapped in; an existing `path` that is not a directory is refused.
-/// `root` is the root of the hierarchy `path` belongs to (`path` itself for a whole store):
-/// the staging directory follows the store's symbolic link policy
-/// ([`resolve_target`]): it is created beside the real destination, and a link below `root`
-/// leading out of it is refused before anything is created.
-fn stage_beside(root: &Path, path: &Path, write: &WriteArgs) -> Result<StagedDir, Failure> {
+/// is built before it is swapped in. `path` is replaced only as `overwrite` allows (by
+/// default, when it holds nothing but Zarr or N5 nodes: [`NodeTree`]); otherwise nothing is
+/// created. `root` is the root of the hierarchy `path` belongs to (`path` itself for a whole
+/// store): the staging directory follows the store's symbolic link policy
+/// ([`resolve_target`]): it is created beside the real destination (where a link at `path`
+/// leads, judged like any destination), and a link below `root` leading out of it is refused
+/// before anything is created.
+fn stage_beside(
+    root: &Path,
+    path: &Path,
+    write: &WriteArgs,
+    overwrite: Overwrite,
+) -> Result<StagedDir, Failure> {
     let real =
         resolve_target(root, path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
-    if real.exists() && !real.is_dir() {
-        return Err(Failure(format!(
-            "{}: cannot replace: not a directory",
-            path.display()
-        )));
-    }
+    // A missing destination's parents are created; an existing one's exist already, and
+    // the check below comes before anything else is created.
     if let Some(parent) = real.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| Failure(format!("{}: {e}", parent.display())))?;
     }
-    Ok(StagedDir::beside(&real)
-        .map_err(|e| Failure(format!("{}: cannot stage: {e}", path.display())))?
-        .with_durability(write.durability()))
+    Ok(StagedDir::replacing(&real, &NodeTree, overwrite)?.with_durability(write.durability()))
 }
 
 /// The staging directory a killed conversion into `path` left behind, taken over to finish
-/// (see [`StagedDir::adopt_stale`]), or `None`.
-fn adopt_staged(path: &Path, write: &WriteArgs) -> Result<Option<StagedDir>, Failure> {
+/// (see [`StagedDir::adopt_stale`]), or `None`. Published under the same rule as a new one
+/// ([`stage_beside`]).
+fn adopt_staged(
+    path: &Path,
+    write: &WriteArgs,
+    overwrite: Overwrite,
+) -> Result<Option<StagedDir>, Failure> {
     let real =
         resolve_target(path, path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    replace::check_dir(&real, &NodeTree, overwrite)?;
     Ok(StagedDir::adopt_stale(&real)
         .map_err(|e| Failure(format!("{}: cannot resume: {e}", path.display())))?
-        .map(|staged| staged.with_durability(write.durability())))
+        .map(|staged| {
+            staged
+                .guarded(&NodeTree, overwrite)
+                .with_durability(write.durability())
+        }))
 }
 
 /// The store a new tree at `dst` is written into, and for a local path the staging directory
 /// to publish when it is complete (nothing is half-written at `dst`); a URL's prefix is emptied
-/// and written in place (objects are stored one by one, atomically; see docs/remote.md).
+/// and written in place (objects are stored one by one, atomically; see docs/remote.md). An
+/// existing destination is replaced only as `overwrite` allows ([`stage_beside`],
+/// [`Location::open_remote_replace`]).
 pub(crate) fn staged_destination(
     dst: &Location,
     write: &WriteArgs,
+    overwrite: Overwrite,
 ) -> Result<(Arc<dyn Store>, Option<StagedDir>), Failure> {
     match dst.local() {
         Some(path) => {
-            let staged = stage_beside(path, path, write)?;
+            let staged = stage_beside(path, path, write, overwrite)?;
             let store = write.store(staged.path());
             store
                 .delete_prefix("")
                 .map_err(|e| Failure(format!("{}: {e}", dst.display())))?;
             Ok((store, Some(staged)))
         }
-        None => Ok((dst.open_remote_replace()?, None)),
+        None => Ok((dst.open_remote_replace(&NodeTree, overwrite)?, None)),
     }
 }
 
@@ -1005,14 +1024,15 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     let mut resume = false;
     let (dst_store, staged) = match args.dst.local() {
         Some(path) => {
+            let overwrite = args.replace.policy();
             let adopted = if args.resume {
-                adopt_staged(path, &args.write)?
+                adopt_staged(path, &args.write, overwrite)?
             } else {
                 None
             };
             let staged = match adopted {
                 Some(staged) => staged,
-                None => stage_beside(path, path, &args.write)?,
+                None => stage_beside(path, path, &args.write, overwrite)?,
             };
             let store = args.write.store(staged.path());
             match resumable(store.as_ref(), &marker) {
@@ -1046,7 +1066,11 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
             }
             (store, None)
         }
-        None => (args.dst.open_remote_replace()?, None),
+        None => (
+            args.dst
+                .open_remote_replace(&NodeTree, args.replace.policy())?,
+            None,
+        ),
     };
     if resume && !progress::quiet() {
         eprintln!(

@@ -15,9 +15,13 @@ use neurochunk_codec::{BloscCompressor, BloscShuffle};
 use serde_json::{json, Map, Value};
 
 use crate::inspect::print_tree;
-use crate::store_args::{Location, WriteArgs};
+use crate::store_args::{Location, ReplaceArgs, WriteArgs};
 use crate::{CmdResult, Failure};
+use neurochunk_array::NodeTree;
+use neurochunk_store::replace::{self, Overwrite, TreeKind};
+use neurochunk_store::staging::resolve_target;
 use neurochunk_store::{FsStore, PrefixStore, Store};
+use neurochunk_table::io::HiveTable;
 
 #[derive(Args, Debug)]
 pub(crate) struct DemoArgs {
@@ -28,6 +32,28 @@ pub(crate) struct DemoArgs {
     size: usize,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    replace: ReplaceArgs,
+}
+
+/// What `demo` writes into its directory, which a later `demo` may replace: Zarr and N5 nodes
+/// (the volumes, the hierarchies, the NWB files) and the tables under `tables/`.
+#[derive(Debug)]
+struct DemoOutput;
+
+impl TreeKind for DemoOutput {
+    fn name(&self) -> &'static str {
+        "the output of neurochunk demo"
+    }
+
+    fn is_anchor(&self, file_name: &str) -> bool {
+        NodeTree.is_anchor(file_name)
+    }
+
+    fn owns(&self, rest: &[&str], anchored: bool) -> bool {
+        (anchored && NodeTree.owns(rest, true))
+            || matches!(rest, ["tables", table @ ..] if HiveTable.owns(table, false))
+    }
 }
 
 /// A deterministic pseudo-random generator (xorshift), so every run writes the same data.
@@ -120,19 +146,27 @@ enum Destination {
 }
 
 impl Destination {
-    /// The destination, emptied: a directory removed and created again, a prefix emptied.
-    fn prepare(location: &Location) -> Result<Self, Failure> {
+    /// The destination, emptied: a directory removed and created again, a prefix emptied;
+    /// an existing one only when it holds nothing but an earlier demo's output, or as
+    /// `overwrite` allows ([`DemoOutput`]). A directory reached through a symbolic link is
+    /// emptied where the link leads, and the link stays.
+    fn prepare(location: &Location, overwrite: Overwrite) -> Result<Self, Failure> {
         let Some(dir) = location.local() else {
             return Ok(Destination::Remote {
-                store: location.open_remote_replace()?,
+                store: location.open_remote_replace(&DemoOutput, overwrite)?,
                 url: location.display(),
             });
         };
-        if dir.exists() {
-            std::fs::remove_dir_all(dir)
-                .map_err(|e| Failure(format!("{}: cannot replace: {e}", dir.display())))?;
+        let real =
+            resolve_target(dir, dir).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
+        replace::check_dir(&real, &DemoOutput, overwrite)?;
+        match std::fs::symlink_metadata(&real) {
+            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&real),
+            Ok(_) => std::fs::remove_file(&real),
+            Err(_) => Ok(()),
         }
-        std::fs::create_dir_all(dir).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
+        .map_err(|e| Failure(format!("{}: cannot replace: {e}", dir.display())))?;
+        std::fs::create_dir_all(&real).map_err(|e| Failure(format!("{}: {e}", dir.display())))?;
         Ok(Destination::Local(dir.to_path_buf()))
     }
 
@@ -228,7 +262,7 @@ pub(crate) fn run(args: DemoArgs) -> CmdResult {
             args.dir
         )));
     }
-    let dest = Destination::prepare(&args.dir)?;
+    let dest = Destination::prepare(&args.dir, args.replace.policy())?;
     let n = args.size.max(8);
     outln!("neurochunk demo in {}", args.dir);
     outln!(

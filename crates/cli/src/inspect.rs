@@ -182,7 +182,7 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
             })
             .collect();
         print_json(&json!({ "nodes": list }));
-        return Ok(());
+        return malformed_nodes(&args.path, &entries);
     }
     for entry in &entries {
         match &entry.metadata {
@@ -206,7 +206,44 @@ pub(crate) fn tree(args: TreeArgs) -> CmdResult {
             }
         }
     }
-    Ok(())
+    malformed_nodes(&args.path, &entries)
+}
+
+/// The end of `tree`, after the whole hierarchy is shown: a failure naming the nodes whose
+/// metadata is malformed (or could not be read), whether it came from consolidated metadata
+/// or the nodes' own documents. A node whose codec this build does not implement is marked
+/// in the output but is not a failure: its metadata is fine.
+fn malformed_nodes(location: &Location, entries: &[neurochunk_array::NodeEntry]) -> CmdResult {
+    let bad: Vec<&neurochunk_array::NodeEntry> = entries
+        .iter()
+        .filter(|e| e.metadata.as_ref().is_err_and(|e| !e.is_unsupported()))
+        .collect();
+    let Some(first) = bad.first() else {
+        return Ok(());
+    };
+    let error = first
+        .metadata
+        .as_ref()
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    let more = match bad.len() {
+        1 => String::new(),
+        n => format!(
+            " (and {} more: {})",
+            n - 1,
+            bad[1..]
+                .iter()
+                .map(|e| display_path(&e.path))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Err(Failure(format!(
+        "{}: node '{}' cannot be read: {error}{more}",
+        location.display(),
+        display_path(&first.path)
+    )))
 }
 
 /// How `tree` describes a node beyond its own line.

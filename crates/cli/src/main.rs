@@ -131,7 +131,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(message)) => {
-            let one_line = message.replace('\n', " ");
+            let one_line = output::with_overwrite_hint(&message.replace('\n', " "));
             eprintln!("neurochunk: error: {one_line}");
             ExitCode::FAILURE
         }

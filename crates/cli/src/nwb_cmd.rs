@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand, ValueEnum};
-use neurochunk_array::parse_selection;
+use neurochunk_array::{parse_selection, NodeTree};
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_hdmf::demo::{write_demo, write_demo_into, DemoOptions};
 use neurochunk_hdmf::{
@@ -20,7 +20,7 @@ use neurochunk_hdmf::{
 };
 use serde_json::{json, Value};
 
-use crate::store_args::{Location, WriteArgs, URL_FORMS};
+use crate::store_args::{Location, ReplaceArgs, WriteArgs, URL_FORMS};
 use crate::{CmdResult, Failure};
 
 /// Open the file at a path (external links resolved on disk, as `options` say) or a URL
@@ -61,7 +61,7 @@ fn remote_writer(
     convention: Convention,
     options: WriteOptions,
 ) -> Result<NwbWriter, Failure> {
-    let store = location.open_remote_replace()?;
+    let store = location.open_remote_replace(&NodeTree, options.overwrite)?;
     Ok(NwbWriter::create_at(
         FileLocation::named(store, "", location.display()),
         convention,
@@ -287,6 +287,8 @@ pub(crate) enum NwbCommand {
         compressors: Option<String>,
         #[command(flatten)]
         write: WriteArgs,
+        #[command(flatten)]
+        replace: ReplaceArgs,
     },
     /// Validate files against the specifications they cache (or --namespace ones): schema
     /// rules and DynamicTable rules, one line per problem; exit 0 valid, 1 invalid, 2
@@ -309,6 +311,8 @@ pub(crate) enum NwbCommand {
         external: ExternalArgs,
         #[command(flatten)]
         write: WriteArgs,
+        #[command(flatten)]
+        replace: ReplaceArgs,
     },
     /// Import an HDF5 NWB file (as pynwb's NWBHDF5IO writes them) into either convention.
     ///
@@ -350,6 +354,8 @@ pub(crate) enum NwbCommand {
         allow_any_external: bool,
         #[command(flatten)]
         write: WriteArgs,
+        #[command(flatten)]
+        replace: ReplaceArgs,
     },
 }
 
@@ -559,6 +565,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             namespace,
             compressors,
             write,
+            replace,
         } => {
             let mut namespaces = Vec::new();
             for ns in &namespace {
@@ -571,6 +578,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 write: WriteOptions {
                     compressors: parse_compressors(compressors.as_deref())?,
                     durability: write.durability(),
+                    overwrite: replace.policy(),
                 },
             };
             let summary = match out.local() {
@@ -601,6 +609,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             compressors,
             external,
             write,
+            replace,
         } => {
             let file = external.open(&src)?;
             let total = file.nodes().count() as u64;
@@ -609,6 +618,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             let write = WriteOptions {
                 compressors: parse_compressors(compressors.as_deref())?,
                 durability: write.durability(),
+                overwrite: replace.policy(),
             };
             let summary = match dst.local() {
                 Some(path) => convert_file(&file, path, convention.into(), write, &progress)?.1,
@@ -645,6 +655,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             allow_external,
             allow_any_external,
             write,
+            replace,
         } => {
             // A URL is read into a temporary file (kept until the end of the import).
             let fetched = match src.local() {
@@ -672,6 +683,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                     url,
                     allowed_roots: allow_external,
                     allow_any_external,
+                    overwrite: replace.policy(),
                 };
                 let summary = neurochunk_hdf5::write_reference_file(&src, &dst, &options)?;
                 for note in &summary.notes {
@@ -698,6 +710,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 write: WriteOptions {
                     compressors: parse_compressors(compressors.as_deref())?,
                     durability: write.durability(),
+                    overwrite: replace.policy(),
                 },
                 chunk_bytes,
                 chunks: chunk_shapes,

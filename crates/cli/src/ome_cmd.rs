@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use crate::arrays::{local_only_fsync, staged_destination, AxisOrderOpt, FormatArg};
 use crate::progress;
 use crate::store_args::Location;
-use crate::store_args::WriteArgs;
+use crate::store_args::{ReplaceArgs, WriteArgs};
 use crate::{CmdResult, Failure};
 
 /// The N5 multiscale layout to write.
@@ -139,6 +139,8 @@ pub(crate) struct PyramidArgs {
     axis_order: AxisOrderOpt,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    replace: ReplaceArgs,
 }
 
 fn list(text: &Option<String>) -> Option<Vec<String>> {
@@ -269,7 +271,7 @@ fn write_pyramid(
     let fail = |e: neurochunk_ome::OmeError| Failure(format!("{name}: {e}"));
     // Refuse bad options before the destination is touched.
     let total = pyramid_chunk_count(src, options).map_err(fail)?;
-    let (dst_store, staged) = staged_destination(dst, &args.write)?;
+    let (dst_store, staged) = staged_destination(dst, &args.write, args.replace.policy())?;
     let (bar, report) = reporter(total, args.progress, "pyramid");
     let image = build_pyramid(src, dst_store, "", options, &report).map_err(fail)?;
     bar.finish_and_clear();

@@ -41,3 +41,13 @@ macro_rules! out {
         $crate::output::write_stdout(format_args!($($arg)*))
     };
 }
+
+/// A refusal to replace a destination ([`neurochunk_store::replace::ReplaceError::Refused`])
+/// ends with how to replace it all the same.
+pub(crate) fn with_overwrite_hint(message: &str) -> String {
+    if message.contains(neurochunk_store::replace::REFUSAL) && !message.contains("--overwrite") {
+        format!("{message}; pass --overwrite to replace it anyway")
+    } else {
+        message.to_string()
+    }
+}

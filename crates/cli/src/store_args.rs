@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use clap::Args;
 use neurochunk_store::remote::Scheme;
+use neurochunk_store::replace::{check_prefix, Overwrite, TreeKind};
 use neurochunk_store::{
     Durability, FsStore, PrefixStore, RemoteOptions, Store, StoreError, StoreLocation,
 };
@@ -242,10 +243,14 @@ impl Location {
         })?))
     }
 
-    /// For a URL: a store rooted at it to write a new tree into, emptied first (objects are
-    /// written in place, see docs/remote.md). The root of a bucket that holds anything is
-    /// refused rather than emptied.
-    pub(crate) fn open_remote_replace(&self) -> Result<Arc<dyn Store>, Failure> {
+    /// For a URL: a store rooted at it to write a new tree of `kind` into, emptied first
+    /// (objects are written in place, see docs/remote.md) when `overwrite` allows it (see
+    /// [`RemoteNode::replace`]).
+    pub(crate) fn open_remote_replace(
+        &self,
+        kind: &dyn TreeKind,
+        overwrite: Overwrite,
+    ) -> Result<Arc<dyn Store>, Failure> {
         let (store, key) = self.open_parts()?;
         let target = RemoteNode {
             store: rooted_at(store, &key).map_err(|e| self.fail(e))?,
@@ -253,7 +258,7 @@ impl Location {
             bucket_root: key.is_empty(),
             display: self.display(),
         };
-        target.replace()?;
+        target.replace(kind, overwrite)?;
         Ok(target.store)
     }
 
@@ -362,11 +367,21 @@ pub(crate) struct RemoteNode {
 
 impl RemoteNode {
     /// Remove what is stored under the node (objects are replaced in place, see
-    /// docs/remote.md). The root of a bucket that holds anything is refused rather than
-    /// emptied.
-    pub(crate) fn replace(&self) -> Result<(), Failure> {
+    /// docs/remote.md), for a new tree of `kind`: refused, with nothing removed, when the
+    /// prefix holds values that are not of that kind, unless `overwrite` is
+    /// [`Overwrite::Anything`] ([`check_prefix`]). The root of a bucket that holds anything
+    /// is refused rather than emptied.
+    pub(crate) fn replace(&self, kind: &dyn TreeKind, overwrite: Overwrite) -> Result<(), Failure> {
         let fail = |e: StoreError| Failure(format!("{}: {e}", self.display));
         if !self.node.is_empty() {
+            check_prefix(
+                self.store.as_ref(),
+                &self.node,
+                &self.display,
+                kind,
+                overwrite,
+            )
+            .map_err(|e| Failure(e.to_string()))?;
             return self
                 .store
                 .delete_prefix(&format!("{}/", self.node))
@@ -382,7 +397,34 @@ impl RemoteNode {
             }
             return Ok(());
         }
+        check_prefix(self.store.as_ref(), "", &self.display, kind, overwrite)
+            .map_err(|e| Failure(e.to_string()))?;
         self.store.delete_prefix("").map_err(fail)
+    }
+}
+
+/// The option of the commands that replace a destination with a new tree or file (`put`,
+/// `convert`, `pyramid`, `demo`, `nwb demo`, `nwb convert`, `nwb import`; the `table` commands
+/// have it in their output options).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub(crate) struct ReplaceArgs {
+    /// Replace the destination whatever it holds. Without it, an existing destination is
+    /// replaced only when it holds nothing but what the command writes (Zarr or N5 nodes, an
+    /// NWB file on Zarr, a table: a Parquet or Arrow IPC file, a Hive directory); a directory
+    /// holding other files, or a file of another kind, is refused and nothing is written.
+    /// With it, those files are deleted.
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+impl ReplaceArgs {
+    /// What the destination may hold to be replaced.
+    pub(crate) fn policy(&self) -> Overwrite {
+        if self.overwrite {
+            Overwrite::Anything
+        } else {
+            Overwrite::Own
+        }
     }
 }
 
@@ -431,6 +473,7 @@ impl WriteArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use neurochunk_array::NodeTree;
     use neurochunk_store::{Bytes, MemoryStore};
 
     fn store_with(keys: &[&str]) -> MemoryStore {
@@ -515,19 +558,39 @@ mod tests {
             "h.zarr/raw/zarr.json",
             "h.zarr/raw/c/0",
             "h.zarr/raw2/zarr.json",
+            "h.zarr/raw2/notes.txt",
         ]));
-        let (root, node) = locate_node_in(store.as_ref(), "h.zarr/raw").unwrap();
-        let target = RemoteNode {
-            bucket_root: root.is_empty(),
-            store: rooted_at(store.clone(), &root).unwrap(),
-            node,
-            display: "mem://h.zarr/raw".into(),
+        let node_at = |key: &str| {
+            let (root, node) = locate_node_in(store.as_ref(), key).unwrap();
+            RemoteNode {
+                bucket_root: root.is_empty(),
+                store: rooted_at(store.clone(), &root).unwrap(),
+                node,
+                display: format!("mem://{key}"),
+            }
         };
-        target.replace().unwrap();
+        node_at("h.zarr/raw")
+            .replace(&NodeTree, Overwrite::Own)
+            .unwrap();
         assert_eq!(
             store.list_prefix("").unwrap(),
-            ["h.zarr/raw2/zarr.json", "h.zarr/zarr.json"]
+            [
+                "h.zarr/raw2/notes.txt",
+                "h.zarr/raw2/zarr.json",
+                "h.zarr/zarr.json"
+            ]
         );
+        // A node holding a file of another kind is refused, with nothing removed, unless
+        // anything may be replaced.
+        let foreign = node_at("h.zarr/raw2");
+        let refused = foreign.replace(&NodeTree, Overwrite::Own).unwrap_err().0;
+        assert!(
+            refused.contains("mem://h.zarr/raw2") && refused.contains("(notes.txt)"),
+            "{refused}"
+        );
+        assert_eq!(store.list_prefix("h.zarr/raw2/").unwrap().len(), 2);
+        foreign.replace(&NodeTree, Overwrite::Anything).unwrap();
+        assert_eq!(store.list_prefix("").unwrap(), ["h.zarr/zarr.json"]);
         // The root of a bucket that holds anything is refused, not emptied.
         let whole = RemoteNode {
             bucket_root: true,
@@ -535,7 +598,11 @@ mod tests {
             node: String::new(),
             display: "mem://".into(),
         };
-        assert!(whole.replace().unwrap_err().0.contains("whole bucket"));
-        assert_eq!(store.list_prefix("").unwrap().len(), 2);
+        assert!(whole
+            .replace(&NodeTree, Overwrite::Anything)
+            .unwrap_err()
+            .0
+            .contains("whole bucket"));
+        assert_eq!(store.list_prefix("").unwrap().len(), 1);
     }
 }

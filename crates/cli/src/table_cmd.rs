@@ -19,7 +19,7 @@ use neurochunk_table::{Format, Registry, RowFilter, TableError, TableTarget};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::store_args::{Location, URL_FORMS};
+use crate::store_args::{Location, ReplaceArgs, URL_FORMS};
 use std::process::ExitCode;
 
 /// Parquet compression codecs offered on the command line.
@@ -54,6 +54,8 @@ pub struct OutputArgs {
     /// renamed into place and its directory after (slower; see docs/durability.md).
     #[arg(long)]
     pub fsync: bool,
+    #[command(flatten)]
+    pub replace: ReplaceArgs,
 }
 
 impl OutputArgs {
@@ -75,6 +77,7 @@ impl OutputArgs {
             } else {
                 Durability::Buffered
             },
+            overwrite: self.replace.policy(),
             ..WriteOptions::default()
         }
     }
@@ -203,7 +206,7 @@ fn fail(e: &TableError) -> ExitCode {
 }
 
 fn one_line(s: &str) -> String {
-    s.replace('\n', " ")
+    crate::output::with_overwrite_hint(&s.replace('\n', " "))
 }
 
 /// Runs a `table` subcommand; prints its own output and errors.

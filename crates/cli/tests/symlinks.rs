@@ -55,8 +55,10 @@ fn count_entries(dir: &Path) -> usize {
 
 #[test]
 fn convert_replaces_a_destination_holding_a_symlink_without_touching_its_target() {
-    // `convert` builds the new tree beside the destination and swaps it in: the old tree,
-    // symbolic link included, is removed as it is (the link, not what it points to).
+    // A symbolic link in the destination is not part of a Zarr node: without --overwrite
+    // the destination is refused. With it, `convert` builds the new tree beside the
+    // destination and swaps it in: the old tree, symbolic link included, is removed as it is
+    // (the link, not what it points to).
     let work = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("keep"), b"untouched").unwrap();
@@ -70,6 +72,18 @@ fn convert_replaces_a_destination_holding_a_symlink_without_touching_its_target(
             args.push(Path::new("--fsync"));
         }
         args.extend([src.as_path(), dst.as_path()]);
+        let refused = neurochunk(&args);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("(sub)") && stderr.contains("--overwrite"),
+            "{stderr}"
+        );
+        assert!(std::fs::symlink_metadata(dst.join("sub"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        args.push(Path::new("--overwrite"));
         let output = neurochunk(&args);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "{stderr}");

@@ -266,15 +266,17 @@ fn table_derive_and_swc_commands_take_urls() {
 fn demo_writes_to_a_url() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // Something the demo replaces.
-    std::fs::create_dir_all(d.join("demo/old")).unwrap();
-    std::fs::write(d.join("demo/old/stale"), "x").unwrap();
+    // What an earlier demo left, which the demo replaces: a chunk its volume no longer has.
+    let stale = d.join("demo/volume.zarr3.raw/c/9/9/9");
+    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    std::fs::write(d.join("demo/volume.zarr3.raw/zarr.json"), "{}").unwrap();
+    std::fs::write(&stale, "x").unwrap();
     let out = ok(&["demo", &url(&d.join("demo")), "--size", "16"]);
     assert!(
         out.contains("Everything written was read back and matched"),
         "{out}"
     );
-    assert!(!d.join("demo/old/stale").exists());
+    assert!(!stale.exists());
     for entry in [
         "volume.zarr3.sharded/zarr.json",
         "volume.n5.gzip/attributes.json",

@@ -39,6 +39,9 @@ pub struct VirtualOptions {
     pub allowed_roots: Vec<PathBuf>,
     /// Follow external links anywhere.
     pub allow_any_external: bool,
+    /// What an existing file at the output may be to be replaced: by default only a LINDI
+    /// reference file.
+    pub overwrite: neurochunk_store::replace::Overwrite,
 }
 
 /// What a reference file holds.
@@ -69,6 +72,13 @@ pub fn write_reference_file(
     options: &VirtualOptions,
 ) -> Hdf5Result<VirtualSummary> {
     let name = source.display().to_string();
+    neurochunk_store::replace::check_file(
+        output,
+        neurochunk_store::lindi::REFERENCE_FILE,
+        neurochunk_store::lindi::is_reference_file,
+        options.overwrite,
+    )
+    .map_err(neurochunk_hdmf::HdmfError::from)?;
     let file = h5::open_file(source).map_err(|m| Hdf5Error::file(&name, m))?;
     let url = match &options.url {
         Some(u) => u.clone(),

@@ -100,6 +100,11 @@ pub enum HdmfError {
         /// What cannot be done.
         message: String,
     },
+    /// The destination of a new file holds something the writer may not replace (see
+    /// [`WriteOptions::overwrite`](crate::WriteOptions::overwrite)), or could not be looked
+    /// at; nothing was written.
+    #[error("{0}")]
+    Replace(#[from] neurochunk_store::replace::ReplaceError),
     /// Reading an input file (e.g. a namespace YAML) or publishing an output failed.
     #[error("{file}: {message}")]
     Input {

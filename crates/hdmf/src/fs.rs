@@ -7,6 +7,7 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use neurochunk_array::NodeTree;
 use neurochunk_store::staging::{resolve_target, StagedDir};
 use neurochunk_store::{FsStore, Store};
 
@@ -130,7 +131,10 @@ impl NwbWriter {
     /// or the new one, even when the writer is killed). A session that fails or is dropped
     /// removes its directory; the directories of killed writers of `path` are removed when
     /// the next session of `path` starts. When `path` is (or lies below) a symbolic link, the
-    /// file is staged and published where the link leads. [`WriteOptions::durability`] says
+    /// file is staged and published where the link leads. An existing `path` is replaced
+    /// only as [`WriteOptions::overwrite`] allows: by default when it holds nothing but Zarr
+    /// or N5 nodes (an earlier file), otherwise [`HdmfError::Replace`] before anything is
+    /// written. [`WriteOptions::durability`] says
     /// whether the file is synced to the disk before `finish` returns.
     ///
     /// [`replace_dir`]: neurochunk_store::fs_publish::replace_dir
@@ -158,10 +162,7 @@ impl NwbWriter {
         // Staged beside the real destination (where symbolic links lead).
         let real_path = resolve_target(&final_path, &final_path)
             .map_err(|e| HdmfError::input(&display, e.to_string()))?;
-        let staged = StagedDir::beside(&real_path)
-            .map_err(|e| {
-                HdmfError::input(&display, format!("cannot create the output directory: {e}"))
-            })?
+        let staged = StagedDir::replacing(&real_path, &NodeTree, options.overwrite)?
             .with_durability(options.durability);
         let store: Arc<dyn Store> =
             Arc::new(FsStore::new(staged.path()).with_durability(options.durability));

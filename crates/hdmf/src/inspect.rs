@@ -237,10 +237,20 @@ fn known_dtype_marker(value: &Value) -> bool {
             ) || is_text_type_name(name)
                 || numeric_type_from_name(name).is_some()
         }
-        Value::Array(fields) => fields
-            .iter()
-            .all(|f| f.get("name").is_some_and(Value::is_string) && f.get("dtype").is_some()),
+        Value::Array(fields) => fields.iter().all(|f| {
+            f.get("name").is_some_and(Value::is_string)
+                && f.get("dtype").is_some_and(known_field_dtype)
+        }),
         _ => false,
+    }
+}
+
+/// Whether the `dtype` of a compound field is one hdmf-zarr writes: a type name or marker,
+/// a nested field list, or a reference's `{reftype, target_type}` description.
+fn known_field_dtype(dtype: &Value) -> bool {
+    match dtype {
+        Value::Object(o) => o.contains_key("reftype") || o.contains_key("target_type"),
+        other => known_dtype_marker(other),
     }
 }
 
@@ -289,7 +299,7 @@ fn attribute_problems(file: &NwbFile) -> Vec<Problem> {
                     problems.push(Problem {
                         path: path.clone(),
                         message: format!(
-                            "attribute '{key}' has a value hdmf-zarr does not write: {value}"
+                            "unknown {key} {value}: a data type hdmf-zarr does not write"
                         ),
                     });
                 }

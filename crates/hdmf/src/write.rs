@@ -72,6 +72,11 @@ pub struct WriteOptions {
     /// holding the file after it is published. (For [`NwbWriter::create_at`], the store's own
     /// durability applies.)
     pub durability: neurochunk_store::Durability,
+    /// What an existing file at the destination of [`NwbWriter::create`] may be to be
+    /// replaced: by default ([`Overwrite::Own`](neurochunk_store::replace::Overwrite::Own))
+    /// only a Zarr tree (an earlier NWB file, any Zarr or N5 node), never a directory holding
+    /// anything else ([`NodeTree`](neurochunk_array::NodeTree) says what belongs to one).
+    pub overwrite: neurochunk_store::replace::Overwrite,
 }
 
 /// A namespace to cache: its name, version, and documents (`namespace` plus one per schema

@@ -138,6 +138,10 @@ impl Store for CountingStore {
         self.inner.concurrent_reads()
     }
 
+    fn local_path(&self, key_or_prefix: &str) -> Option<std::path::PathBuf> {
+        self.inner.local_path(key_or_prefix)
+    }
+
     fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
         add(&self.counters.batches, 1);
         let responses = self.inner.get_many(requests);

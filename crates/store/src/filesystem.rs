@@ -411,6 +411,10 @@ fn is_temp_name(name: &str) -> bool {
 }
 
 impl Store for FsStore {
+    fn local_path(&self, key_or_prefix: &str) -> Option<PathBuf> {
+        self.prefix_path(key_or_prefix).ok()
+    }
+
     fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
         let path = self.key_path(key)?;
         match read_pooled(&path) {

@@ -48,7 +48,8 @@ fn fail<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> P
     }
 }
 
-/// Put the directory `staged` in place at `target`, replacing any directory already there,
+/// Put the directory `staged` in place at `target`, replacing whatever is already there
+/// (a caller decides beforehand whether it may: see [`crate::replace`]),
 /// so that `target` names a complete tree at every moment where the platform allows it.
 ///
 /// - `target` missing: `staged` is renamed to `target` ([`PublishMethod::Renamed`]).
@@ -92,7 +93,7 @@ pub fn replace_dir(staged: &Path, target: &Path) -> Result<PublishMethod, Publis
     match exchange(staged, target) {
         Ok(()) => {
             // The old tree now lives at the staged name.
-            fs::remove_dir_all(staged).map_err(fail(
+            remove_replaced(staged).map_err(fail(
                 "published, but cannot remove the replaced directory now at",
                 staged,
             ))?;
@@ -122,10 +123,20 @@ fn rename_aside(staged: &Path, target: &Path) -> Result<(), PublishError> {
             target,
         )(e));
     }
-    fs::remove_dir_all(&aside).map_err(fail(
+    remove_replaced(&aside).map_err(fail(
         "published, but cannot remove the replaced directory now at",
         &aside,
     ))
+}
+
+/// Remove what was replaced: a directory tree, or a file (or a symbolic link, never followed)
+/// that a caller chose to replace by a directory.
+fn remove_replaced(path: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(path)?.is_dir() {
+        fs::remove_dir_all(path)
+    } else {
+        fs::remove_file(path)
+    }
 }
 
 /// A hidden sibling of `target` that does not exist yet.

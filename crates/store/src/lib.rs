@@ -8,7 +8,8 @@
 //! in-memory backend ([`MemoryStore`]) and a view of a sub-tree of another store
 //! ([`PrefixStore`]). It knows nothing about arrays or formats. [`fs_publish`] puts a
 //! directory tree built aside in place of another without a moment where neither is there;
-//! [`NewTreeStore`] writes a new tree into a remote store with few round trips.
+//! [`NewTreeStore`] writes a new tree into a remote store with few round trips; [`replace`]
+//! tells whether an existing destination may be replaced without losing what is not ours.
 //!
 //! ```
 //! use std::io::Write;
@@ -72,6 +73,7 @@ mod pool;
 mod prefix;
 #[cfg(feature = "remote")]
 pub mod remote;
+pub mod replace;
 pub mod staging;
 mod writer;
 
@@ -472,6 +474,15 @@ pub trait Store: Send + Sync + Debug {
     /// True when the key exists.
     fn exists(&self, key: &str) -> StoreResult<bool> {
         Ok(self.size(key)?.is_some())
+    }
+
+    /// Where the value or directory `key_or_prefix` lives on the local filesystem, for a
+    /// store whose values are local files ([`FsStore`], and views of one); `None` for any
+    /// other store, and for a key that could escape the store. Lets a caller look at what a
+    /// listing does not show ([`replace::check_prefix`] walks the directory itself).
+    fn local_path(&self, key_or_prefix: &str) -> Option<std::path::PathBuf> {
+        let _ = key_or_prefix;
+        None
     }
 }
 

@@ -650,6 +650,17 @@ impl Store for LindiStore {
     }
 }
 
+/// What a writer of reference files may replace ([`crate::replace::check_file`]).
+pub const REFERENCE_FILE: &str = "a LINDI reference file";
+
+/// Whether a file starting with `head` looks like a LINDI reference file: a JSON object naming
+/// `refs` (or LINDI's `generationMetadata`) near its start.
+pub fn is_reference_file(head: &[u8], _tail: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    text.trim_start().starts_with('{')
+        && (text.contains("\"refs\"") || text.contains("\"generationMetadata\""))
+}
+
 /// If `path` leads through a LINDI reference file (a component ending in `.lindi.json` that
 /// is a file), that file and the key inside it.
 pub fn split_reference_path(path: &Path) -> Option<(PathBuf, String)> {

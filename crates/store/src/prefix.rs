@@ -85,6 +85,11 @@ impl PrefixStore {
 }
 
 impl Store for PrefixStore {
+    fn local_path(&self, key_or_prefix: &str) -> Option<std::path::PathBuf> {
+        let inner = self.inner_prefix(key_or_prefix).ok()?;
+        self.inner.local_path(inner.trim_end_matches('/'))
+    }
+
     fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
         self.inner.get(&self.inner_key(key)?)
     }

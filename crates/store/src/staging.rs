@@ -26,6 +26,11 @@
 //!   published where the links lead (beside the real destination, never through a link), and
 //!   a destination below a store's root whose path leads out of the root through a link is
 //!   refused with [`StoreError::SymlinkOutsideRoot`] before anything is created.
+//! - **What is replaced.** [`StagedDir::replacing`] stages a tree of one [`TreeKind`] and
+//!   replaces the destination only when [`check_dir`] allows it ([`Overwrite`]: by default
+//!   only an earlier tree of that kind, never a directory holding anything else); the check
+//!   runs before the staging directory is created and again under the publish lock, just
+//!   before the exchange, so files put into the destination meanwhile are not lost either.
 //! - **Durability.** With [`Durability::Fsync`] ([`StagedDir::with_durability`]) the publish
 //!   syncs the destination's directory after the new tree is in place; the tree's own files
 //!   and directories are synced by the store that wrote them.
@@ -40,6 +45,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::fs_publish::{replace_dir, PublishError, PublishMethod};
 use crate::fsync::sync_dir;
+use crate::replace::{check_dir, Overwrite, ReplaceError, TreeKind};
 use crate::{Durability, StoreError};
 
 /// The marker in the names of staging directories.
@@ -58,6 +64,8 @@ pub struct StagedDir {
     _lock: Option<File>,
     published: bool,
     durability: Durability,
+    /// What the destination may hold to be replaced (checked again when publishing).
+    replacing: Option<(&'static dyn TreeKind, Overwrite)>,
 }
 
 impl StagedDir {
@@ -79,6 +87,7 @@ impl StagedDir {
                         _lock: lock,
                         published: false,
                         durability: Durability::Buffered,
+                        replacing: None,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -90,6 +99,32 @@ impl StagedDir {
                 }
             }
         }
+    }
+
+    /// Like [`StagedDir::beside`], for a tree of `kind` that replaces `target` only as
+    /// `overwrite` allows ([`check_dir`]): checked first, before anything is created, and
+    /// again by [`StagedDir::publish`] under the publish lock. A destination holding anything
+    /// that is not of `kind` is refused with [`ReplaceError::Refused`] (unless
+    /// [`Overwrite::Anything`]), naming what would be lost.
+    pub fn replacing(
+        target: &Path,
+        kind: &'static dyn TreeKind,
+        overwrite: Overwrite,
+    ) -> Result<StagedDir, ReplaceError> {
+        check_dir(target, kind, overwrite)?;
+        let staged = StagedDir::beside(target).map_err(|source| ReplaceError::Io {
+            path: target.display().to_string(),
+            source,
+        })?;
+        Ok(staged.guarded(kind, overwrite))
+    }
+
+    /// This staging directory, published only when the destination then holds nothing but
+    /// a tree of `kind` (or as `overwrite` allows): see [`StagedDir::replacing`]. For a
+    /// directory taken over with [`StagedDir::adopt_stale`].
+    pub fn guarded(mut self, kind: &'static dyn TreeKind, overwrite: Overwrite) -> Self {
+        self.replacing = Some((kind, overwrite));
+        self
     }
 
     /// Take over the staging directory of `target` that a killed writer left behind (the
@@ -140,6 +175,7 @@ impl StagedDir {
                 _lock: lock,
                 published: false,
                 durability: Durability::Buffered,
+                replacing: None,
             });
             break;
         }
@@ -182,6 +218,26 @@ impl StagedDir {
             path: self.target.clone(),
             source,
         })?;
+        if let Some((kind, overwrite)) = self.replacing {
+            // Files may have been put into the destination while the tree was built.
+            check_dir(&self.target, kind, overwrite).map_err(|e| match e {
+                ReplaceError::Refused { reason, .. } => PublishError {
+                    action: "refusing to replace",
+                    path: self.target.clone(),
+                    source: io::Error::other(reason),
+                },
+                ReplaceError::Io { source, .. } => PublishError {
+                    action: "cannot look at the destination before replacing",
+                    path: self.target.clone(),
+                    source,
+                },
+                ReplaceError::Store(e) => PublishError {
+                    action: "cannot look at the destination before replacing",
+                    path: self.target.clone(),
+                    source: io::Error::other(e.to_string()),
+                },
+            })?;
+        }
         let result = replace_dir(&self.path, &self.target);
         if result.is_ok() {
             self.published = true;

@@ -2,6 +2,7 @@
 //! display name: the path as given for files on disk, the key (or a name chosen by the
 //! caller) for tables in a [`Store`](neurochunk_store::Store).
 
+use neurochunk_store::replace::ReplaceError;
 use neurochunk_store::StoreError;
 use std::path::Path;
 
@@ -51,6 +52,10 @@ pub enum TableError {
     /// A bad argument (unknown schema, unsupported output kind, ...).
     #[error("{0}")]
     Usage(String),
+    /// The output exists and is not something the writer may replace (see
+    /// [`WriteOptions::overwrite`](crate::io::WriteOptions::overwrite)); nothing was written.
+    #[error("{0}")]
+    Refused(ReplaceError),
 }
 
 /// The display form of a path or name.
@@ -64,6 +69,15 @@ impl TableError {
         TableError::Io {
             path: shown(path),
             source,
+        }
+    }
+
+    /// The error of a check whether the output `path` may be replaced.
+    pub fn replace(path: impl AsRef<Path>, err: ReplaceError) -> Self {
+        match err {
+            ReplaceError::Store(e) => TableError::store(path, e),
+            ReplaceError::Io { source, .. } => TableError::io(path, source),
+            refused => TableError::Refused(refused),
         }
     }
 

@@ -9,6 +9,7 @@ use arrow::compute::concat_batches;
 use arrow::datatypes::{DataType, Field, Schema, UInt64Type};
 use arrow::ipc::writer::StreamWriter;
 use common::*;
+use neurochunk_store::replace::Overwrite;
 use neurochunk_store::{Bytes, CountingStore, FsStore, MemoryStore, PrefixStore, Store};
 use neurochunk_table::derive::{derive_source, DeriveOptions};
 use neurochunk_table::info::source_info;
@@ -168,16 +169,16 @@ fn hive_in_a_store_evicts_and_replaces_an_earlier_table() {
     let (_, got) = read(&store, "h");
     assert_eq!(got.num_rows(), 4);
 
-    // overwrite: false refuses an existing table.
+    // Overwrite::Never refuses an existing table.
     let keep = WriteOptions {
-        overwrite: false,
+        overwrite: Overwrite::Never,
         ..hive_opts()
     };
     let e = TableWriter::create_in(store.clone(), "h", b.schema(), &keep)
         .err()
         .unwrap()
         .to_string();
-    assert_eq!(e, "h: output exists");
+    assert_eq!(e, "refusing to replace 'h': it already exists");
 }
 
 #[test]

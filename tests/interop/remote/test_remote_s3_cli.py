@@ -67,6 +67,44 @@ def test_put_replaces_an_existing_array(rnc, s3, bucket):
     assert s3.keys(bucket) == ["a.zarr/c/0/0", "a.zarr/zarr.json"]
 
 
+def test_writers_never_empty_a_prefix_holding_other_objects(rnc, s3, bucket, tmp_path, ecephys_nwb):
+    """A prefix holding objects that are not part of what a command writes is refused, every
+    object kept; `--overwrite` replaces it; an earlier output of the same kind is replaced."""
+    import pyarrow.parquet as pq
+
+    client = s3.client()
+    notes = {"exp/notes.txt": b"my notes", "exp/raw/cell.tif": b"pixels"}
+    for key, body in notes.items():
+        client.put_object(Bucket=bucket, Key=key, Body=body)
+    src = tmp_path / "src.zarr"
+    rnc.put(INT, src, "zarr3")
+    table = tmp_path / "in.skeletons.parquet"
+    pq.write_table(_skeleton(), table)
+    url = f"s3://{bucket}/exp"
+    for args in [
+        ("put", rnc._scratch_file("in", ".npy"), url, "--format", "zarr3"),
+        ("convert", src, url),
+        ("pyramid", src, url, "--levels", "2"),
+        ("nwb", "demo", url),
+        ("nwb", "convert", ecephys_nwb[0], url, "--convention", "zarr3"),
+        ("demo", url, "--size", "8"),
+        ("table", "convert", table, url, "--partition-by", "fragment_id"),
+    ]:
+        if args[0] == "put":
+            np.save(args[1], INT, allow_pickle=False)
+        rnc.fails(*args, names=[url, "notes.txt", "--overwrite"])
+        for key, body in notes.items():
+            assert s3.get_bytes(bucket, key) == body, (args, key)
+    forced = rnc._scratch_file("forced", ".npy")
+    np.save(forced, INT, allow_pickle=False)
+    rnc.run("put", forced, url, "--format", "zarr3", "--overwrite")
+    keys = s3.keys(bucket, "exp/")
+    assert "exp/zarr.json" in keys and not set(notes) & set(keys), keys
+    # Our own output is replaced without being asked.
+    rnc.run("convert", src, url, "--format", "zarr2")
+    assert "exp/.zarray" in s3.keys(bucket, "exp/") and "exp/zarr.json" not in s3.keys(bucket, "exp/")
+
+
 def test_put_into_a_group_creates_the_missing_parent_groups(rnc, s3, bucket, tmp_path):
     """As for a local path: a URL below an existing group is a node of its hierarchy; the
     groups between them are created, the group's other members are kept."""

@@ -24,7 +24,9 @@ mod write;
 
 pub use guard::decoder_panic_is_caught;
 pub use neurochunk_store::Durability;
-pub use write::{output_format, TableTarget, TableWriter, WriteOptions};
+pub use write::{
+    is_table_file, output_format, HiveTable, TableTarget, TableWriter, WriteOptions, TABLE_FILE,
+};
 
 use crate::error::{Result, TableError};
 use crate::rules::RuleId;

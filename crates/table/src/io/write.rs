@@ -8,6 +8,7 @@ use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray
 use arrow::compute::{cast, take};
 use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use arrow::ipc::writer::FileWriter;
+use neurochunk_store::replace::{self, Overwrite, TreeKind};
 use neurochunk_store::staging::{remove_stale_temp_files, resolve_target, StagedDir};
 use neurochunk_store::{join_key, Durability, FsStore, Store, StoreResult, ValueWriter};
 use parquet::arrow::ArrowWriter;
@@ -34,8 +35,11 @@ pub struct WriteOptions {
     pub file_infix: Option<String>,
     /// At most this many Hive partition files open at once.
     pub max_open_partitions: usize,
-    /// Replace an existing output.
-    pub overwrite: bool,
+    /// What an existing output may be to be replaced: by default ([`Overwrite::Own`]) only
+    /// a table (a Parquet or Arrow IPC file, a Hive directory of Parquet files), never a file
+    /// of another kind or a directory holding anything else; [`Overwrite::Never`] refuses
+    /// any existing output, [`Overwrite::Anything`] replaces whatever is there.
+    pub overwrite: Overwrite,
     /// How durable [`TableWriter::create`]'s files are when it finishes: with
     /// [`Durability::Fsync`] each file is synced before it is renamed into place and its
     /// directory after, and a Hive directory's part files and directories are synced before
@@ -53,7 +57,7 @@ impl Default for WriteOptions {
             row_group_rows: 512 * 1024,
             file_infix: None,
             max_open_partitions: 32,
-            overwrite: true,
+            overwrite: Overwrite::Own,
             durability: Durability::Buffered,
         }
     }
@@ -85,6 +89,47 @@ fn format_for(file_name: &str, name: &str, opts: &WriteOptions) -> Result<Format
         Err(TableError::Usage(format!(
             "{name}: cannot tell the output format: use a .arrow, .feather or .parquet extension, or --partition-by for a Hive directory"
         )))
+    }
+}
+
+/// What a table file output may replace: a Parquet or Arrow IPC (file or stream) file.
+pub const TABLE_FILE: &str = "a Parquet or Arrow IPC file";
+
+/// Whether a file starting with `head` and ending with `tail` is a table file
+/// ([`TABLE_FILE`]): Parquet's `PAR1` at both ends, Arrow IPC's `ARROW1` (the file format and
+/// Feather v2) or Feather v1's `FEA1` at the start, or the continuation marker of an Arrow IPC
+/// stream.
+pub fn is_table_file(head: &[u8], tail: &[u8]) -> bool {
+    (head.starts_with(b"PAR1") && tail.ends_with(b"PAR1"))
+        || head.starts_with(b"ARROW1")
+        || head.starts_with(b"FEA1")
+        || head.starts_with(&[0xff, 0xff, 0xff, 0xff])
+}
+
+/// Hive-partitioned tables as [`TableWriter`] and pyarrow write them: directories named
+/// `column=value` (any depth) holding `.parquet` part files, and `_common_metadata` /
+/// `_metadata` at the top. What a Hive table output may replace.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HiveTable;
+
+impl TreeKind for HiveTable {
+    fn name(&self) -> &'static str {
+        "a Hive-partitioned Parquet table"
+    }
+
+    fn is_anchor(&self, _file_name: &str) -> bool {
+        false
+    }
+
+    fn owns(&self, rest: &[&str], _anchored: bool) -> bool {
+        match rest {
+            ["_common_metadata" | "_metadata"] => true,
+            [dirs @ .., file] => {
+                dirs.iter().all(|d| d.contains('='))
+                    && file.to_ascii_lowercase().ends_with(".parquet")
+            }
+            [] => false,
+        }
     }
 }
 
@@ -246,7 +291,8 @@ pub struct TableWriter {
     schema: SchemaRef,
     sink: Option<Sink>,
     rows: u64,
-    overwrite: bool,
+    format: Format,
+    overwrite: Overwrite,
     /// Set for [`TableWriter::create`].
     fs: Option<FsTarget>,
     finished: bool,
@@ -265,12 +311,6 @@ impl TableWriter {
     pub fn create(path: impl AsRef<Path>, schema: SchemaRef, opts: &WriteOptions) -> Result<Self> {
         let target = path.as_ref().to_path_buf();
         let format = output_format(&target, opts)?;
-        if !opts.overwrite && target.exists() {
-            return Err(TableError::Usage(format!(
-                "{}: output exists",
-                target.display()
-            )));
-        }
         if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
             if !parent.is_dir() {
                 return Err(TableError::io(
@@ -288,8 +328,8 @@ impl TableWriter {
             // Staged beside the real destination (where symbolic links lead).
             let target =
                 resolve_target(&target, &target).map_err(|e| TableError::store(&name, e))?;
-            let staged = StagedDir::beside(&target)
-                .map_err(|e| TableError::io(&target, e))?
+            let staged = StagedDir::replacing(&target, &HiveTable, opts.overwrite)
+                .map_err(|e| TableError::replace(&name, e))?
                 .with_durability(opts.durability);
             let store: Arc<dyn Store> =
                 Arc::new(FsStore::new(staged.path()).with_durability(opts.durability));
@@ -300,6 +340,8 @@ impl TableWriter {
             // Dropping the staging directory unpublished (on an error) removes it.
             return Self::start(store, "", name, format, schema, opts, Some(fs));
         }
+        replace::check_file(&target, TABLE_FILE, is_table_file, opts.overwrite)
+            .map_err(|e| TableError::replace(&name, e))?;
         let (dir, file_name) = super::split_file_path(&target)?;
         remove_stale_temp_files(if dir.as_os_str().is_empty() {
             Path::new(".")
@@ -344,24 +386,7 @@ impl TableWriter {
         let key = key.trim_end_matches('/');
         let file_name = key.rsplit('/').next().unwrap_or(key);
         let format = format_for(file_name, name, opts)?;
-        if !opts.overwrite {
-            let exists = if format == Format::Hive {
-                let prefix = if key.is_empty() {
-                    String::new()
-                } else {
-                    format!("{key}/")
-                };
-                !store
-                    .list_prefix(&prefix)
-                    .map_err(|e| TableError::store(name, e))?
-                    .is_empty()
-            } else {
-                store.exists(key).map_err(|e| TableError::store(name, e))?
-            };
-            if exists {
-                return Err(TableError::Usage(format!("{name}: output exists")));
-            }
-        }
+        check_store_target(store.as_ref(), key, name, format, opts.overwrite)?;
         Self::start(store, key, name.to_string(), format, schema, opts, None)
     }
 
@@ -414,6 +439,7 @@ impl TableWriter {
             schema,
             sink: Some(sink),
             rows: 0,
+            format,
             overwrite: opts.overwrite,
             fs,
             finished: false,
@@ -471,7 +497,13 @@ impl TableWriter {
                 self.make_room()?;
                 out.commit().map_err(|e| TableError::store(&self.name, e))?;
             }
-            Some(Sink::Hive(h)) => h.finish(self.fs.is_none())?,
+            Some(Sink::Hive(h)) => {
+                if self.fs.is_none() {
+                    // In a store, finishing removes the other values under the prefix.
+                    self.make_room()?;
+                }
+                h.finish(self.fs.is_none())?
+            }
             None => {}
         }
         if self.fs.as_ref().is_some_and(|fs| fs.staging.is_some()) {
@@ -487,44 +519,31 @@ impl TableWriter {
         Ok(self.rows)
     }
 
-    /// Before the finished table takes its place: refuses to replace an existing output
-    /// unless overwriting, and removes what a file cannot replace by itself (a directory on
-    /// the filesystem; anything at the target of a Hive directory).
+    /// Before the finished table takes its place, the check of [`WriteOptions::overwrite`]
+    /// again (the output may have changed while the table was written), and for a file, what
+    /// its rename cannot replace by itself removed: a directory, which the check allows only
+    /// when it is empty or anything may be replaced. A staged Hive directory is checked by its
+    /// publish.
     fn make_room(&self) -> Result<()> {
         match &self.fs {
+            Some(fs) if fs.staging.is_some() => Ok(()),
             Some(fs) => {
-                if !fs.target.exists() {
-                    return Ok(());
-                }
-                if !self.overwrite {
-                    return Err(TableError::Usage(format!("{}: output exists", self.name)));
-                }
-                let removed = if fs.staging.is_some() {
-                    if fs.target.is_dir() {
-                        // The publish exchanges the directories atomically.
-                        Ok(())
-                    } else {
-                        std::fs::remove_file(&fs.target)
-                    }
-                } else if fs.target.is_dir() {
-                    std::fs::remove_dir_all(&fs.target)
-                } else {
+                replace::check_file(&fs.target, TABLE_FILE, is_table_file, self.overwrite)
+                    .map_err(|e| TableError::replace(&self.name, e))?;
+                match std::fs::symlink_metadata(&fs.target) {
+                    Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&fs.target)
+                        .map_err(|e| TableError::io(&fs.target, e)),
                     // The rename of the new file replaces the old one atomically.
-                    Ok(())
-                };
-                removed.map_err(|e| TableError::io(&fs.target, e))
-            }
-            None => {
-                if !self.overwrite
-                    && self
-                        .store
-                        .exists(&self.key)
-                        .map_err(|e| TableError::store(&self.name, e))?
-                {
-                    return Err(TableError::Usage(format!("{}: output exists", self.name)));
+                    _ => Ok(()),
                 }
-                Ok(())
             }
+            None => check_store_target(
+                self.store.as_ref(),
+                &self.key,
+                &self.name,
+                self.format,
+                self.overwrite,
+            ),
         }
     }
 }
@@ -540,6 +559,23 @@ impl Drop for TableWriter {
         self.sink = None;
         self.fs = None;
     }
+}
+
+/// Whether the table at `key` of `store` may be written over what is there now (see
+/// [`WriteOptions::overwrite`]): a Hive directory's prefix, or a file's key.
+fn check_store_target(
+    store: &dyn Store,
+    key: &str,
+    name: &str,
+    format: Format,
+    overwrite: Overwrite,
+) -> Result<()> {
+    let checked = if format == Format::Hive {
+        replace::check_prefix(store, key, name, &HiveTable, overwrite)
+    } else {
+        replace::check_value(store, key, name, TABLE_FILE, is_table_file, overwrite)
+    };
+    checked.map_err(|e| TableError::replace(name, e))
 }
 
 /// The partition column of a Hive output.
