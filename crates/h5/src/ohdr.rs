@@ -1,0 +1,278 @@
+//! Object headers (versions 1 and 2) with their continuation blocks, and shared messages
+//! (committed datatypes and the shared object header message table).
+
+use std::collections::HashSet;
+
+use neurochunk_store::Bytes;
+
+use crate::cursor::Cursor;
+use crate::error::{corrupt, unsupported, H5Result};
+use crate::file::Inner;
+use crate::messages::{kind, parse_shared, Shared};
+use crate::superblock::verify_checksum;
+
+/// At most this many continuation blocks per object header.
+const MAX_CHUNKS: usize = 4096;
+/// At most this many messages per object header.
+const MAX_MESSAGES: usize = 1 << 20;
+
+/// One message of an object header.
+#[derive(Clone, Debug)]
+pub(crate) struct Message {
+    /// The message type.
+    pub kind: u16,
+    /// The message flags (bit 1: shared).
+    pub flags: u8,
+    /// The body (a shared message reference when shared).
+    pub data: Bytes,
+    /// The creation order (attribute messages of version 2 headers that track it).
+    pub order: Option<u16>,
+}
+
+impl Message {
+    /// Whether the body is a reference to a shared message.
+    pub fn is_shared(&self) -> bool {
+        self.flags & 0x02 != 0
+    }
+}
+
+/// A parsed object header: its messages in order, over every continuation block.
+#[derive(Debug)]
+pub(crate) struct ObjectHeader {
+    /// Its address.
+    pub addr: u64,
+    /// Every message but NIL and continuation messages.
+    pub messages: Vec<Message>,
+}
+
+impl ObjectHeader {
+    /// The first message of type `kind`.
+    pub fn first(&self, kind: u16) -> Option<&Message> {
+        self.messages.iter().find(|m| m.kind == kind)
+    }
+
+    /// Every message of type `kind`.
+    pub fn all(&self, kind: u16) -> impl Iterator<Item = &Message> {
+        self.messages.iter().filter(move |m| m.kind == kind)
+    }
+}
+
+/// Read the object header at `addr`.
+pub(crate) fn read_object_header(f: &Inner, addr: u64) -> H5Result<ObjectHeader> {
+    let what = "object header";
+    let first = f.read_upto(addr, 512)?;
+    let mut messages = Vec::new();
+    let mut chunks: Vec<(u64, u64)> = Vec::new();
+    let mut seen = HashSet::new();
+    seen.insert(addr);
+    let version;
+    if first.len() >= 4 && &first[..4] == b"OHDR" {
+        version = 2u8;
+        let mut c = f.cursor(&first, what, addr);
+        c.skip(4)?;
+        let v = c.u8()?;
+        if v != 2 {
+            return Err(c.err(format!("version {v} after an OHDR signature")));
+        }
+        let flags = c.u8()?;
+        if flags & 0x20 != 0 {
+            c.skip(16)?;
+        }
+        if flags & 0x10 != 0 {
+            c.skip(4)?;
+        }
+        let size = c.uint(1 << (flags & 0x03))?;
+        let prefix = c.pos() as u64;
+        let total = prefix
+            .checked_add(size)
+            .and_then(|t| t.checked_add(4))
+            .ok_or_else(|| corrupt(what, Some(addr), "size overflows"))?;
+        let block = f.read_structure(addr, total, what)?;
+        verify_checksum(&block, what, Some(addr))?;
+        let body = block.slice(prefix as usize..(total - 4) as usize);
+        parse_v2_messages(f, &body, addr, flags, &mut messages, &mut chunks)?;
+        let mut i = 0;
+        while i < chunks.len() {
+            let (caddr, clen) = chunks[i];
+            i += 1;
+            if chunks.len() > MAX_CHUNKS || !seen.insert(caddr) {
+                return Err(corrupt(what, Some(addr), "continuation blocks form a loop"));
+            }
+            let what_c = "object header continuation block";
+            let block = f.read_structure(caddr, clen, what_c)?;
+            if block.len() < 8 || &block[..4] != b"OCHK" {
+                return Err(corrupt(what_c, Some(caddr), "no OCHK signature"));
+            }
+            verify_checksum(&block, what_c, Some(caddr))?;
+            let body = block.slice(4..block.len() - 4);
+            parse_v2_messages(f, &body, caddr, flags, &mut messages, &mut chunks)?;
+        }
+    } else {
+        version = 1;
+        let mut c = f.cursor(&first, what, addr);
+        let v = c.u8()?;
+        if v != 1 {
+            return Err(c.err(format!(
+                "no OHDR signature and version {v} (a version 1 header starts with 1)"
+            )));
+        }
+        c.skip(1)?;
+        let _nmessages = c.u16()?;
+        let _refcount = c.u32()?;
+        let size = u64::from(c.u32()?);
+        // The messages start at the next multiple of 8 after the 12-byte prefix.
+        let start = addr
+            .checked_add(16)
+            .ok_or_else(|| corrupt(what, Some(addr), "address overflows"))?;
+        chunks.push((start, size));
+        let mut i = 0;
+        while i < chunks.len() {
+            let (caddr, clen) = chunks[i];
+            i += 1;
+            if chunks.len() > MAX_CHUNKS || (i > 1 && !seen.insert(caddr)) {
+                return Err(corrupt(what, Some(addr), "continuation blocks form a loop"));
+            }
+            let block = f.read_structure(caddr, clen, what)?;
+            parse_v1_messages(f, &block, caddr, &mut messages, &mut chunks)?;
+        }
+    }
+    let _ = version;
+    Ok(ObjectHeader { addr, messages })
+}
+
+fn push(
+    f: &Inner,
+    kind: u16,
+    flags: u8,
+    data: Bytes,
+    order: Option<u16>,
+    at: u64,
+    messages: &mut Vec<Message>,
+    chunks: &mut Vec<(u64, u64)>,
+) -> H5Result<()> {
+    if messages.len() >= MAX_MESSAGES {
+        return Err(corrupt("object header", Some(at), "too many messages"));
+    }
+    match kind {
+        kind::NIL => {}
+        kind::CONTINUATION => {
+            let mut c = f.cursor(&data, "continuation message", at);
+            let addr = c.addr_required("continuation address")?;
+            let len = c.length()?;
+            chunks.push((addr, len));
+        }
+        _ => {
+            if flags & 0x80 != 0 && !known(kind) {
+                return Err(unsupported(format!(
+                    "object header message type {kind:#x}, which readers must understand"
+                )));
+            }
+            messages.push(Message {
+                kind,
+                flags,
+                data,
+                order,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn known(kind: u16) -> bool {
+    kind <= 0x18
+}
+
+fn parse_v1_messages(
+    f: &Inner,
+    block: &Bytes,
+    at: u64,
+    messages: &mut Vec<Message>,
+    chunks: &mut Vec<(u64, u64)>,
+) -> H5Result<()> {
+    let mut c = f.cursor(block, "object header", at);
+    while c.remaining() >= 8 {
+        let kind = c.u16()?;
+        let size = c.u16()? as usize;
+        let flags = c.u8()?;
+        c.skip(3)?;
+        let start = c.pos();
+        c.skip(size)?;
+        let data = block.slice(start..start + size);
+        push(f, kind, flags, data, None, at, messages, chunks)?;
+        c.align(8);
+    }
+    Ok(())
+}
+
+fn parse_v2_messages(
+    f: &Inner,
+    block: &Bytes,
+    at: u64,
+    header_flags: u8,
+    messages: &mut Vec<Message>,
+    chunks: &mut Vec<(u64, u64)>,
+) -> H5Result<()> {
+    let mut c = f.cursor(block, "object header", at);
+    let head = if header_flags & 0x04 != 0 { 6 } else { 4 };
+    while c.remaining() >= head {
+        let kind = u16::from(c.u8()?);
+        let size = c.u16()? as usize;
+        let flags = c.u8()?;
+        let order = if header_flags & 0x04 != 0 {
+            Some(c.u16()?)
+        } else {
+            None
+        };
+        let start = c.pos();
+        c.skip(size)?;
+        let data = block.slice(start..start + size);
+        push(f, kind, flags, data, order, at, messages, chunks)?;
+    }
+    Ok(())
+}
+
+/// The body of `msg`: itself, or the shared message it refers to.
+pub(crate) fn message_body(f: &Inner, msg: &Message, at: u64) -> H5Result<Bytes> {
+    if !msg.is_shared() {
+        return Ok(msg.data.clone());
+    }
+    shared_body(f, msg.kind, &msg.data, at, 0)
+}
+
+/// The body of the shared message of type `kind` that `reference` points to.
+pub(crate) fn shared_body(
+    f: &Inner,
+    kind: u16,
+    reference: &[u8],
+    at: u64,
+    depth: u32,
+) -> H5Result<Bytes> {
+    if depth > 8 {
+        return Err(corrupt("shared message", Some(at), "shared messages form a loop"));
+    }
+    let mut c = f.cursor(reference, "shared message", at);
+    match parse_shared(&mut c)? {
+        Shared::Committed(addr) => {
+            let header = f.header(addr)?;
+            let msg = header.first(kind).ok_or_else(|| {
+                corrupt(
+                    "committed object header",
+                    Some(addr),
+                    format!("no message of type {kind:#x} to share"),
+                )
+            })?;
+            if msg.is_shared() {
+                shared_body(f, kind, &msg.data, addr, depth + 1)
+            } else {
+                Ok(msg.data.clone())
+            }
+        }
+        Shared::Sohm(id) => f.sohm_message(kind, &id),
+    }
+}
+
+/// Parse the body of a message of `Cursor`-readable structure (a helper for callers holding
+/// the message and its header's address).
+pub(crate) fn body_cursor<'a>(f: &Inner, body: &'a [u8], what: &'static str, at: u64) -> Cursor<'a> {
+    f.cursor(body, what, at)
+}

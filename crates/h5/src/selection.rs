@@ -1,0 +1,386 @@
+//! Selections: the hyperslabs a caller reads ([`Slice`]) and the dataspace selections stored
+//! in region references ([`Selection`]), with the serialized selection formats (versions 1
+//! to 3 of hyperslab and point selections, "all" and "none").
+
+use std::collections::BTreeSet;
+
+use crate::cursor::Cursor;
+use crate::error::{invalid, too_large, H5Result};
+
+/// One axis of a read: the indices `start, start + step, ...` below `stop`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Slice {
+    /// The first index.
+    pub start: u64,
+    /// One past the last index that may be selected.
+    pub stop: u64,
+    /// The distance between selected indices (at least 1).
+    pub step: u64,
+}
+
+impl Slice {
+    /// `start..stop` with `step`.
+    pub fn new(start: u64, stop: u64, step: u64) -> Slice {
+        Slice { start, stop, step }
+    }
+
+    /// `start..stop`, every index.
+    pub fn range(start: u64, stop: u64) -> Slice {
+        Slice::new(start, stop, 1)
+    }
+
+    /// Every index of an axis of `len`.
+    pub fn full(len: u64) -> Slice {
+        Slice::new(0, len, 1)
+    }
+
+    /// How many indices it selects.
+    pub fn count(&self) -> u64 {
+        if self.stop <= self.start || self.step == 0 {
+            0
+        } else {
+            (self.stop - self.start).div_ceil(self.step)
+        }
+    }
+}
+
+/// Check `slices` against `dims`: one per axis, steps of at least 1, within the extent.
+pub(crate) fn check_slices(slices: &[Slice], dims: &[u64]) -> H5Result<()> {
+    if slices.len() != dims.len() {
+        return Err(invalid(format!(
+            "{} slices for a dataset of {} axes",
+            slices.len(),
+            dims.len()
+        )));
+    }
+    for (i, (s, &d)) in slices.iter().zip(dims).enumerate() {
+        if s.step == 0 || s.start > s.stop || s.stop > d {
+            return Err(invalid(format!(
+                "slice {}:{}:{} of axis {i} (length {d})",
+                s.start, s.stop, s.step
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// One axis of a regular hyperslab: `count` blocks of `block` indices, `stride` apart,
+/// from `start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HyperslabDim {
+    /// The first index of the first block.
+    pub start: u64,
+    /// The distance between block starts.
+    pub stride: u64,
+    /// How many blocks (`u64::MAX`: unlimited, to the end of the extent).
+    pub count: u64,
+    /// Indices per block (`u64::MAX`: unlimited).
+    pub block: u64,
+}
+
+/// A selection of a dataspace, as a region reference stores it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Selection {
+    /// Every element.
+    All,
+    /// No element.
+    None,
+    /// These points (coordinates per point), in the order stored.
+    Points(Vec<Vec<u64>>),
+    /// A regular hyperslab, per axis (normalized as HDF5 does: adjacent blocks merged).
+    Regular(Vec<HyperslabDim>),
+    /// An irregular hyperslab: blocks given by their first and last (inclusive) coordinates.
+    Blocks(Vec<(Vec<u64>, Vec<u64>)>),
+}
+
+impl Selection {
+    /// The selection as one [`Slice`] per axis, when it can be written so (a regular
+    /// hyperslab of single-index blocks or a single block per axis).
+    pub fn as_slices(&self) -> Option<Vec<Slice>> {
+        match self {
+            Selection::Regular(dims) => dims
+                .iter()
+                .map(|d| {
+                    if d.count == u64::MAX || d.block == u64::MAX {
+                        None
+                    } else if d.count == 1 {
+                        Some(Slice::new(d.start, d.start.checked_add(d.block)?, 1))
+                    } else if d.block == 1 {
+                        let last = d.start.checked_add(d.stride.checked_mul(d.count - 1)?)?;
+                        Some(Slice::new(d.start, last.checked_add(1)?, d.stride.max(1)))
+                    } else {
+                        None
+                    }
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+
+    /// The blocks of a hyperslab selection (first and last coordinates, in C order), at most
+    /// `limit` of them; `dims` bounds unlimited counts and blocks.
+    pub fn blocks(&self, dims: &[u64], limit: usize) -> H5Result<Vec<(Vec<u64>, Vec<u64>)>> {
+        match self {
+            Selection::Blocks(b) => Ok(b.clone()),
+            Selection::Regular(axes) => {
+                let mut per_axis = Vec::with_capacity(axes.len());
+                for (i, a) in axes.iter().enumerate() {
+                    let extent = dims.get(i).copied().unwrap_or(u64::MAX);
+                    let block = if a.block == u64::MAX {
+                        extent.saturating_sub(a.start)
+                    } else {
+                        a.block
+                    };
+                    let count = if a.count == u64::MAX {
+                        extent.saturating_sub(a.start).div_ceil(a.stride.max(1))
+                    } else {
+                        a.count
+                    };
+                    if block == 0 || count == 0 {
+                        return Ok(Vec::new());
+                    }
+                    if count > limit as u64 {
+                        return Err(too_large(format!("a selection of more than {limit} blocks")));
+                    }
+                    let mut v = Vec::with_capacity(count as usize);
+                    for k in 0..count {
+                        let s = a.start.saturating_add(k.saturating_mul(a.stride));
+                        v.push((s, s.saturating_add(block - 1)));
+                    }
+                    per_axis.push(v);
+                }
+                let total = per_axis
+                    .iter()
+                    .try_fold(1usize, |acc, v| acc.checked_mul(v.len()));
+                if total.is_none_or(|t| t > limit) {
+                    return Err(too_large(format!("a selection of more than {limit} blocks")));
+                }
+                let mut out = vec![(Vec::new(), Vec::new())];
+                for axis in per_axis {
+                    let mut next = Vec::with_capacity(out.len() * axis.len());
+                    for (lo, hi) in &out {
+                        for &(a, b) in &axis {
+                            let mut l = lo.clone();
+                            let mut h = hi.clone();
+                            l.push(a);
+                            h.push(b);
+                            next.push((l, h));
+                        }
+                    }
+                    out = next;
+                }
+                Ok(out)
+            }
+            Selection::All => Ok(vec![(
+                vec![0; dims.len()],
+                dims.iter().map(|d| d.saturating_sub(1)).collect(),
+            )]),
+            Selection::None | Selection::Points(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// Every selected point of a dataspace of shape `dims`, sorted in C order without
+    /// duplicates, at most `limit` of them.
+    pub fn points(&self, dims: &[u64], limit: usize) -> H5Result<Vec<Vec<u64>>> {
+        let mut set = BTreeSet::new();
+        match self {
+            Selection::None => {}
+            Selection::Points(p) => {
+                for q in p {
+                    set.insert(q.clone());
+                }
+            }
+            _ => {
+                for (lo, hi) in self.blocks(dims, limit)? {
+                    let volume = lo
+                        .iter()
+                        .zip(&hi)
+                        .try_fold(1u64, |a, (&l, &h)| a.checked_mul(h.checked_sub(l)?.checked_add(1)?));
+                    if volume.is_none_or(|v| set.len() as u64 + v > limit as u64) {
+                        return Err(too_large(format!("a selection of more than {limit} points")));
+                    }
+                    let mut p = lo.clone();
+                    'block: loop {
+                        set.insert(p.clone());
+                        let mut axis = p.len();
+                        loop {
+                            if axis == 0 {
+                                break 'block;
+                            }
+                            axis -= 1;
+                            if p[axis] < hi[axis] {
+                                p[axis] += 1;
+                                break;
+                            }
+                            p[axis] = lo[axis];
+                        }
+                    }
+                }
+            }
+        }
+        if set.len() > limit {
+            return Err(too_large(format!("a selection of more than {limit} points")));
+        }
+        Ok(set.into_iter().collect())
+    }
+}
+
+/// Parse a serialized dataspace selection of a dataspace of `rank` axes (the rank is in the
+/// serialization of points and hyperslabs; "all" and "none" carry none).
+pub(crate) fn parse_selection(c: &mut Cursor) -> H5Result<Selection> {
+    let kind = c.u32()?;
+    let version = c.u32()?;
+    match kind {
+        0 | 3 => {
+            if version != 1 {
+                return Err(c.err(format!("selection version {version}")));
+            }
+            c.skip(8)?;
+            Ok(if kind == 0 {
+                Selection::None
+            } else {
+                Selection::All
+            })
+        }
+        1 => {
+            let (enc, rank, n) = match version {
+                1 => {
+                    c.skip(8)?;
+                    let rank = c.u32()? as usize;
+                    let n = u64::from(c.u32()?);
+                    (4usize, rank, n)
+                }
+                2 => {
+                    let enc = c.u8()? as usize;
+                    check_enc(c, enc)?;
+                    let rank = c.u32()? as usize;
+                    let n = c.uint(enc)?;
+                    (enc, rank, n)
+                }
+                v => return Err(c.err(format!("point selection version {v}"))),
+            };
+            check_rank(c, rank)?;
+            let need = n.saturating_mul((rank * enc) as u64);
+            if need > c.remaining() as u64 {
+                return Err(c.err(format!("{n} points of {rank} coordinates")));
+            }
+            let mut points = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                let mut p = Vec::with_capacity(rank);
+                for _ in 0..rank {
+                    p.push(c.uint(enc)?);
+                }
+                points.push(p);
+            }
+            Ok(Selection::Points(points))
+        }
+        2 => match version {
+            1 => {
+                c.skip(8)?;
+                let rank = c.u32()? as usize;
+                check_rank(c, rank)?;
+                let n = u64::from(c.u32()?);
+                blocks(c, rank, n, 4)
+            }
+            2 => {
+                let flags = c.u8()?;
+                let _len = c.u32()?;
+                let rank = c.u32()? as usize;
+                check_rank(c, rank)?;
+                if flags & 0x01 == 0 {
+                    return Err(c.err("an irregular version 2 hyperslab selection"));
+                }
+                regular(c, rank, 8)
+            }
+            3 => {
+                let flags = c.u8()?;
+                let enc = c.u8()? as usize;
+                check_enc(c, enc)?;
+                let rank = c.u32()? as usize;
+                check_rank(c, rank)?;
+                if flags & 0x01 != 0 {
+                    regular(c, rank, enc)
+                } else {
+                    let n = c.uint(enc)?;
+                    blocks(c, rank, n, enc)
+                }
+            }
+            v => Err(c.err(format!("hyperslab selection version {v}"))),
+        },
+        k => Err(c.err(format!("selection type {k}"))),
+    }
+}
+
+fn check_enc(c: &Cursor, enc: usize) -> H5Result<()> {
+    if matches!(enc, 2 | 4 | 8) {
+        Ok(())
+    } else {
+        Err(c.err(format!("selection values of {enc} bytes")))
+    }
+}
+
+fn check_rank(c: &Cursor, rank: usize) -> H5Result<()> {
+    if rank == 0 || rank > 32 {
+        Err(c.err(format!("a selection of rank {rank}")))
+    } else {
+        Ok(())
+    }
+}
+
+fn unlimited(v: u64, enc: usize) -> u64 {
+    if crate::cursor::is_undefined(v, enc) {
+        u64::MAX
+    } else {
+        v
+    }
+}
+
+fn regular(c: &mut Cursor, rank: usize, enc: usize) -> H5Result<Selection> {
+    let mut dims = Vec::with_capacity(rank);
+    for _ in 0..rank {
+        let start = c.uint(enc)?;
+        let stride = c.uint(enc)?;
+        let count = unlimited(c.uint(enc)?, enc);
+        let block = unlimited(c.uint(enc)?, enc);
+        let mut d = HyperslabDim {
+            start,
+            stride,
+            count,
+            block,
+        };
+        // HDF5's normalization: adjacent blocks are one block; one block has stride 1.
+        if d.stride == d.block && d.count != u64::MAX && d.block != u64::MAX {
+            d.block = d.block.saturating_mul(d.count);
+            d.count = 1;
+            d.stride = 1;
+        }
+        if d.count == 1 {
+            d.stride = 1;
+        }
+        dims.push(d);
+    }
+    Ok(Selection::Regular(dims))
+}
+
+fn blocks(c: &mut Cursor, rank: usize, n: u64, enc: usize) -> H5Result<Selection> {
+    let need = n.saturating_mul((2 * rank * enc) as u64);
+    if need > c.remaining() as u64 {
+        return Err(c.err(format!("{n} blocks of rank {rank}")));
+    }
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let mut lo = Vec::with_capacity(rank);
+        let mut hi = Vec::with_capacity(rank);
+        for _ in 0..rank {
+            lo.push(c.uint(enc)?);
+        }
+        for _ in 0..rank {
+            hi.push(c.uint(enc)?);
+        }
+        if lo.iter().zip(&hi).any(|(l, h)| l > h) {
+            return Err(c.err("a selection block ending before it starts"));
+        }
+        out.push((lo, hi));
+    }
+    Ok(Selection::Blocks(out))
+}
