@@ -120,6 +120,10 @@ impl Dataset {
                 Some(a) if external.is_empty() => Some(f.abs(a)?),
                 _ => None,
             };
+            if byte_offset.is_none() && external.is_empty() {
+                // Never written: nothing is allocated.
+                *size = 0;
+            }
         }
         if let Layout::Chunked { chunk, .. } = &layout.layout {
             let bytes = chunk.iter().try_fold(elem, |a, &d| a.checked_mul(d));

@@ -44,8 +44,8 @@ impl Default for OpenOptions {
 /// One entry of the shared object header message table.
 #[derive(Clone, Debug)]
 struct SohmIndex {
-    /// Message types (bit flags: dataspace 0x01, datatype 0x02, fill 0x04, pipeline 0x08,
-    /// attribute 0x10).
+    /// Message types (bit `1 << type`: dataspace 0x02, datatype 0x08, fill 0x20, pipeline
+    /// 0x800, attribute 0x1000).
     types: u16,
     heap: Option<u64>,
 }
@@ -194,7 +194,7 @@ impl Inner {
         let n = c.u8()? as u64;
         let o = self.sizes.offset as u64;
         let what = "shared object header message table";
-        let block = self.read_structure(table, 4 + n * (12 + 2 * o) + 4, what)?;
+        let block = self.read_structure(table, 4 + n * (14 + 2 * o) + 4, what)?;
         verify_checksum(&block, what, Some(table))?;
         let mut c = self.cursor(&block, what, table);
         if c.bytes(4)? != b"SMTB" {
@@ -218,14 +218,8 @@ impl Inner {
 
     /// The body of a message of type `mtype` kept in the shared message table's heap.
     pub fn sohm_message(&self, mtype: u16, id: &[u8]) -> H5Result<Bytes> {
-        let flag = match mtype {
-            kind::DATASPACE => 0x01,
-            kind::DATATYPE => 0x02,
-            kind::FILL => 0x04,
-            kind::FILTERS => 0x08,
-            kind::ATTRIBUTE => 0x10,
-            _ => 0,
-        };
+        // Each index lists the message types it holds as bits `1 << type`.
+        let flag = 1u16.checked_shl(u32::from(mtype)).unwrap_or(0);
         let table = self.sohm_table()?;
         let index = table
             .iter()

@@ -80,13 +80,17 @@ impl GlobalHeap {
         let size = c.length()?;
         let block = f.read_structure(addr, size, what)?;
         let mut c = f.cursor(&block, what, addr);
-        c.skip(8 + l)?;
+        // The header, each object's header and each object's data are padded to multiples of
+        // 8 bytes.
+        let pad8 = |n: usize| (8 - n % 8) % 8;
+        c.skip(8 + l + pad8(8 + l))?;
         let mut objects = HashMap::new();
         while c.remaining() >= 8 + l {
             let index = c.u16()?;
             let _refcount = c.u16()?;
             c.skip(4)?;
             let osize = c.length()?;
+            c.skip(pad8(8 + l).min(c.remaining()))?;
             if index == 0 {
                 break;
             }
@@ -94,7 +98,7 @@ impl GlobalHeap {
             let n = usize::try_from(osize).map_err(|_| c.err("object too large"))?;
             c.skip(n)?;
             objects.insert(index, block.slice(start..start + n));
-            c.align(8);
+            c.skip(pad8(n).min(c.remaining()))?;
         }
         Ok(GlobalHeap { objects })
     }

@@ -324,7 +324,7 @@ pub(crate) fn parse_filters(c: &mut Cursor) -> H5Result<Vec<Filter>> {
         };
         let flags = c.u16()?;
         let nvalues = c.u16()? as usize;
-        let name = if name_len > 0 {
+        let mut name = if name_len > 0 {
             let raw = c.bytes(name_len)?;
             if version == 1 {
                 c.skip((8 - name_len % 8) % 8)?;
@@ -334,6 +334,10 @@ pub(crate) fn parse_filters(c: &mut Cursor) -> H5Result<Vec<Filter>> {
         } else {
             String::new()
         };
+        if name.is_empty() && id < 256 {
+            // The library's names of its built-in filters, which files do not store.
+            name = crate::filters::filter_name(id).to_string();
+        }
         if nvalues * 4 > c.remaining() {
             return Err(c.err(format!("filter {id} with {nvalues} client values")));
         }
