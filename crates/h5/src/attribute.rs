@@ -69,12 +69,7 @@ impl Attribute {
 }
 
 /// Build an attribute from an attribute message body.
-fn attribute_from(
-    file: &H5File,
-    body: &Bytes,
-    at: u64,
-    order: Option<u64>,
-) -> H5Result<Attribute> {
+fn attribute_from(file: &H5File, body: &Bytes, at: u64, order: Option<u64>) -> H5Result<Attribute> {
     let f = &file.inner;
     let raw = parse_attribute(body, f.sizes, Some(at))?;
     let dt_body = if raw.dtype_shared {
@@ -91,7 +86,10 @@ fn attribute_from(
     let (extent, _) = dataspace_from(&ds_body, f.sizes, Some(at))?;
     let count = extent.count();
     if count > MAX_ATTRIBUTE_ELEMENTS {
-        return Err(too_large(format!("attribute '{}' of {count} elements", raw.name)));
+        return Err(too_large(format!(
+            "attribute '{}' of {count} elements",
+            raw.name
+        )));
     }
     let need = count.saturating_mul(dtype.size() as u64);
     if need > raw.data.len() as u64 {
@@ -121,7 +119,12 @@ pub(crate) fn read_attributes(file: &H5File, h: &ObjectHeader) -> H5Result<Vec<A
     let mut out = Vec::new();
     for msg in h.all(kind::ATTRIBUTE) {
         let body = message_body(f, msg, h.addr)?;
-        out.push(attribute_from(file, &body, h.addr, msg.order.map(u64::from))?);
+        out.push(attribute_from(
+            file,
+            &body,
+            h.addr,
+            msg.order.map(u64::from),
+        )?);
     }
     if let Some(msg) = h.first(kind::ATTRIBUTE_INFO) {
         let mut c = f.cursor(&msg.data, "attribute info message", h.addr);

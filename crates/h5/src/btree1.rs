@@ -60,6 +60,9 @@ fn read_node(f: &Inner, addr: u64, kind: u8, key_size: usize) -> H5Result<Node> 
     })
 }
 
+/// What a walk does with each leaf entry: (left key, right key, child address).
+type LeafVisitor<'a> = dyn FnMut(&[u8], &[u8], u64) -> H5Result<()> + 'a;
+
 /// Walk a v1 B-tree from `root`, level by level, visiting the children `descend` accepts
 /// (given the keys on either side), and hand each leaf entry (left key, right key, child
 /// address) to `leaf`.
@@ -69,7 +72,7 @@ fn walk(
     kind: u8,
     key_size: usize,
     descend: &dyn Fn(&[u8], &[u8]) -> bool,
-    leaf: &mut dyn FnMut(&[u8], &[u8], u64) -> H5Result<()>,
+    leaf: &mut LeafVisitor,
 ) -> H5Result<()> {
     let mut level: Vec<(u64, Option<u8>)> = vec![(root, None)];
     let mut seen = HashSet::new();
@@ -85,7 +88,11 @@ fn walk(
         let mut next = Vec::new();
         for (addr, expect_level) in level {
             if !seen.insert(addr) || seen.len() as u64 > limit {
-                return Err(corrupt("v1 B-tree", Some(root), format!("node at {addr:#x} visited twice (a loop)")));
+                return Err(corrupt(
+                    "v1 B-tree",
+                    Some(root),
+                    format!("node at {addr:#x} visited twice (a loop)"),
+                ));
             }
             let node = read_node(f, addr, kind, key_size)?;
             if let Some(l) = expect_level {
@@ -114,10 +121,17 @@ fn walk(
 /// The symbol table node addresses of a group's B-tree.
 pub(crate) fn group_nodes(f: &Inner, root: u64) -> H5Result<Vec<u64>> {
     let mut out = Vec::new();
-    walk(f, root, 0, f.sizes.length as usize, &|_, _| true, &mut |_, _, child| {
-        out.push(child);
-        Ok(())
-    })?;
+    walk(
+        f,
+        root,
+        0,
+        f.sizes.length as usize,
+        &|_, _| true,
+        &mut |_, _, child| {
+            out.push(child);
+            Ok(())
+        },
+    )?;
     Ok(out)
 }
 

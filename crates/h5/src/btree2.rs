@@ -28,6 +28,9 @@ pub(crate) struct BTree2 {
     cum_size: Vec<usize>,
 }
 
+/// Which subtrees a walk visits, given the records bounding them.
+pub(crate) type KeepSubtree<'a> = dyn Fn(Option<&[u8]>, Option<&[u8]>) -> bool + 'a;
+
 /// A node to visit: its address, depth, record count, and the records bounding it (the
 /// parent's records on either side).
 struct Pending {
@@ -63,7 +66,8 @@ impl BTree2 {
         let root = c.addr()?;
         let root_nrec = u64::from(c.u16()?);
         let _total = c.length()?;
-        if rec_size == 0 || node_size < 10 + rec_size as u64 || node_size > (1 << 24) || depth > 32 {
+        if rec_size == 0 || node_size < 10 + rec_size as u64 || node_size > (1 << 24) || depth > 32
+        {
             return Err(c.err(format!(
                 "nodes of {node_size} bytes, records of {rec_size} bytes, depth {depth}"
             )));
@@ -76,9 +80,7 @@ impl BTree2 {
         for d in 1..=depth as usize {
             let ptr = o + max_nrec_size as u64 + if d > 1 { cum_size[d - 1] as u64 } else { 0 };
             let max = node_size.saturating_sub(10 + ptr) / (rec_size as u64 + ptr);
-            let cum = (max + 1)
-                .saturating_mul(cum_max[d - 1])
-                .saturating_add(max);
+            let cum = (max + 1).saturating_mul(cum_max[d - 1]).saturating_add(max);
             cum_max.push(cum);
             cum_size.push(enc_size(cum));
         }
@@ -103,11 +105,7 @@ impl BTree2 {
     /// The records of every node whose bounding records (`lo`, `hi`: the parent's records on
     /// either side, `None` at the edges) `keep` accepts; the root is always visited. Internal
     /// nodes' records are returned whether or not the caller wants them.
-    pub fn records_where(
-        &self,
-        f: &Inner,
-        keep: &dyn Fn(Option<&[u8]>, Option<&[u8]>) -> bool,
-    ) -> H5Result<Vec<Bytes>> {
+    pub fn records_where(&self, f: &Inner, keep: &KeepSubtree) -> H5Result<Vec<Bytes>> {
         let mut out = Vec::new();
         let Some(root) = self.root else {
             return Ok(out);
@@ -153,7 +151,7 @@ impl BTree2 {
         node: Pending,
         out: &mut Vec<Bytes>,
         next: &mut Vec<Pending>,
-        keep: &dyn Fn(Option<&[u8]>, Option<&[u8]>) -> bool,
+        keep: &KeepSubtree,
     ) -> H5Result<()> {
         let leaf = node.depth == 0;
         let what = if leaf {
@@ -170,7 +168,10 @@ impl BTree2 {
         let version = c.u8()?;
         let kind = c.u8()?;
         if version != 0 || kind != self.kind {
-            return Err(c.err(format!("version {version}, type {kind} (tree type {})", self.kind)));
+            return Err(c.err(format!(
+                "version {version}, type {kind} (tree type {})",
+                self.kind
+            )));
         }
         let nrec = usize::try_from(node.nrec).unwrap_or(usize::MAX);
         if nrec.saturating_mul(self.rec_size) > c.remaining() {
@@ -188,11 +189,23 @@ impl BTree2 {
                 let addr = c.addr_required("child node address")?;
                 let child_nrec = le_uint(c.bytes(self.max_nrec_size)?);
                 if node.depth > 1 {
-                    let n = self.cum_size.get(node.depth as usize - 1).copied().unwrap_or(8);
+                    let n = self
+                        .cum_size
+                        .get(node.depth as usize - 1)
+                        .copied()
+                        .unwrap_or(8);
                     c.skip(n)?;
                 }
-                let lo = if i == 0 { node.lo.clone() } else { Some(records[i - 1].clone()) };
-                let hi = if i == nrec { node.hi.clone() } else { Some(records[i].clone()) };
+                let lo = if i == 0 {
+                    node.lo.clone()
+                } else {
+                    Some(records[i - 1].clone())
+                };
+                let hi = if i == nrec {
+                    node.hi.clone()
+                } else {
+                    Some(records[i].clone())
+                };
                 if keep(lo.as_deref(), hi.as_deref()) && child_nrec > 0 {
                     next.push(Pending {
                         addr,

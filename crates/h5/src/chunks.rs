@@ -44,8 +44,6 @@ pub(crate) struct Geometry {
     pub chunk: Vec<u64>,
     /// Bytes of an unfiltered chunk.
     pub chunk_bytes: u64,
-    /// Whether the pipeline has filters.
-    pub filtered: bool,
 }
 
 impl Geometry {
@@ -115,7 +113,9 @@ fn unlinear(mut idx: u64, down: &[u64]) -> Vec<u64> {
 fn all_coords(grid: &[u64]) -> H5Result<Vec<Vec<u64>>> {
     let n = grid.iter().try_fold(1u64, |a, &g| a.checked_mul(g));
     let n = n.filter(|&n| n <= MAX_CHUNKS).ok_or_else(|| {
-        too_large(format!("a chunk grid of {grid:?} chunks (at most {MAX_CHUNKS})"))
+        too_large(format!(
+            "a chunk grid of {grid:?} chunks (at most {MAX_CHUNKS})"
+        ))
     })?;
     let d = down(grid);
     Ok((0..n).map(|i| unlinear(i, &d)).collect())
@@ -132,10 +132,13 @@ pub(crate) fn lookup(
     let Some(index_addr) = layout.index_addr else {
         return Ok(Vec::new());
     };
-    let params = layout
-        .index
-        .as_ref()
-        .ok_or_else(|| corrupt("data layout message", None, "a chunked layout without an index"))?;
+    let params = layout.index.as_ref().ok_or_else(|| {
+        corrupt(
+            "data layout message",
+            None,
+            "a chunked layout without an index",
+        )
+    })?;
     let rank = geom.chunk.len();
     let wanted_set: Option<HashSet<&Vec<u64>>> = wanted.map(|w| w.iter().collect());
     let keep = |coords: &Vec<u64>| wanted_set.as_ref().is_none_or(|s| s.contains(coords));
@@ -143,7 +146,12 @@ pub(crate) fn lookup(
         IndexParams::BTree1 => {
             let offsets: Option<Vec<Vec<u64>>> = wanted.map(|w| {
                 w.iter()
-                    .map(|c| c.iter().zip(&geom.chunk).map(|(&a, &b)| a.saturating_mul(b)).collect())
+                    .map(|c| {
+                        c.iter()
+                            .zip(&geom.chunk)
+                            .map(|(&a, &b)| a.saturating_mul(b))
+                            .collect()
+                    })
                     .collect()
             });
             let entries = crate::btree1::chunks(f, index_addr, rank, offsets.as_deref())?;
@@ -156,7 +164,12 @@ pub(crate) fn lookup(
                         format!("chunk offset {:?} is not on the chunk grid", e.offset),
                     ));
                 }
-                let coords: Vec<u64> = e.offset.iter().zip(&geom.chunk).map(|(&o, &c)| o / c).collect();
+                let coords: Vec<u64> = e
+                    .offset
+                    .iter()
+                    .zip(&geom.chunk)
+                    .map(|(&o, &c)| o / c)
+                    .collect();
                 if keep(&coords) {
                     out.push(geom.info(f, coords, e.addr, u64::from(e.size), e.mask));
                 }
@@ -179,6 +192,20 @@ pub(crate) fn lookup(
                 .map(|(m, g)| m.unwrap_or(g))
                 .collect();
             let d = down(&grid);
+            // Every chunk is allocated: they must fit the file.
+            let n = grid.iter().try_fold(1u64, |a, &g| a.checked_mul(g));
+            let bytes = n.and_then(|n| n.checked_mul(geom.chunk_bytes));
+            let end = bytes.and_then(|b| b.checked_add(f.abs(index_addr).ok()?));
+            if end.is_none_or(|e| e > f.io.size()) {
+                return Err(corrupt(
+                    "implicit chunk index",
+                    Some(index_addr),
+                    format!(
+                        "{grid:?} chunks of {} bytes do not fit the file",
+                        geom.chunk_bytes
+                    ),
+                ));
+            }
             let coords = match wanted {
                 Some(w) => w.to_vec(),
                 None => all_coords(&geom.grid())?,
@@ -223,9 +250,7 @@ fn element(
 
 fn bit(bitmap: &[u8], i: u64) -> bool {
     let byte = usize::try_from(i / 8).unwrap_or(usize::MAX);
-    bitmap
-        .get(byte)
-        .is_some_and(|b| b & (0x80 >> (i % 8)) != 0)
+    bitmap.get(byte).is_some_and(|b| b & (0x80 >> (i % 8)) != 0)
 }
 
 fn fixed_array(
@@ -307,7 +332,12 @@ fn fixed_array(
     pages.retain(|&p| bit(&bitmap, p));
     let page_addr = |p: u64| dblock + prefix_len + p * page_size;
     let page_len = |p: u64| (page_n.min(n - p * page_n)) * esz + 4;
-    f.prefetch(&pages.iter().map(|&p| (page_addr(p), page_len(p))).collect::<Vec<_>>())?;
+    f.prefetch(
+        &pages
+            .iter()
+            .map(|&p| (page_addr(p), page_len(p)))
+            .collect::<Vec<_>>(),
+    )?;
     let mut loaded: HashMap<u64, Bytes> = HashMap::new();
     for &p in &pages {
         let at = page_addr(p);
@@ -416,7 +446,8 @@ fn extensible_header(f: &Inner, addr: u64) -> H5Result<ExtArray> {
     let (mut start_idx, mut start_dblk) = (0u64, 0u64);
     for u in 0..nsblks {
         let ndblks = 1u64.checked_shl((u / 2) as u32).unwrap_or(u64::MAX);
-        let nelmts = min_elmts.saturating_mul(1u64.checked_shl(u.div_ceil(2) as u32).unwrap_or(u64::MAX));
+        let nelmts =
+            min_elmts.saturating_mul(1u64.checked_shl(u.div_ceil(2) as u32).unwrap_or(u64::MAX));
         sblk.push((ndblks, nelmts, start_idx, start_dblk));
         start_idx = start_idx.saturating_add(ndblks.saturating_mul(nelmts));
         start_dblk = start_dblk.saturating_add(ndblks);
@@ -471,7 +502,12 @@ fn extensible_array(
         let mut s = Vec::with_capacity(rank);
         if rank > 0 {
             s.push(c[unlim]);
-            s.extend(c.iter().enumerate().filter(|&(i, _)| i != unlim).map(|(_, &v)| v));
+            s.extend(
+                c.iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != unlim)
+                    .map(|(_, &v)| v),
+            );
         }
         s
     };
@@ -492,8 +528,12 @@ fn extensible_array(
     let indices: Vec<u64> = match wanted {
         Some(w) => w.iter().map(|c| linear(&swizzle(c), &d)).collect(),
         None => {
-            if ea.max_idx > MAX_CHUNKS {
-                return Err(too_large(format!("an extensible array of {} elements", ea.max_idx)));
+            // Each element takes bytes of the file.
+            if ea.max_idx > MAX_CHUNKS || ea.max_idx > f.io.size() / ea.esz.max(1) {
+                return Err(too_large(format!(
+                    "an extensible array of {} elements",
+                    ea.max_idx
+                )));
             }
             (0..ea.max_idx).collect()
         }
@@ -648,15 +688,26 @@ fn extensible_array(
                     let start = pos as usize;
                     b.get(start..start + ea.esz as usize)
                         .map(Bytes::copy_from_slice)
-                        .ok_or_else(|| corrupt("extensible array data block", Some(a), "element past its end"))?
+                        .ok_or_else(|| {
+                            corrupt(
+                                "extensible array data block",
+                                Some(a),
+                                "element past its end",
+                            )
+                        })?
                 }
                 None => continue,
             },
             _ => continue,
         };
-        if let Some((a, size, mask)) =
-            element(f, &raw, filtered, geom.chunk_bytes, "extensible array element", ea.addr)?
-        {
+        if let Some((a, size, mask)) = element(
+            f,
+            &raw,
+            filtered,
+            geom.chunk_bytes,
+            "extensible array element",
+            ea.addr,
+        )? {
             let s: Vec<u64> = unlinear(idx, &d);
             let coords = unswizzle(&s);
             if coords.len() == rank {
@@ -669,7 +720,14 @@ fn extensible_array(
 
 /// The block (or page) holding element `e` of a data block at `a` of `nelmts` elements, and
 /// the element's byte position in it; records the read.
-fn place(ea: &ExtArray, a: u64, prefix: u64, nelmts: u64, e: u64, reads: &mut Vec<(u64, u64)>) -> (u64, u64) {
+fn place(
+    ea: &ExtArray,
+    a: u64,
+    prefix: u64,
+    nelmts: u64,
+    e: u64,
+    reads: &mut Vec<(u64, u64)>,
+) -> (u64, u64) {
     if nelmts > ea.page_n {
         let page = e / ea.page_n;
         let page_size = ea.page_n * ea.esz + 4;
@@ -742,9 +800,14 @@ fn btree2(
         if wanted_set.as_ref().is_some_and(|s| !s.contains(&coords)) {
             continue;
         }
-        if let Some((a, size, mask)) =
-            element(f, &rec[..coord_at], filtered, geom.chunk_bytes, "v2 B-tree chunk record", addr)?
-        {
+        if let Some((a, size, mask)) = element(
+            f,
+            &rec[..coord_at],
+            filtered,
+            geom.chunk_bytes,
+            "v2 B-tree chunk record",
+            addr,
+        )? {
             out.push(geom.info(f, coords, a, size, mask));
         }
     }

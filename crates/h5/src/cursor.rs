@@ -12,13 +12,6 @@ pub(crate) struct Sizes {
     pub length: u8,
 }
 
-impl Sizes {
-    /// The size of a global heap ID (collection address and object index).
-    pub fn heap_id(self) -> usize {
-        self.offset as usize + 4
-    }
-}
-
 /// Reads fields from the bytes of one structure.
 pub(crate) struct Cursor<'a> {
     data: &'a [u8],

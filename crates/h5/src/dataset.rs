@@ -69,9 +69,13 @@ impl Dataset {
         let f = &file.inner;
         let at = header.addr;
         let msg = |k: u16, what: &str| {
-            header
-                .first(k)
-                .ok_or_else(|| corrupt("object header", Some(at), format!("a dataset without a {what} message")))
+            header.first(k).ok_or_else(|| {
+                corrupt(
+                    "object header",
+                    Some(at),
+                    format!("a dataset without a {what} message"),
+                )
+            })
         };
         let dt_body = message_body(f, msg(kind::DATATYPE, "datatype")?, at)?;
         let dtype = datatype_from(&dt_body, f.sizes, Some(at))?;
@@ -100,7 +104,8 @@ impl Dataset {
         let mut external = Vec::new();
         if let Some(m) = header.first(kind::EXTERNAL) {
             let body = message_body(f, m, at)?;
-            let (heap, slots) = parse_external(&mut f.cursor(&body, "external data files message", at))?;
+            let (heap, slots) =
+                parse_external(&mut f.cursor(&body, "external data files message", at))?;
             let heap = LocalHeap::read(f, heap)?;
             for (name, offset, size) in slots {
                 external.push(ExternalFile {
@@ -258,7 +263,11 @@ impl Dataset {
             return Err(corrupt(
                 "data layout message",
                 Some(self.address()),
-                format!("chunks of rank {} for a dataset of rank {}", chunk.len(), dims.len()),
+                format!(
+                    "chunks of rank {} for a dataset of rank {}",
+                    chunk.len(),
+                    dims.len()
+                ),
             ));
         }
         let max_dims = match &self.state.max {
@@ -271,7 +280,6 @@ impl Dataset {
             dims,
             max_dims,
             chunk: chunk.clone(),
-            filtered: !self.state.filters.is_empty(),
         })
     }
 
@@ -296,10 +304,19 @@ impl Dataset {
     pub fn chunk(&self, coords: &[u64]) -> H5Result<Option<ChunkInfo>> {
         let geom = self.geometry().map_err(|e| self.err(e))?;
         if coords.len() != geom.chunk.len() {
-            return Err(self.err(invalid(format!("{} coordinates for rank {}", coords.len(), geom.chunk.len()))));
+            return Err(self.err(invalid(format!(
+                "{} coordinates for rank {}",
+                coords.len(),
+                geom.chunk.len()
+            ))));
         }
-        let found = lookup(&self.file.inner, &self.state.layout, &geom, Some(&[coords.to_vec()]))
-            .map_err(|e| self.err(e))?;
+        let found = lookup(
+            &self.file.inner,
+            &self.state.layout,
+            &geom,
+            Some(&[coords.to_vec()]),
+        )
+        .map_err(|e| self.err(e))?;
         Ok(found.into_iter().find(|c| c.coords == coords))
     }
 
@@ -307,9 +324,17 @@ impl Dataset {
     pub fn chunk_at(&self, offset: &[u64]) -> H5Result<Option<ChunkInfo>> {
         let geom = self.geometry().map_err(|e| self.err(e))?;
         if offset.len() != geom.chunk.len() {
-            return Err(self.err(invalid(format!("{} coordinates for rank {}", offset.len(), geom.chunk.len()))));
+            return Err(self.err(invalid(format!(
+                "{} coordinates for rank {}",
+                offset.len(),
+                geom.chunk.len()
+            ))));
         }
-        let coords: Vec<u64> = offset.iter().zip(&geom.chunk).map(|(&o, &c)| o / c).collect();
+        let coords: Vec<u64> = offset
+            .iter()
+            .zip(&geom.chunk)
+            .map(|(&o, &c)| o / c)
+            .collect();
         self.chunk(&coords)
     }
 
@@ -344,8 +369,14 @@ impl Dataset {
         if self.state.layout.dont_filter_partial && partial {
             mask = u32::MAX;
         }
-        let mut out = decode_chunk(&self.state.filters, mask, stored, expected, self.state.dtype.size())
-            .map_err(|e| self.err(e))?;
+        let mut out = decode_chunk(
+            &self.state.filters,
+            mask,
+            stored,
+            expected,
+            self.state.dtype.size(),
+        )
+        .map_err(|e| self.err(e))?;
         if out.len() < expected {
             return Err(self.err(corrupt(
                 "chunk",
@@ -373,7 +404,11 @@ impl Dataset {
             if let Some(f) = unsupported_filter(&self.state.filters) {
                 return Err(unsupported(format!(
                     "the {} filter (id {}) of its pipeline",
-                    if f.name.is_empty() { filter_name(f.id) } else { &f.name },
+                    if f.name.is_empty() {
+                        filter_name(f.id)
+                    } else {
+                        &f.name
+                    },
                     f.id
                 )));
             }
@@ -449,7 +484,13 @@ impl Dataset {
     }
 
     /// Copy the selection out of the whole dataset's bytes held in memory.
-    fn copy_from_whole(&self, data: &Bytes, dims: &[u64], slices: &[Slice], out: &mut [u8]) -> H5Result<()> {
+    fn copy_from_whole(
+        &self,
+        data: &Bytes,
+        dims: &[u64],
+        slices: &[Slice],
+        out: &mut [u8],
+    ) -> H5Result<()> {
         let elem = self.state.dtype.size();
         let total = self.state.extent.count().saturating_mul(elem as u64);
         if (data.len() as u64) < total {
@@ -538,9 +579,11 @@ impl Dataset {
                 v
             })
             .collect();
-        let total = per_axis.iter().try_fold(1u64, |a, v| a.checked_mul(v.len() as u64));
-        if total.is_none_or(|t| t > 1 << 27) {
-            return Err(self.err(too_large("a read touching more than 2^27 chunks")));
+        let total = per_axis
+            .iter()
+            .try_fold(1u64, |a, v| a.checked_mul(v.len() as u64));
+        if total.is_none_or(|t| t > 1 << 24) {
+            return Err(self.err(too_large("a read touching more than 2^24 chunks")));
         }
         let mut wanted: Vec<Vec<u64>> = vec![Vec::new()];
         for axis in &per_axis {
@@ -557,9 +600,13 @@ impl Dataset {
         let found = match self.state.chunks.get() {
             Some(Ok(all)) => {
                 let set: std::collections::HashSet<&Vec<u64>> = wanted.iter().collect();
-                all.iter().filter(|c| set.contains(&c.coords)).cloned().collect()
+                all.iter()
+                    .filter(|c| set.contains(&c.coords))
+                    .cloned()
+                    .collect()
             }
-            _ => lookup(&self.file.inner, &self.state.layout, &geom, Some(&wanted)).map_err(|e| self.err(e))?,
+            _ => lookup(&self.file.inner, &self.state.layout, &geom, Some(&wanted))
+                .map_err(|e| self.err(e))?,
         };
         let mut found: Vec<ChunkInfo> = {
             let mut by: HashMap<Vec<u64>, ChunkInfo> = HashMap::new();
@@ -571,11 +618,18 @@ impl Dataset {
         found.sort_by_key(|c| c.byte_offset);
         let file_size = self.file.size();
         for c in &found {
-            if c.byte_offset.checked_add(c.size).is_none_or(|e| e > file_size) || c.size > MAX_CHUNK_BYTES {
+            if c.byte_offset
+                .checked_add(c.size)
+                .is_none_or(|e| e > file_size)
+                || c.size > MAX_CHUNK_BYTES
+            {
                 return Err(self.err(corrupt(
                     "chunk index",
                     None,
-                    format!("chunk {:?} of {} bytes at byte {} does not fit the file", c.coords, c.size, c.byte_offset),
+                    format!(
+                        "chunk {:?} of {} bytes at byte {} does not fit the file",
+                        c.coords, c.size, c.byte_offset
+                    ),
                 )));
             }
         }
@@ -587,7 +641,10 @@ impl Dataset {
         while i < found.len() {
             let mut j = i;
             let mut bytes = 0u64;
-            while j < found.len() && j - i < max_batch && (bytes == 0 || bytes + found[j].size <= BATCH_BYTES) {
+            while j < found.len()
+                && j - i < max_batch
+                && (bytes == 0 || bytes + found[j].size <= BATCH_BYTES)
+            {
                 bytes += found[j].size;
                 j += 1;
             }
@@ -606,8 +663,12 @@ impl Dataset {
                 for (k, s) in slices.iter().enumerate() {
                     let c0 = c.offset[k];
                     let c1 = c0 + geom.chunk[k]; // exclusive
-                    // Selected indices start + n * step in [c0, c1).
-                    let first = if c0 > s.start { (c0 - s.start).div_ceil(s.step) } else { 0 };
+                                                 // Selected indices start + n * step in [c0, c1).
+                    let first = if c0 > s.start {
+                        (c0 - s.start).div_ceil(s.step)
+                    } else {
+                        0
+                    };
                     let count = s.count();
                     if first >= count || s.start + first * s.step >= c1 {
                         empty = true;
@@ -689,7 +750,9 @@ fn runs(dims: &[u64], slices: &[Slice], elem: u64) -> Vec<(u64, u64, u64)> {
     } else {
         (inner, inner_elems)
     };
-    let strides: Vec<u64> = (0..rank).map(|i| dims[i + 1..].iter().product::<u64>()).collect();
+    let strides: Vec<u64> = (0..rank)
+        .map(|i| dims[i + 1..].iter().product::<u64>())
+        .collect();
     let outer: Vec<Slice> = slices[..run_axis].to_vec();
     let run_start: u64 = if run_axis < rank {
         slices[run_axis].start * strides[run_axis]

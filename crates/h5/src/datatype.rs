@@ -256,6 +256,9 @@ fn parse(c: &mut Cursor, depth: u32) -> H5Result<Datatype> {
     let b2 = c.u8()?;
     let bits = u32::from(b0) | (u32::from(b1) << 8) | (u32::from(b2) << 16);
     let size = c.u32()? as usize;
+    if size == 0 && class != 9 {
+        return Err(c.err(format!("a datatype of class {class} and size 0")));
+    }
     let offsets = c.sizes().offset as usize;
     Ok(match class {
         0 => {
@@ -280,9 +283,18 @@ fn parse(c: &mut Cursor, depth: u32) -> H5Result<Datatype> {
             let bias = c.u32()?;
             let order = (bits & 0x01) | ((bits >> 5) & 0x02);
             let ieee = match size {
-                2 => (precision, exp_loc, exp_size, mant_loc, mant_size, bias) == (16, 10, 5, 0, 10, 15),
-                4 => (precision, exp_loc, exp_size, mant_loc, mant_size, bias) == (32, 23, 8, 0, 23, 127),
-                8 => (precision, exp_loc, exp_size, mant_loc, mant_size, bias) == (64, 52, 11, 0, 52, 1023),
+                2 => {
+                    (precision, exp_loc, exp_size, mant_loc, mant_size, bias)
+                        == (16, 10, 5, 0, 10, 15)
+                }
+                4 => {
+                    (precision, exp_loc, exp_size, mant_loc, mant_size, bias)
+                        == (32, 23, 8, 0, 23, 127)
+                }
+                8 => {
+                    (precision, exp_loc, exp_size, mant_loc, mant_size, bias)
+                        == (64, 52, 11, 0, 52, 1023)
+                }
                 _ => false,
             };
             if order > 1 || !ieee {
@@ -467,7 +479,13 @@ fn padding(v: u32) -> Padding {
 }
 
 fn enum_value(raw: &[u8], base: &Datatype, signed: bool) -> i128 {
-    let big = matches!(base, Datatype::Int { big_endian: true, .. });
+    let big = matches!(
+        base,
+        Datatype::Int {
+            big_endian: true,
+            ..
+        }
+    );
     let mut v: u128 = 0;
     let n = raw.len().min(16);
     for i in 0..n {

@@ -221,16 +221,13 @@ impl Inner {
         // Each index lists the message types it holds as bits `1 << type`.
         let flag = 1u16.checked_shl(u32::from(mtype)).unwrap_or(0);
         let table = self.sohm_table()?;
-        let index = table
-            .iter()
-            .find(|i| i.types & flag != 0)
-            .ok_or_else(|| {
-                corrupt(
-                    "shared message",
-                    None,
-                    format!("message type {mtype:#x} is shared, but no index of the table holds it"),
-                )
-            })?;
+        let index = table.iter().find(|i| i.types & flag != 0).ok_or_else(|| {
+            corrupt(
+                "shared message",
+                None,
+                format!("message type {mtype:#x} is shared, but no index of the table holds it"),
+            )
+        })?;
         let heap_addr = index
             .heap
             .ok_or_else(|| corrupt("shared message table", None, "an index without a heap"))?;
@@ -354,8 +351,11 @@ impl NamedType {
     /// Its attributes, sorted by name.
     pub fn attributes(&self) -> H5Result<Vec<Attribute>> {
         let inner = &self.file.inner;
-        let header = inner.header(self.addr).map_err(|e| self.file.err(e, &self.path))?;
-        crate::attribute::read_attributes(&self.file, &header).map_err(|e| self.file.err(e, &self.path))
+        let header = inner
+            .header(self.addr)
+            .map_err(|e| self.file.err(e, &self.path))?;
+        crate::attribute::read_attributes(&self.file, &header)
+            .map_err(|e| self.file.err(e, &self.path))
     }
 }
 
@@ -437,7 +437,8 @@ impl H5File {
             .map_err(|e| fail(e.into()))?
             .ok_or_else(|| fail(not_found(format!("no value at '{key}' in the store"))))?;
         let io = Io::new(store, key, size, options.page_size, options.cache_bytes);
-        io.prefetch(&[(0, options.initial_read.max(512))]).map_err(fail)?;
+        io.prefetch(&[(0, options.initial_read.max(512))])
+            .map_err(fail)?;
         let sb = read_superblock(&io).map_err(fail)?;
         let inner = Inner {
             io,
@@ -498,14 +499,16 @@ impl H5File {
         let header = self.inner.header(addr).map_err(|e| self.err(e, path))?;
         if header.first(kind::LAYOUT).is_some() {
             return Ok(Object::Dataset(
-                Dataset::new(self.clone(), header, path.to_string()).map_err(|e| self.err(e, path))?,
+                Dataset::new(self.clone(), header, path.to_string())
+                    .map_err(|e| self.err(e, path))?,
             ));
         }
         if !is_group(&header) {
-            let msg = header
-                .first(kind::DATATYPE)
-                .ok_or_else(|| self.err(corrupt("object header", Some(addr), "no datatype"), path))?;
-            let body = crate::ohdr::message_body(&self.inner, msg, addr).map_err(|e| self.err(e, path))?;
+            let msg = header.first(kind::DATATYPE).ok_or_else(|| {
+                self.err(corrupt("object header", Some(addr), "no datatype"), path)
+            })?;
+            let body =
+                crate::ohdr::message_body(&self.inner, msg, addr).map_err(|e| self.err(e, path))?;
             let dtype = crate::messages::datatype_from(&body, self.inner.sizes, Some(addr))
                 .map_err(|e| self.err(e, path))?;
             return Ok(Object::NamedType(NamedType {
@@ -515,16 +518,18 @@ impl H5File {
                 dtype,
             }));
         }
-        Ok(Object::Group(Group::new(self.clone(), header, path.to_string())))
+        Ok(Object::Group(Group::new(
+            self.clone(),
+            header,
+            path.to_string(),
+        )))
     }
 
     /// The object at `path` (absolute, or relative to the root), following hard links and
     /// soft links inside the file; an external link on the way is an error (it is never
     /// followed).
     pub fn object(&self, path: &str) -> H5Result<Object> {
-        let (addr, canonical) = self
-            .resolve(path, &mut 0)
-            .map_err(|e| self.err(e, path))?;
+        let (addr, canonical) = self.resolve(path, &mut 0).map_err(|e| self.err(e, path))?;
         self.object_at(addr, &canonical)
     }
 
@@ -532,7 +537,10 @@ impl H5File {
     fn resolve(&self, path: &str, soft: &mut u32) -> H5Result<(u64, String)> {
         let mut addr = self.inner.root_addr();
         let mut cur = "/".to_string();
-        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+        let parts: Vec<&str> = path
+            .split('/')
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
         for part in parts {
             let header = self.inner.header(addr)?;
             if !is_group(&header) {
@@ -604,7 +612,10 @@ impl H5File {
                 continue;
             }
             if seen.len() as u64 > limit {
-                return Err(self.err(corrupt("file", None, "more objects than the file can hold"), ""));
+                return Err(self.err(
+                    corrupt("file", None, "more objects than the file can hold"),
+                    "",
+                ));
             }
             let obj = self.object_at(addr, &path)?;
             if let Object::Group(g) = &obj {

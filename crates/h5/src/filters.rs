@@ -103,7 +103,9 @@ pub(crate) fn decode_chunk(
                 if stored != computed && stored != computed.swap_bytes() {
                     return Err(ferr(
                         f,
-                        format!("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"),
+                        format!(
+                            "checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"
+                        ),
                     ));
                 }
                 buf.truncate(n);
@@ -116,15 +118,18 @@ pub(crate) fn decode_chunk(
             _ => {
                 return Err(ferr(
                     f,
-                    format!(
-                        "this reader cannot decode the {} filter",
-                        filter_name(f.id)
-                    ),
+                    format!("this reader cannot decode the {} filter", filter_name(f.id)),
                 ))
             }
         };
         if buf.len() > limit {
-            return Err(ferr(f, format!("decoded {} bytes, more than the chunk's {expected}", buf.len())));
+            return Err(ferr(
+                f,
+                format!(
+                    "decoded {} bytes, more than the chunk's {expected}",
+                    buf.len()
+                ),
+            ));
         }
     }
     Ok(buf)
@@ -143,14 +148,17 @@ fn inflate(f: &Filter, input: &[u8], limit: usize) -> H5Result<Vec<u8>> {
         let (before_in, before_out) = (d.total_in(), d.total_out());
         let consumed = d.total_in() as usize;
         let status = d
-            .decompress_vec(&input[consumed.min(input.len())..], &mut out, FlushDecompress::None)
+            .decompress_vec(
+                &input[consumed.min(input.len())..],
+                &mut out,
+                FlushDecompress::None,
+            )
             .map_err(|e| ferr(f, format!("invalid deflate stream: {e}")))?;
+        let stalled = d.total_in() == before_in && d.total_out() == before_out;
         match status {
             Status::StreamEnd => return Ok(out),
-            _ if d.total_in() == before_in && d.total_out() == before_out => {
-                if out.len() < out.capacity() {
-                    return Err(ferr(f, "truncated deflate stream"));
-                }
+            _ if stalled && out.len() < out.capacity() => {
+                return Err(ferr(f, "truncated deflate stream"));
             }
             _ => {}
         }
@@ -163,7 +171,11 @@ fn unshuffle(input: &[u8], size: usize) -> Vec<u8> {
     }
     let n = input.len() / size;
     let mut out = vec![0u8; input.len()];
-    neurochunk_codec::codecs::shuffle::unshuffle_bytes(&input[..n * size], &mut out[..n * size], size);
+    neurochunk_codec::codecs::shuffle::unshuffle_bytes(
+        &input[..n * size],
+        &mut out[..n * size],
+        size,
+    );
     // Trailing bytes that do not make a whole element are stored as they are.
     out[n * size..].copy_from_slice(&input[n * size..]);
     out
@@ -191,11 +203,17 @@ pub(crate) fn lzf_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, Stri
             // A back reference: length (ctrl >> 5) + 2, or 7 + next byte + 2.
             let mut len = ctrl >> 5;
             if len == 7 {
-                len += *input.get(i).ok_or_else(|| "truncated back reference".to_string())? as usize;
+                len += *input
+                    .get(i)
+                    .ok_or_else(|| "truncated back reference".to_string())?
+                    as usize;
                 i += 1;
             }
             len += 2;
-            let low = *input.get(i).ok_or_else(|| "truncated back reference".to_string())? as usize;
+            let low = *input
+                .get(i)
+                .ok_or_else(|| "truncated back reference".to_string())?
+                as usize;
             i += 1;
             let dist = ((ctrl & 0x1f) << 8) + low + 1;
             if dist > out.len() {
@@ -215,7 +233,20 @@ pub(crate) fn lzf_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, Stri
 }
 
 fn zstd_decompress(f: &Filter, input: &[u8], limit: usize) -> H5Result<Vec<u8>> {
-    zstd::bulk::decompress(input, limit).map_err(|e| ferr(f, format!("invalid zstd data: {e}")))
+    use std::io::Read;
+    // Streamed, so the output grows with what the frames really hold (a header cannot make
+    // the reader allocate the limit up front).
+    let decoder = zstd::stream::read::Decoder::with_buffer(input)
+        .map_err(|e| ferr(f, format!("invalid zstd data: {e}")))?;
+    let mut out = Vec::with_capacity(limit.min(input.len().saturating_mul(4)));
+    decoder
+        .take(limit as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| ferr(f, format!("invalid zstd data: {e}")))?;
+    if out.len() > limit {
+        return Err(ferr(f, "decompresses to more than the chunk's size"));
+    }
+    Ok(out)
 }
 
 /// HDF5's lz4 filter: the original size (8 bytes, big-endian), the block size (4 bytes,
@@ -228,11 +259,19 @@ fn lz4_decompress(f: &Filter, input: &[u8], limit: usize) -> H5Result<Vec<u8>> {
     }
     let total = be(&input[..8]);
     let block = be(&input[8..12]);
-    if total > limit as u64 {
-        return Err(ferr(f, format!("declares {total} bytes, more than the chunk's size")));
+    // An LZ4 block expands at most about 255 times.
+    if total > limit as u64 || total > (input.len() as u64).saturating_mul(256) {
+        return Err(ferr(
+            f,
+            format!("declares {total} bytes, more than the chunk's size"),
+        ));
     }
     let total = total as usize;
-    let block = if block == 0 { total.max(1) } else { block as usize };
+    let block = if block == 0 {
+        total.max(1)
+    } else {
+        block as usize
+    };
     let mut out = vec![0u8; total];
     let mut pos = 12usize;
     let mut done = 0usize;
@@ -254,7 +293,10 @@ fn lz4_decompress(f: &Filter, input: &[u8], limit: usize) -> H5Result<Vec<u8>> {
             let got = lz4_flex::block::decompress_into(data, dst)
                 .map_err(|e| ferr(f, format!("invalid lz4 block: {e}")))?;
             if got != want {
-                return Err(ferr(f, format!("a block decoded to {got} bytes, not {want}")));
+                return Err(ferr(
+                    f,
+                    format!("a block decoded to {got} bytes, not {want}"),
+                ));
             }
         }
         done += want;
@@ -267,7 +309,10 @@ fn blosc_decompress(f: &Filter, input: &[u8], limit: usize) -> H5Result<Vec<u8>>
     if input.len() >= 16 {
         let nbytes = u32::from_le_bytes([input[4], input[5], input[6], input[7]]) as usize;
         if nbytes > limit {
-            return Err(ferr(f, format!("declares {nbytes} bytes, more than the chunk's size")));
+            return Err(ferr(
+                f,
+                format!("declares {nbytes} bytes, more than the chunk's size"),
+            ));
         }
     }
     let codec = neurochunk_codec::BloscCodec::new(

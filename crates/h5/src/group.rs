@@ -63,9 +63,10 @@ impl Group {
 
     /// The object `name` leads to (following soft links inside the file).
     pub fn get(&self, name: &str) -> H5Result<Object> {
-        let link = self
-            .link(name)?
-            .ok_or_else(|| self.file.err(not_found(format!("no link '{name}'")), &self.path))?;
+        let link = self.link(name)?.ok_or_else(|| {
+            self.file
+                .err(not_found(format!("no link '{name}'")), &self.path)
+        })?;
         let path = join(&self.path, name);
         match link.target {
             LinkTarget::Hard(a) => self.file.object_at(a, &path),
@@ -151,7 +152,12 @@ fn symbol_table_links(f: &Inner, btree: u64, heap_addr: u64) -> H5Result<Vec<Lin
     let o = f.sizes.offset as u64;
     let l = f.sizes.length as u64;
     let entry = l + o + 24;
-    f.prefetch(&nodes.iter().map(|&a| (a, 8 + 64 * entry)).collect::<Vec<_>>())?;
+    f.prefetch(
+        &nodes
+            .iter()
+            .map(|&a| (a, 8 + 64 * entry))
+            .collect::<Vec<_>>(),
+    )?;
     let mut out = Vec::new();
     for node in nodes {
         let what = "symbol table node";
@@ -181,7 +187,11 @@ fn symbol_table_links(f: &Inner, btree: u64, heap_addr: u64) -> H5Result<Vec<Lin
                 LinkTarget::Soft(heap.string_at(u64::from(off))?)
             } else {
                 LinkTarget::Hard(addr.ok_or_else(|| {
-                    corrupt(what, Some(node), format!("entry '{name}' has no object address"))
+                    corrupt(
+                        what,
+                        Some(node),
+                        format!("entry '{name}' has no object address"),
+                    )
                 })?)
             };
             out.push(Link {

@@ -51,7 +51,11 @@ impl LocalHeap {
             )
         })?;
         let end = rest.iter().position(|&b| b == 0).ok_or_else(|| {
-            corrupt("local heap", Some(self.addr), format!("unterminated string at {offset}"))
+            corrupt(
+                "local heap",
+                Some(self.addr),
+                format!("unterminated string at {offset}"),
+            )
         })?;
         Ok(String::from_utf8_lossy(&rest[..end]).into_owned())
     }
@@ -163,9 +167,7 @@ impl FractalHeap {
             c.skip(filter_len)?;
         }
         let end = c.pos() + 4;
-        let block = head
-            .get(..end)
-            .ok_or_else(|| c.err("truncated"))?;
+        let block = head.get(..end).ok_or_else(|| c.err("truncated"))?;
         verify_checksum(block, what, Some(addr))?;
         let pow2 = |v: u64| v != 0 && v & (v - 1) == 0;
         if !pow2(width) || !pow2(start_block) || !pow2(max_direct) || max_direct < start_block {
@@ -211,7 +213,8 @@ impl FractalHeap {
         if row == 0 {
             self.start_block
         } else {
-            self.start_block.saturating_mul(1u64.checked_shl((row - 1) as u32).unwrap_or(0))
+            self.start_block
+                .saturating_mul(1u64.checked_shl((row - 1) as u32).unwrap_or(0))
         }
     }
 
@@ -219,7 +222,8 @@ impl FractalHeap {
         if row == 0 {
             0
         } else {
-            1u64.checked_shl(self.first_row_bits + (row - 1) as u32).unwrap_or(u64::MAX)
+            1u64.checked_shl(self.first_row_bits + (row - 1) as u32)
+                .unwrap_or(u64::MAX)
         }
     }
 
@@ -239,11 +243,19 @@ impl FractalHeap {
     pub fn get(&self, f: &Inner, id: &[u8]) -> H5Result<Bytes> {
         let what = "fractal heap";
         if id.is_empty() || id.len() > self.id_len.max(8) {
-            return Err(corrupt(what, Some(self.addr), format!("a heap ID of {} bytes", id.len())));
+            return Err(corrupt(
+                what,
+                Some(self.addr),
+                format!("a heap ID of {} bytes", id.len()),
+            ));
         }
         let flags = id[0];
         if flags >> 6 != 0 {
-            return Err(corrupt(what, Some(self.addr), format!("heap ID version {}", flags >> 6)));
+            return Err(corrupt(
+                what,
+                Some(self.addr),
+                format!("heap ID version {}", flags >> 6),
+            ));
         }
         match (flags >> 4) & 0x03 {
             0 => {
@@ -275,7 +287,9 @@ impl FractalHeap {
 
     fn managed(&self, f: &Inner, offset: u64, len: u64) -> H5Result<Bytes> {
         if self.filtered {
-            return Err(unsupported("a fractal heap with I/O filters (compressed heap blocks)"));
+            return Err(unsupported(
+                "a fractal heap with I/O filters (compressed heap blocks)",
+            ));
         }
         let what = "fractal heap";
         let root = self
@@ -291,11 +305,15 @@ impl FractalHeap {
             loop {
                 depth += 1;
                 if depth > 32 {
-                    return Err(corrupt(what, Some(self.addr), "indirect blocks nested too deeply"));
+                    return Err(corrupt(
+                        what,
+                        Some(self.addr),
+                        "indirect blocks nested too deeply",
+                    ));
                 }
-                let rel = offset
-                    .checked_sub(base)
-                    .ok_or_else(|| corrupt(what, Some(self.addr), "object offset before its block"))?;
+                let rel = offset.checked_sub(base).ok_or_else(|| {
+                    corrupt(what, Some(self.addr), "object offset before its block")
+                })?;
                 let (row, col) = self.lookup(rel);
                 if row >= nrows || col >= self.width {
                     return Err(corrupt(
@@ -323,19 +341,27 @@ impl FractalHeap {
             }
         };
         let within = offset - block_off;
-        let header = 5 + f.sizes.offset as u64 + self.heap_off_size as u64
+        let header = 5
+            + f.sizes.offset as u64
+            + self.heap_off_size as u64
             + if self.checksum_dblocks { 4 } else { 0 };
         let end = within.checked_add(len);
         if within < header || end.is_none_or(|e| e > block_size) {
             return Err(corrupt(
                 "fractal heap direct block",
                 Some(block_addr),
-                format!("object of {len} bytes at {within} does not fit the {block_size}-byte block"),
+                format!(
+                    "object of {len} bytes at {within} does not fit the {block_size}-byte block"
+                ),
             ));
         }
         let sig = f.read_structure(block_addr, 4, "fractal heap direct block")?;
         if &sig[..] != b"FHDB" {
-            return Err(corrupt("fractal heap direct block", Some(block_addr), "no FHDB signature"));
+            return Err(corrupt(
+                "fractal heap direct block",
+                Some(block_addr),
+                "no FHDB signature",
+            ));
         }
         f.read_structure(block_addr + within, len, "fractal heap object")
     }
@@ -367,7 +393,9 @@ impl FractalHeap {
     fn huge(&self, f: &Inner, id: &[u8]) -> H5Result<Bytes> {
         let what = "fractal heap";
         if self.filtered {
-            return Err(unsupported("a huge object of a fractal heap with I/O filters"));
+            return Err(unsupported(
+                "a huge object of a fractal heap with I/O filters",
+            ));
         }
         let o = f.sizes.offset as usize;
         let l = f.sizes.length as usize;
@@ -378,9 +406,13 @@ impl FractalHeap {
             let len = c.length()?;
             return f.read_structure(addr, len, "fractal heap huge object");
         }
-        let btree = self
-            .huge_btree
-            .ok_or_else(|| corrupt(what, Some(self.addr), "a huge object and no huge object B-tree"))?;
+        let btree = self.huge_btree.ok_or_else(|| {
+            corrupt(
+                what,
+                Some(self.addr),
+                "a huge object and no huge object B-tree",
+            )
+        })?;
         let key_len = (self.id_len - 1).min(8);
         let key = le_uint(&id[1..(1 + key_len).min(id.len())]);
         let tree = BTree2::open(f, btree)?;
@@ -393,6 +425,10 @@ impl FractalHeap {
                 return f.read_structure(addr, len, "fractal heap huge object");
             }
         }
-        Err(corrupt(what, Some(self.addr), format!("no huge object with ID {key}")))
+        Err(corrupt(
+            what,
+            Some(self.addr),
+            format!("no huge object with ID {key}"),
+        ))
     }
 }

@@ -165,13 +165,17 @@ impl Io {
         let mut answers = self
             .store
             .get_many(&[ReadRequest::ranges(self.key.clone(), ranges)]);
-        let answer = answers.pop().ok_or_else(|| {
-            corrupt("store", None, "the store answered no request of a batch")
-        })??;
+        let answer = answers
+            .pop()
+            .ok_or_else(|| corrupt("store", None, "the store answered no request of a batch"))??;
         let parts = match answer {
             ReadResponse::Ranges(parts) => parts,
             ReadResponse::Whole(_) => {
-                return Err(corrupt("store", None, "the store answered ranges with a value"))
+                return Err(corrupt(
+                    "store",
+                    None,
+                    "the store answered ranges with a value",
+                ))
             }
             ReadResponse::Missing => {
                 return Err(corrupt(
@@ -181,7 +185,12 @@ impl Io {
                 ))
             }
         };
-        if parts.len() != n || parts.iter().zip(&expected).any(|(p, &l)| p.len() as u64 != l) {
+        if parts.len() != n
+            || parts
+                .iter()
+                .zip(&expected)
+                .any(|(p, &l)| p.len() as u64 != l)
+        {
             return Err(corrupt(
                 "store",
                 None,

@@ -19,12 +19,10 @@ pub(crate) mod kind {
     pub const LINK: u16 = 0x06;
     pub const EXTERNAL: u16 = 0x07;
     pub const LAYOUT: u16 = 0x08;
-    pub const GROUP_INFO: u16 = 0x0a;
     pub const FILTERS: u16 = 0x0b;
     pub const ATTRIBUTE: u16 = 0x0c;
     pub const CONTINUATION: u16 = 0x10;
     pub const SYMBOL_TABLE: u16 = 0x11;
-    pub const MTIME: u16 = 0x12;
     pub const SOHM_TABLE: u16 = 0x0f;
     pub const ATTRIBUTE_INFO: u16 = 0x15;
 }
@@ -204,9 +202,9 @@ pub(crate) fn parse_layout(c: &mut Cursor, rank: usize) -> H5Result<LayoutInfo> 
                     let ndims = c.u8()? as usize;
                     let enc = c.u8()? as usize;
                     if ndims > 33 || !(1..=8).contains(&enc) {
-                        return Err(c.err(format!(
-                            "{ndims} dimensions encoded in {enc} bytes each"
-                        )));
+                        return Err(
+                            c.err(format!("{ndims} dimensions encoded in {enc} bytes each"))
+                        );
                     }
                     let mut dims = Vec::with_capacity(ndims);
                     for _ in 0..ndims {
@@ -225,7 +223,10 @@ pub(crate) fn parse_layout(c: &mut Cursor, rank: usize) -> H5Result<LayoutInfo> 
                             } else {
                                 None
                             };
-                            (ChunkIndexKind::SingleChunk, IndexParams::Single { filtered })
+                            (
+                                ChunkIndexKind::SingleChunk,
+                                IndexParams::Single { filtered },
+                            )
                         }
                         2 => (ChunkIndexKind::Implicit, IndexParams::Implicit),
                         3 => {
@@ -239,7 +240,10 @@ pub(crate) fn parse_layout(c: &mut Cursor, rank: usize) -> H5Result<LayoutInfo> 
                             // Max bits, index elements, min pointers, min elements, page
                             // bits: the extensible array header repeats them.
                             c.skip(5)?;
-                            (ChunkIndexKind::ExtensibleArray, IndexParams::ExtensibleArray)
+                            (
+                                ChunkIndexKind::ExtensibleArray,
+                                IndexParams::ExtensibleArray,
+                            )
                         }
                         5 => {
                             // Node size, split and merge percents: the B-tree header repeats
@@ -553,7 +557,6 @@ fn parse_external_value(c: &Cursor, data: &[u8]) -> H5Result<LinkTarget> {
 pub(crate) struct DenseInfo {
     pub heap: Option<u64>,
     pub name_index: Option<u64>,
-    pub order_index: Option<u64>,
 }
 
 /// Parse a link info message.
@@ -568,12 +571,10 @@ pub(crate) fn parse_link_info(c: &mut Cursor) -> H5Result<DenseInfo> {
     }
     let heap = c.addr()?;
     let name_index = c.addr()?;
-    let order_index = if flags & 0x02 != 0 { c.addr()? } else { None };
-    Ok(DenseInfo {
-        heap,
-        name_index,
-        order_index,
-    })
+    if flags & 0x02 != 0 {
+        let _order_index = c.addr()?;
+    }
+    Ok(DenseInfo { heap, name_index })
 }
 
 /// Parse an attribute info message.
@@ -588,12 +589,10 @@ pub(crate) fn parse_attribute_info(c: &mut Cursor) -> H5Result<DenseInfo> {
     }
     let heap = c.addr()?;
     let name_index = c.addr()?;
-    let order_index = if flags & 0x02 != 0 { c.addr()? } else { None };
-    Ok(DenseInfo {
-        heap,
-        name_index,
-        order_index,
-    })
+    if flags & 0x02 != 0 {
+        let _order_index = c.addr()?;
+    }
+    Ok(DenseInfo { heap, name_index })
 }
 
 /// An attribute message, its datatype and dataspace possibly still shared references.
@@ -608,7 +607,11 @@ pub(crate) struct RawAttribute {
 }
 
 /// Parse an attribute message (versions 1 to 3) from `body`.
-pub(crate) fn parse_attribute(body: &Bytes, sizes: Sizes, addr: Option<u64>) -> H5Result<RawAttribute> {
+pub(crate) fn parse_attribute(
+    body: &Bytes,
+    sizes: Sizes,
+    addr: Option<u64>,
+) -> H5Result<RawAttribute> {
     let mut c = Cursor::new(body, "attribute message", addr, sizes);
     let version = c.u8()?;
     let flags = c.u8()?;
@@ -624,7 +627,10 @@ pub(crate) fn parse_attribute(body: &Bytes, sizes: Sizes, addr: Option<u64>) -> 
     let start = c.pos();
     let raw_name = c.bytes(name_len)?;
     c.seek(start + pad(name_len))?;
-    let end = raw_name.iter().position(|&b| b == 0).unwrap_or(raw_name.len());
+    let end = raw_name
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(raw_name.len());
     let name = String::from_utf8_lossy(&raw_name[..end]).into_owned();
     let dt_start = c.pos();
     c.skip(dt_len)?;
@@ -675,9 +681,13 @@ pub(crate) fn parse_shared(c: &mut Cursor) -> H5Result<Shared> {
         1 => {
             c.skip(6)?;
             let _ = c.length()?;
-            Ok(Shared::Committed(c.addr_required("shared message address")?))
+            Ok(Shared::Committed(
+                c.addr_required("shared message address")?,
+            ))
         }
-        2 => Ok(Shared::Committed(c.addr_required("shared message address")?)),
+        2 => Ok(Shared::Committed(
+            c.addr_required("shared message address")?,
+        )),
         3 => match kind {
             1 => {
                 let id = c.bytes(8)?;
@@ -685,7 +695,9 @@ pub(crate) fn parse_shared(c: &mut Cursor) -> H5Result<Shared> {
                 out.copy_from_slice(id);
                 Ok(Shared::Sohm(out))
             }
-            2 => Ok(Shared::Committed(c.addr_required("shared message address")?)),
+            2 => Ok(Shared::Committed(
+                c.addr_required("shared message address")?,
+            )),
             k => Err(c.err(format!("shared message type {k}"))),
         },
         v => Err(c.err(format!("shared message version {v}"))),
@@ -703,9 +715,12 @@ pub struct ExternalFile {
     pub size: u64,
 }
 
-/// Parse an external data files message: the local heap address and the slots (name offset,
-/// file offset, size).
-pub(crate) fn parse_external(c: &mut Cursor) -> H5Result<(u64, Vec<(u64, u64, u64)>)> {
+/// One slot of an external data files message: name offset in the local heap, offset in the
+/// file, size.
+pub(crate) type ExternalSlot = (u64, u64, u64);
+
+/// Parse an external data files message: the local heap address and the slots.
+pub(crate) fn parse_external(c: &mut Cursor) -> H5Result<(u64, Vec<ExternalSlot>)> {
     let version = c.u8()?;
     if version != 1 {
         return Err(c.err(format!("external data files message version {version}")));

@@ -5,7 +5,6 @@ use std::collections::HashSet;
 
 use neurochunk_store::Bytes;
 
-use crate::cursor::Cursor;
 use crate::error::{corrupt, unsupported, H5Result};
 use crate::file::Inner;
 use crate::messages::{kind, parse_shared, Shared};
@@ -140,16 +139,21 @@ pub(crate) fn read_object_header(f: &Inner, addr: u64) -> H5Result<ObjectHeader>
     Ok(ObjectHeader { addr, messages })
 }
 
-fn push(
-    f: &Inner,
-    kind: u16,
-    flags: u8,
-    data: Bytes,
-    order: Option<u16>,
-    at: u64,
-    messages: &mut Vec<Message>,
-    chunks: &mut Vec<(u64, u64)>,
-) -> H5Result<()> {
+/// Where parsed messages and continuation blocks go.
+struct Sink<'a> {
+    messages: &'a mut Vec<Message>,
+    chunks: &'a mut Vec<(u64, u64)>,
+}
+
+fn push(f: &Inner, msg: Message, at: u64, sink: &mut Sink) -> H5Result<()> {
+    let Message {
+        kind,
+        flags,
+        data,
+        order,
+    } = msg;
+    let messages = &mut *sink.messages;
+    let chunks = &mut *sink.chunks;
     if messages.len() >= MAX_MESSAGES {
         return Err(corrupt("object header", Some(at), "too many messages"));
     }
@@ -198,7 +202,13 @@ fn parse_v1_messages(
         let start = c.pos();
         c.skip(size)?;
         let data = block.slice(start..start + size);
-        push(f, kind, flags, data, None, at, messages, chunks)?;
+        let msg = Message {
+            kind,
+            flags,
+            data,
+            order: None,
+        };
+        push(f, msg, at, &mut Sink { messages, chunks })?;
         c.align(8);
     }
     Ok(())
@@ -226,7 +236,13 @@ fn parse_v2_messages(
         let start = c.pos();
         c.skip(size)?;
         let data = block.slice(start..start + size);
-        push(f, kind, flags, data, order, at, messages, chunks)?;
+        let msg = Message {
+            kind,
+            flags,
+            data,
+            order,
+        };
+        push(f, msg, at, &mut Sink { messages, chunks })?;
     }
     Ok(())
 }
@@ -248,7 +264,11 @@ pub(crate) fn shared_body(
     depth: u32,
 ) -> H5Result<Bytes> {
     if depth > 8 {
-        return Err(corrupt("shared message", Some(at), "shared messages form a loop"));
+        return Err(corrupt(
+            "shared message",
+            Some(at),
+            "shared messages form a loop",
+        ));
     }
     let mut c = f.cursor(reference, "shared message", at);
     match parse_shared(&mut c)? {
@@ -269,10 +289,4 @@ pub(crate) fn shared_body(
         }
         Shared::Sohm(id) => f.sohm_message(kind, &id),
     }
-}
-
-/// Parse the body of a message of `Cursor`-readable structure (a helper for callers holding
-/// the message and its header's address).
-pub(crate) fn body_cursor<'a>(f: &Inner, body: &'a [u8], what: &'static str, at: u64) -> Cursor<'a> {
-    f.cursor(body, what, at)
 }

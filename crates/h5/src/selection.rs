@@ -140,7 +140,9 @@ impl Selection {
                         return Ok(Vec::new());
                     }
                     if count > limit as u64 {
-                        return Err(too_large(format!("a selection of more than {limit} blocks")));
+                        return Err(too_large(format!(
+                            "a selection of more than {limit} blocks"
+                        )));
                     }
                     let mut v = Vec::with_capacity(count as usize);
                     for k in 0..count {
@@ -153,7 +155,9 @@ impl Selection {
                     .iter()
                     .try_fold(1usize, |acc, v| acc.checked_mul(v.len()));
                 if total.is_none_or(|t| t > limit) {
-                    return Err(too_large(format!("a selection of more than {limit} blocks")));
+                    return Err(too_large(format!(
+                        "a selection of more than {limit} blocks"
+                    )));
                 }
                 let mut out = vec![(Vec::new(), Vec::new())];
                 for axis in per_axis {
@@ -192,12 +196,13 @@ impl Selection {
             }
             _ => {
                 for (lo, hi) in self.blocks(dims, limit)? {
-                    let volume = lo
-                        .iter()
-                        .zip(&hi)
-                        .try_fold(1u64, |a, (&l, &h)| a.checked_mul(h.checked_sub(l)?.checked_add(1)?));
+                    let volume = lo.iter().zip(&hi).try_fold(1u64, |a, (&l, &h)| {
+                        a.checked_mul(h.checked_sub(l)?.checked_add(1)?)
+                    });
                     if volume.is_none_or(|v| set.len() as u64 + v > limit as u64) {
-                        return Err(too_large(format!("a selection of more than {limit} points")));
+                        return Err(too_large(format!(
+                            "a selection of more than {limit} points"
+                        )));
                     }
                     let mut p = lo.clone();
                     'block: loop {
@@ -219,7 +224,9 @@ impl Selection {
             }
         }
         if set.len() > limit {
-            return Err(too_large(format!("a selection of more than {limit} points")));
+            return Err(too_large(format!(
+                "a selection of more than {limit} points"
+            )));
         }
         Ok(set.into_iter().collect())
     }

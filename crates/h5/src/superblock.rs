@@ -31,12 +31,8 @@ pub(crate) fn verify_checksum(block: &[u8], what: &'static str, addr: Option<u64
 pub(crate) enum RootGroup {
     /// Version 2 and 3 superblocks: the root group's object header address.
     Header(u64),
-    /// Version 0 and 1: the root group's symbol table entry: its object header address and,
-    /// when cached, its B-tree and local heap addresses.
-    Entry {
-        header: u64,
-        stab: Option<(u64, u64)>,
-    },
+    /// Version 0 and 1: the root group's symbol table entry's object header address.
+    Entry { header: u64 },
 }
 
 /// What the reader needs of the superblock.
@@ -52,10 +48,6 @@ pub(crate) struct Superblock {
     pub root: RootGroup,
     /// The superblock extension's object header (versions 2 and 3).
     pub extension: Option<u64>,
-    /// The end-of-file address, as stored.
-    pub eof: Option<u64>,
-    /// Group leaf node K (symbol table nodes hold up to 2K entries).
-    pub group_leaf_k: u16,
 }
 
 /// Find the signature (at 0, 512, 1024, 2048, ...) and read the superblock there.
@@ -111,23 +103,11 @@ pub(crate) fn read_superblock(io: &Io) -> H5Result<Superblock> {
             c2.seek(c.pos())?;
             let _stored_base = c2.addr()?;
             let _free_space = c2.addr()?;
-            let eof = c2.addr()?;
+            let _eof = c2.addr()?;
             let _driver = c2.addr()?;
             // The root group's symbol table entry.
             let _name_offset = c2.length()?;
             let header = c2.addr_required("the root group's object header address")?;
-            let cache_type = c2.u32()?;
-            c2.skip(4)?;
-            let scratch = c2.bytes(16)?;
-            let stab = if cache_type == 1 {
-                let mut s = Cursor::new(scratch, what, Some(0), sizes);
-                match (s.addr()?, s.addr()?) {
-                    (Some(b), Some(h)) => Some((b, h)),
-                    _ => None,
-                }
-            } else {
-                None
-            };
             if group_leaf_k == 0 {
                 return Err(corrupt(what, Some(0), "group leaf node K is 0"));
             }
@@ -135,10 +115,8 @@ pub(crate) fn read_superblock(io: &Io) -> H5Result<Superblock> {
                 version,
                 base,
                 sizes,
-                root: RootGroup::Entry { header, stab },
+                root: RootGroup::Entry { header },
                 extension: None,
-                eof,
-                group_leaf_k,
             })
         }
         2 | 3 => {
@@ -151,7 +129,7 @@ pub(crate) fn read_superblock(io: &Io) -> H5Result<Superblock> {
             c2.seek(c.pos())?;
             let _stored_base = c2.addr()?;
             let extension = c2.addr()?;
-            let eof = c2.addr()?;
+            let _eof = c2.addr()?;
             let root = c2.addr_required("the root group's object header address")?;
             let end = c2.pos() + 4;
             let block = head
@@ -164,8 +142,6 @@ pub(crate) fn read_superblock(io: &Io) -> H5Result<Superblock> {
                 sizes,
                 root: RootGroup::Header(root),
                 extension,
-                eof,
-                group_leaf_k: 4,
             })
         }
         v => Err(crate::error::unsupported(format!(

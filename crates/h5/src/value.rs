@@ -64,7 +64,12 @@ pub enum Value {
 const MAX_SEQUENCE: u64 = 1 << 28;
 
 /// Decode `count` elements of `dtype` from `raw`.
-pub(crate) fn decode_elements(f: &Inner, dtype: &Datatype, raw: &[u8], count: usize) -> H5Result<Vec<Value>> {
+pub(crate) fn decode_elements(
+    f: &Inner,
+    dtype: &Datatype,
+    raw: &[u8],
+    count: usize,
+) -> H5Result<Vec<Value>> {
     let size = dtype.size();
     if size == 0 {
         return Ok(vec![Value::Bytes(Vec::new()); count]);
@@ -73,7 +78,10 @@ pub(crate) fn decode_elements(f: &Inner, dtype: &Datatype, raw: &[u8], count: us
         return Err(corrupt(
             "data",
             None,
-            format!("{} bytes hold fewer than {count} elements of {size} bytes", raw.len()),
+            format!(
+                "{} bytes hold fewer than {count} elements of {size} bytes",
+                raw.len()
+            ),
         ));
     }
     (0..count)
@@ -204,8 +212,17 @@ fn decode_one(f: &Inner, dtype: &Datatype, b: &[u8], depth: u32) -> H5Result<Val
             for field in fields {
                 let part = b
                     .get(field.offset..field.offset + field.dtype.size())
-                    .ok_or_else(|| corrupt("data", None, format!("field '{}' out of its element", field.name)))?;
-                out.push((field.name.clone(), decode_one(f, &field.dtype, part, depth + 1)?));
+                    .ok_or_else(|| {
+                        corrupt(
+                            "data",
+                            None,
+                            format!("field '{}' out of its element", field.name),
+                        )
+                    })?;
+                out.push((
+                    field.name.clone(),
+                    decode_one(f, &field.dtype, part, depth + 1)?,
+                ));
             }
             Value::Compound(out)
         }
@@ -222,7 +239,13 @@ fn decode_one(f: &Inner, dtype: &Datatype, b: &[u8], depth: u32) -> H5Result<Val
         }
         Datatype::Complex { base, .. } => {
             let half = b.len() / 2;
-            let big = matches!(**base, Datatype::Float { big_endian: true, .. });
+            let big = matches!(
+                **base,
+                Datatype::Float {
+                    big_endian: true,
+                    ..
+                }
+            );
             match (float_value(&b[..half], big), float_value(&b[half..], big)) {
                 (Some(re), Some(im)) => Value::Complex(re, im),
                 _ => Value::Bytes(b.to_vec()),
@@ -256,7 +279,10 @@ fn vlen_bytes(f: &Inner, b: &[u8], elem: usize) -> H5Result<Vec<u8>> {
         return Err(corrupt(
             "global heap object",
             Some(addr),
-            format!("object {index} has {} bytes, the element needs {want}", obj.len()),
+            format!(
+                "object {index} has {} bytes, the element needs {want}",
+                obj.len()
+            ),
         ));
     }
     Ok(obj[..want].to_vec())
@@ -333,7 +359,11 @@ fn reference_v2(f: &Inner, b: &[u8]) -> H5Result<Value> {
             ReferenceTarget::Attribute(String::from_utf8_lossy(r.bytes(n)?).into_owned())
         }
     };
-    let path = if file.is_none() { f.path_of(address)? } else { None };
+    let path = if file.is_none() {
+        f.path_of(address)?
+    } else {
+        None
+    };
     Ok(Value::Reference(Some(Box::new(Reference {
         address,
         path,
@@ -361,9 +391,9 @@ fn needs_swap(dtype: &Datatype) -> bool {
         | Datatype::Float { big_endian, .. }
         | Datatype::Bitfield { big_endian, .. }
         | Datatype::Time { big_endian, .. } => *big_endian != native_big,
-        Datatype::Enum { base, .. } | Datatype::Array { base, .. } | Datatype::Complex { base, .. } => {
-            needs_swap(base)
-        }
+        Datatype::Enum { base, .. }
+        | Datatype::Array { base, .. }
+        | Datatype::Complex { base, .. } => needs_swap(base),
         Datatype::Compound { fields, .. } => fields.iter().any(|f| needs_swap(&f.dtype)),
         _ => false,
     }
@@ -375,10 +405,10 @@ fn swap_one(dtype: &Datatype, b: &mut [u8]) {
         Datatype::Int { big_endian, .. }
         | Datatype::Float { big_endian, .. }
         | Datatype::Bitfield { big_endian, .. }
-        | Datatype::Time { big_endian, .. } => {
-            if *big_endian != native_big {
-                b.reverse();
-            }
+        | Datatype::Time { big_endian, .. }
+            if *big_endian != native_big =>
+        {
+            b.reverse();
         }
         Datatype::Enum { base, .. } => swap_one(base, b),
         Datatype::Array { base, .. } => {

@@ -5,9 +5,7 @@
 mod common;
 
 use common::*;
-use neurochunk_h5::{
-    ChunkIndexKind, FillDefined, H5File, Layout, LinkTarget, Object,
-};
+use neurochunk_h5::{ChunkIndexKind, FillDefined, H5File, Layout, LinkTarget, Object};
 use serde_json::{json, Value as J};
 
 fn index_name(k: ChunkIndexKind) -> &'static str {
@@ -33,7 +31,11 @@ fn shape_json(e: &neurochunk_h5::Extent) -> J {
 fn compare_file(name: &str) -> usize {
     let file = open(name);
     let exp = expected(name);
-    assert_eq!(file.userblock(), exp["userblock"].as_u64().unwrap(), "{name}: user block");
+    assert_eq!(
+        file.userblock(),
+        exp["userblock"].as_u64().unwrap(),
+        "{name}: user block"
+    );
     assert_eq!(
         file.superblock_version() as u64,
         exp["superblock_version"].as_u64().unwrap(),
@@ -48,10 +50,17 @@ fn compare_file(name: &str) -> usize {
     }
     // The walk finds exactly the objects h5py found (each once).
     let walked = file.walk().unwrap();
-    let unique: std::collections::BTreeSet<u64> =
-        objects.values().map(|e| e["addr"].as_u64().unwrap()).collect();
+    let unique: std::collections::BTreeSet<u64> = objects
+        .values()
+        .map(|e| e["addr"].as_u64().unwrap())
+        .collect();
     assert_eq!(walked.len(), unique.len(), "{name}: objects walked");
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
     objects.len()
 }
 
@@ -66,7 +75,10 @@ fn check(ok: bool, what: impl Into<String>) -> Result<(), String> {
 fn compare_object(file: &H5File, path: &str, e: &J) -> Result<(), String> {
     let obj = file.object(path).map_err(|x| format!("open: {x}"))?;
     let addr = e["addr"].as_u64().unwrap();
-    check(obj.address() == addr, format!("address {} != {addr}", obj.address()))?;
+    check(
+        obj.address() == addr,
+        format!("address {} != {addr}", obj.address()),
+    )?;
     if e.get("same_as").is_some() {
         return Ok(());
     }
@@ -75,11 +87,24 @@ fn compare_object(file: &H5File, path: &str, e: &J) -> Result<(), String> {
     let want = e["attrs"].as_array().unwrap();
     let names: Vec<&str> = attrs.iter().map(|a| a.name()).collect();
     let want_names: Vec<&str> = want.iter().map(|a| a["name"].as_str().unwrap()).collect();
-    check(names == want_names, format!("attribute names {names:?} != {want_names:?}"))?;
+    check(
+        names == want_names,
+        format!("attribute names {names:?} != {want_names:?}"),
+    )?;
     for (a, w) in attrs.iter().zip(want) {
         let n = a.name();
-        check(dtype_norm(&dtype_json(a.dtype())) == dtype_norm(&w["dtype"]), format!("attribute {n} dtype {} != {}", dtype_json(a.dtype()), w["dtype"]))?;
-        check(shape_json(a.extent()) == w["shape"], format!("attribute {n} shape"))?;
+        check(
+            dtype_norm(&dtype_json(a.dtype())) == dtype_norm(&w["dtype"]),
+            format!(
+                "attribute {n} dtype {} != {}",
+                dtype_json(a.dtype()),
+                w["dtype"]
+            ),
+        )?;
+        check(
+            shape_json(a.extent()) == w["shape"],
+            format!("attribute {n} shape"),
+        )?;
         if let Some(values) = w.get("values") {
             let got: Vec<J> = a
                 .values()
@@ -88,7 +113,10 @@ fn compare_object(file: &H5File, path: &str, e: &J) -> Result<(), String> {
                 .map(|v| value_json(file, v))
                 .collect();
             let got = strip(J::Array(got));
-            check(got == strip(values.clone()), format!("attribute {n} values {got} != {values}"))?;
+            check(
+                got == strip(values.clone()),
+                format!("attribute {n} values {got} != {values}"),
+            )?;
         }
     }
     match (&obj, e["kind"].as_str().unwrap()) {
@@ -102,10 +130,15 @@ fn compare_object(file: &H5File, path: &str, e: &J) -> Result<(), String> {
                     LinkTarget::External { file, path } => {
                         json!({"name": l.name, "type": "external", "file": file, "path": path})
                     }
-                    LinkTarget::UserDefined { link_type, .. } => json!({"name": l.name, "type": link_type}),
+                    LinkTarget::UserDefined { link_type, .. } => {
+                        json!({"name": l.name, "type": link_type})
+                    }
                 })
                 .collect();
-            check(J::Array(got.clone()) == e["links"], format!("links {got:?} != {}", e["links"]))?;
+            check(
+                J::Array(got.clone()) == e["links"],
+                format!("links {got:?} != {}", e["links"]),
+            )?;
         }
         (Object::NamedType(t), "datatype") => {
             check(dtype_json(t.dtype()) == e["dtype"], "named datatype")?;
@@ -117,8 +150,14 @@ fn compare_object(file: &H5File, path: &str, e: &J) -> Result<(), String> {
 }
 
 fn compare_dataset(file: &H5File, d: &neurochunk_h5::Dataset, e: &J) -> Result<(), String> {
-    check(dtype_norm(&dtype_json(d.dtype())) == dtype_norm(&e["dtype"]), format!("dtype {} != {}", dtype_json(d.dtype()), e["dtype"]))?;
-    check(shape_json(d.extent()) == e["shape"], format!("shape {:?} != {}", d.extent(), e["shape"]))?;
+    check(
+        dtype_norm(&dtype_json(d.dtype())) == dtype_norm(&e["dtype"]),
+        format!("dtype {} != {}", dtype_json(d.dtype()), e["dtype"]),
+    )?;
+    check(
+        shape_json(d.extent()) == e["shape"],
+        format!("shape {:?} != {}", d.extent(), e["shape"]),
+    )?;
     if let Some(max) = e["maxshape"].as_array() {
         let got: Vec<J> = match d.maxshape() {
             Some(m) => m.iter().map(|x| json!(x)).collect(),
@@ -132,15 +171,27 @@ fn compare_dataset(file: &H5File, d: &neurochunk_h5::Dataset, e: &J) -> Result<(
         Layout::Chunked { .. } => "chunked",
         Layout::Virtual => "virtual",
     };
-    check(layout == e["layout"], format!("layout {layout} != {}", e["layout"]))?;
+    check(
+        layout == e["layout"],
+        format!("layout {layout} != {}", e["layout"]),
+    )?;
     if let Layout::Chunked { chunk, index } = d.layout() {
-        check(json!(chunk) == e["chunks"], format!("chunk shape {chunk:?} != {}", e["chunks"]))?;
+        check(
+            json!(chunk) == e["chunks"],
+            format!("chunk shape {chunk:?} != {}", e["chunks"]),
+        )?;
         if let Some(want) = e.get("index") {
-            check(index_name(*index) == want, format!("index {index:?} != {want}"))?;
+            check(
+                index_name(*index) == want,
+                format!("index {index:?} != {want}"),
+            )?;
         }
     }
     if let (Layout::Contiguous { byte_offset, size }, Some(c)) = (d.layout(), e.get("contiguous")) {
-        check(json!([byte_offset, size]) == *c, format!("contiguous {byte_offset:?} {size} != {c}"))?;
+        check(
+            json!([byte_offset, size]) == *c,
+            format!("contiguous {byte_offset:?} {size} != {c}"),
+        )?;
     }
     let filters: Vec<J> = d
         .filters()
@@ -153,13 +204,19 @@ fn compare_dataset(file: &H5File, d: &neurochunk_h5::Dataset, e: &J) -> Result<(
         .iter()
         .map(|f| json!([f[0], f[2], f[3]]))
         .collect();
-    check(filters == want_filters, format!("filters {filters:?} != {want_filters:?}"))?;
+    check(
+        filters == want_filters,
+        format!("filters {filters:?} != {want_filters:?}"),
+    )?;
     let fd = match d.fill_value().defined {
         FillDefined::Undefined => 0,
         FillDefined::Default => 1,
         FillDefined::User => 2,
     };
-    check(fd == e["fill_defined"], format!("fill defined {fd} != {}", e["fill_defined"]))?;
+    check(
+        fd == e["fill_defined"],
+        format!("fill defined {fd} != {}", e["fill_defined"]),
+    )?;
     if let Some(fill) = e.get("fill") {
         let raw = d.fill_bytes();
         let v = neurochunk_h5::Value::Bytes(raw);
@@ -175,21 +232,41 @@ fn compare_dataset(file: &H5File, d: &neurochunk_h5::Dataset, e: &J) -> Result<(
             .map(|c| json!([c.offset, c.filter_mask, c.byte_offset, c.size]))
             .collect();
         let unreliable = e.get("chunk_coords_unreliable").is_some();
-        let drop_coords = |v: &J| if unreliable { json!([v[1], v[2], v[3]]) } else { v.clone() };
+        let drop_coords = |v: &J| {
+            if unreliable {
+                json!([v[1], v[2], v[3]])
+            } else {
+                v.clone()
+            }
+        };
         let mut got_sorted: Vec<J> = got.iter().map(drop_coords).collect();
         got_sorted.sort_by_key(|a| a.to_string());
         let mut want: Vec<J> = chunks.as_array().unwrap().iter().map(drop_coords).collect();
         want.sort_by_key(|a| a.to_string());
-        check(got_sorted == want, format!("{} chunks, expected {}; first differing: {:?}",
-            got.len(), want.len(),
-            got_sorted.iter().zip(&want).find(|(a, b)| a != b)))?;
+        check(
+            got_sorted == want,
+            format!(
+                "{} chunks, expected {}; first differing: {:?}",
+                got.len(),
+                want.len(),
+                got_sorted.iter().zip(&want).find(|(a, b)| a != b)
+            ),
+        )?;
         // Each chunk also found by a targeted lookup.
         for c in d.chunks().unwrap().iter().step_by(97) {
-            let one = d.chunk(&c.coords).map_err(|x| format!("chunk lookup: {x}"))?;
-            check(one.as_ref() == Some(c), format!("lookup of chunk {:?}", c.coords))?;
+            let one = d
+                .chunk(&c.coords)
+                .map_err(|x| format!("chunk lookup: {x}"))?;
+            check(
+                one.as_ref() == Some(c),
+                format!("lookup of chunk {:?}", c.coords),
+            )?;
         }
     }
-    let unsupported = d.filters().iter().any(|f| !neurochunk_h5::filter_supported(f.id));
+    let unsupported = d
+        .filters()
+        .iter()
+        .any(|f| !neurochunk_h5::filter_supported(f.id));
     if let Some(values) = e.get("values") {
         match d.read_values_all() {
             Ok(v) => {
@@ -197,12 +274,20 @@ fn compare_dataset(file: &H5File, d: &neurochunk_h5::Dataset, e: &J) -> Result<(
                 let got = strip(J::Array(v.iter().map(|x| value_json(file, x)).collect()));
                 let want = strip(values.clone());
                 if got != want {
-                    let first = got.as_array().unwrap().iter().zip(want.as_array().unwrap()).position(|(a, b)| a != b);
-                    return Err(format!("values differ (first at {first:?}); got {} values, want {}",
-                        got.as_array().unwrap().len(), want.as_array().unwrap().len()));
+                    let first = got
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .zip(want.as_array().unwrap())
+                        .position(|(a, b)| a != b);
+                    return Err(format!(
+                        "values differ (first at {first:?}); got {} values, want {}",
+                        got.as_array().unwrap().len(),
+                        want.as_array().unwrap().len()
+                    ));
                 }
                 // A hyperslab agrees with the whole read.
-                if d.shape().len() >= 1 && !d.shape().contains(&0) {
+                if !d.shape().is_empty() && !d.shape().contains(&0) {
                     let slices: Vec<neurochunk_h5::Slice> = d
                         .shape()
                         .iter()
@@ -217,7 +302,10 @@ fn compare_dataset(file: &H5File, d: &neurochunk_h5::Dataset, e: &J) -> Result<(
             Err(x) => {
                 check(unsupported, format!("read: {x}"))?;
                 let msg = x.to_string();
-                check(msg.contains("unsupported"), format!("error for an unsupported filter: {msg}"))?;
+                check(
+                    msg.contains("unsupported"),
+                    format!("error for an unsupported filter: {msg}"),
+                )?;
             }
         }
     }
@@ -228,7 +316,11 @@ fn decode_fill(file: &H5File, d: &neurochunk_h5::Dataset) -> J {
     // Decode the fill value as one element of the dataset's type.
     let raw = d.fill_bytes();
     let v = match d.dtype() {
-        neurochunk_h5::Datatype::Int { signed, big_endian, size } => {
+        neurochunk_h5::Datatype::Int {
+            signed,
+            big_endian,
+            size,
+        } => {
             let mut b = raw.clone();
             if *big_endian {
                 b.reverse();
@@ -242,12 +334,14 @@ fn decode_fill(file: &H5File, d: &neurochunk_h5::Dataset) -> J {
                 neurochunk_h5::Value::UInt(u)
             }
         }
-        neurochunk_h5::Datatype::Float { size: 4, big_endian: false } => {
-            neurochunk_h5::Value::Float(f32::from_le_bytes(raw[..4].try_into().unwrap()) as f64)
-        }
-        neurochunk_h5::Datatype::Float { size: 8, big_endian: false } => {
-            neurochunk_h5::Value::Float(f64::from_le_bytes(raw[..8].try_into().unwrap()))
-        }
+        neurochunk_h5::Datatype::Float {
+            size: 4,
+            big_endian: false,
+        } => neurochunk_h5::Value::Float(f32::from_le_bytes(raw[..4].try_into().unwrap()) as f64),
+        neurochunk_h5::Datatype::Float {
+            size: 8,
+            big_endian: false,
+        } => neurochunk_h5::Value::Float(f64::from_le_bytes(raw[..8].try_into().unwrap())),
         _ => neurochunk_h5::Value::Bytes(raw),
     };
     value_json(file, &v)
@@ -297,9 +391,16 @@ fn plugin_filters() {
     compare_file("plugins.h5");
     let file = open("plugins.h5");
     let exp = expected("plugins.h5");
-    let want: Vec<i64> = exp["plugin_values"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    let want: Vec<i64> = exp["plugin_values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
     for name in ["zstd", "blosc", "lz4", "shuffle_zstd", "gzip_masked"] {
-        let Object::Dataset(d) = file.object(name).unwrap() else { panic!() };
+        let Object::Dataset(d) = file.object(name).unwrap() else {
+            panic!()
+        };
         let got: Vec<i64> = d
             .read_values_all()
             .unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -355,7 +456,9 @@ fn hdf5_1_12_references() {
     compare_file("refs112.h5");
     let file = open("refs112.h5");
     let exp = expected("refs112.h5");
-    let Object::Dataset(d) = file.object("/refs").unwrap() else { panic!() };
+    let Object::Dataset(d) = file.object("/refs").unwrap() else {
+        panic!()
+    };
     let values = d.read_values_all().unwrap();
     let want = exp["refs"].as_array().unwrap();
     assert_eq!(values.len(), want.len());
@@ -380,7 +483,12 @@ fn hdf5_1_12_references() {
         }
     }
     let grp = file.root().unwrap().get("grp").unwrap();
-    let attr = grp.attributes().unwrap().into_iter().find(|a| a.name() == "ref_attr").unwrap();
+    let attr = grp
+        .attributes()
+        .unwrap()
+        .into_iter()
+        .find(|a| a.name() == "ref_attr")
+        .unwrap();
     let vals = attr.values().unwrap();
     assert_eq!(vals.len(), 2);
 }

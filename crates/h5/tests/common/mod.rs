@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use neurochunk_h5::{Datatype, H5File, Padding, Charset, ReferenceTarget, Selection, Value};
+use neurochunk_h5::{Charset, Datatype, H5File, Padding, ReferenceTarget, Selection, Value};
 use neurochunk_store::{Bytes, MemoryStore, Store};
 use serde_json::{json, Value as J};
 
@@ -24,7 +24,9 @@ pub fn file_bytes(name: &str) -> Vec<u8> {
     }
     let gz = std::fs::read(dir.join(format!("{name}.gz"))).unwrap();
     let mut out = Vec::new();
-    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut out).unwrap();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut out)
+        .unwrap();
     out
 }
 
@@ -32,7 +34,9 @@ pub fn file_bytes(name: &str) -> Vec<u8> {
 pub fn expected(name: &str) -> J {
     let gz = std::fs::read(data_dir().join(format!("{name}.json.gz"))).unwrap();
     let mut out = String::new();
-    flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut out).unwrap();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut out)
+        .unwrap();
     serde_json::from_str(&out).unwrap()
 }
 
@@ -65,19 +69,31 @@ fn pad(p: Padding) -> &'static str {
 /// A datatype as the generator describes it.
 pub fn dtype_json(t: &Datatype) -> J {
     match t {
-        Datatype::Int { size, signed, big_endian } => {
+        Datatype::Int {
+            size,
+            signed,
+            big_endian,
+        } => {
             json!({"class": "int", "size": size, "signed": signed, "be": big_endian})
         }
-        Datatype::Float { size, big_endian } => json!({"class": "float", "size": size, "be": big_endian}),
+        Datatype::Float { size, big_endian } => {
+            json!({"class": "float", "size": size, "be": big_endian})
+        }
         Datatype::Bool => json!({"class": "bool"}),
         Datatype::Enum { base, members } => json!({
             "class": "enum", "base": dtype_json(base),
             "members": members.iter().map(|m| json!([m.name, m.value as i64])).collect::<Vec<_>>()
         }),
-        Datatype::FixedString { size, charset, padding } => {
+        Datatype::FixedString {
+            size,
+            charset,
+            padding,
+        } => {
             json!({"class": "str", "size": size, "cset": cset(*charset), "pad": pad(*padding)})
         }
-        Datatype::VlenString { charset, padding, .. } => {
+        Datatype::VlenString {
+            charset, padding, ..
+        } => {
             json!({"class": "vstr", "cset": cset(*charset), "pad": pad(*padding)})
         }
         Datatype::ObjectRef { .. } => json!({"class": "objref"}),
@@ -87,11 +103,17 @@ pub fn dtype_json(t: &Datatype) -> J {
             "class": "compound", "size": size,
             "fields": fields.iter().map(|f| json!([f.name, f.offset, dtype_json(&f.dtype)])).collect::<Vec<_>>()
         }),
-        Datatype::Array { dims, base } => json!({"class": "array", "dims": dims, "base": dtype_json(base)}),
+        Datatype::Array { dims, base } => {
+            json!({"class": "array", "dims": dims, "base": dtype_json(base)})
+        }
         Datatype::VlenSequence { base, .. } => json!({"class": "vlen", "base": dtype_json(base)}),
         Datatype::Opaque { size, tag } => json!({"class": "opaque", "size": size, "tag": tag}),
-        Datatype::Bitfield { size, big_endian } => json!({"class": "bitfield", "size": size, "be": big_endian}),
-        Datatype::Complex { size, base } => json!({"class": "complex", "size": size, "base": dtype_json(base)}),
+        Datatype::Bitfield { size, big_endian } => {
+            json!({"class": "bitfield", "size": size, "be": big_endian})
+        }
+        Datatype::Complex { size, base } => {
+            json!({"class": "complex", "size": size, "base": dtype_json(base)})
+        }
         Datatype::Time { .. } => json!({"class": "other:2"}),
         Datatype::Other { class, .. } => json!({"class": format!("other:{class}")}),
         _ => json!({"class": "unknown"}),
@@ -175,8 +197,10 @@ pub fn dtype_norm(v: &J) -> J {
     fn has_vlen(v: &J) -> bool {
         match v {
             J::Object(m) => {
-                matches!(m.get("class").and_then(|c| c.as_str()), Some("vstr") | Some("vlen"))
-                    || m.values().any(has_vlen)
+                matches!(
+                    m.get("class").and_then(|c| c.as_str()),
+                    Some("vstr") | Some("vlen")
+                ) || m.values().any(has_vlen)
             }
             J::Array(a) => a.iter().any(has_vlen),
             _ => false,
