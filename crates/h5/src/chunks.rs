@@ -330,7 +330,11 @@ fn fixed_array(
     let mut pages: Vec<u64> = indices.iter().map(|i| i / page_n).collect();
     pages.dedup();
     pages.retain(|&p| bit(&bitmap, p));
-    let page_addr = |p: u64| dblock + prefix_len + p * page_size;
+    let page_addr = |p: u64| {
+        dblock
+            .saturating_add(prefix_len)
+            .saturating_add(p.saturating_mul(page_size))
+    };
     let page_len = |p: u64| (page_n.min(n - p * page_n)) * esz + 4;
     f.prefetch(
         &pages
@@ -566,9 +570,11 @@ fn extensible_array(
             let Some(&(_, nelmts, start_idx, start_dblk)) = ea.sblk.get(s) else {
                 continue;
             };
-            let e = i - start_idx;
+            let Some(e) = i.checked_sub(start_idx) else {
+                continue;
+            };
             if (s as u64) < ea.iblock_nsblks {
-                EaSlot::Direct(start_dblk + e / nelmts, e % nelmts, s)
+                EaSlot::Direct(start_dblk.saturating_add(e / nelmts), e % nelmts, s)
             } else {
                 EaSlot::Super(s, e / nelmts, e % nelmts)
             }
@@ -588,11 +594,13 @@ fn extensible_array(
     let sb_len = |s: usize| -> u64 {
         let (ndblks, nelmts, _, _) = ea.sblk[s];
         let bitmap = if nelmts > ea.page_n {
-            ndblks * (nelmts / ea.page_n).div_ceil(8)
+            ndblks.saturating_mul((nelmts / ea.page_n).div_ceil(8))
         } else {
             0
         };
-        head_len + ea.arr_off_size + bitmap + ndblks * o + 4
+        (head_len + ea.arr_off_size + 4)
+            .saturating_add(bitmap)
+            .saturating_add(ndblks.saturating_mul(o))
     };
     let sb_addr = |s: usize| -> Option<u64> {
         sblk_addrs
@@ -685,8 +693,8 @@ fn extensible_array(
             }
             (_, Some((a, pos))) => match blocks.get(&a) {
                 Some(b) => {
-                    let start = pos as usize;
-                    b.get(start..start + ea.esz as usize)
+                    let start = usize::try_from(pos).unwrap_or(usize::MAX);
+                    b.get(start..start.saturating_add(ea.esz as usize))
                         .map(Bytes::copy_from_slice)
                         .ok_or_else(|| {
                             corrupt(
@@ -731,12 +739,17 @@ fn place(
     if nelmts > ea.page_n {
         let page = e / ea.page_n;
         let page_size = ea.page_n * ea.esz + 4;
-        let pa = a + prefix + 4 + page * page_size;
+        let pa = a
+            .saturating_add(prefix + 4)
+            .saturating_add(page.saturating_mul(page_size));
         reads.push((pa, page_size));
         (pa, (e % ea.page_n) * ea.esz)
     } else {
-        reads.push((a, prefix + nelmts * ea.esz + 4));
-        (a, prefix + e * ea.esz)
+        reads.push((
+            a,
+            (prefix + 4).saturating_add(nelmts.saturating_mul(ea.esz)),
+        ));
+        (a, prefix.saturating_add(e.saturating_mul(ea.esz)))
     }
 }
 

@@ -254,6 +254,13 @@ impl Dataset {
         }
     }
 
+    /// One element of the fill value with its numbers in native byte order.
+    pub fn fill_native(&self) -> Vec<u8> {
+        let mut v = self.fill_bytes();
+        to_native(&self.state.dtype, &mut v);
+        v
+    }
+
     fn geometry(&self) -> H5Result<Geometry> {
         let Layout::Chunked { chunk, .. } = &self.state.layout.layout else {
             return Err(invalid("not a chunked dataset"));
@@ -662,8 +669,8 @@ impl Dataset {
                 let mut empty = false;
                 for (k, s) in slices.iter().enumerate() {
                     let c0 = c.offset[k];
-                    let c1 = c0 + geom.chunk[k]; // exclusive
-                                                 // Selected indices start + n * step in [c0, c1).
+                    let c1 = c0.saturating_add(geom.chunk[k]); // exclusive
+                                                               // Selected indices start + n * step in [c0, c1).
                     let first = if c0 > s.start {
                         (c0 - s.start).div_ceil(s.step)
                     } else {

@@ -413,6 +413,32 @@ impl std::fmt::Debug for H5File {
     }
 }
 
+/// Whether the value at `key` of `store` is an HDF5 file: the HDF5 signature at byte 0 or at
+/// 512, 1024, 2048, ... (after a user block). `Ok(false)` for a missing key.
+pub fn is_hdf5(store: &dyn Store, key: &str) -> H5Result<bool> {
+    let Some(size) = store.size(key)? else {
+        return Ok(false);
+    };
+    let mut at = 0u64;
+    while at.checked_add(8).is_some_and(|end| end <= size) {
+        let parts = store.get_ranges(
+            key,
+            &[neurochunk_store::ByteRange::FromStart {
+                offset: at,
+                length: Some(8),
+            }],
+        )?;
+        if parts.is_some_and(|p| {
+            p.first()
+                .is_some_and(|b| b[..] == crate::superblock::SIGNATURE)
+        }) {
+            return Ok(true);
+        }
+        at = if at == 0 { 512 } else { at.saturating_mul(2) };
+    }
+    Ok(false)
+}
+
 /// Most soft links followed resolving one path.
 const MAX_SOFT_LINKS: u32 = 16;
 
@@ -582,6 +608,20 @@ impl H5File {
             cur = next;
         }
         Ok((addr, cur))
+    }
+
+    /// Whether `path` leads to an object (following soft links inside the file); a dangling
+    /// soft link, a missing name or an external link on the way give `false`.
+    pub fn exists(&self, path: &str) -> H5Result<bool> {
+        match self.resolve(path, &mut 0) {
+            Ok((addr, _)) => match self.inner.header(addr) {
+                Ok(_) => Ok(true),
+                Err(e) if e.is_store_error() => Err(self.err(e, path)),
+                Err(_) => Ok(false),
+            },
+            Err(e) if e.is_store_error() => Err(self.err(e, path)),
+            Err(_) => Ok(false),
+        }
     }
 
     /// The path of the object whose header is at `address` (as references store it): the

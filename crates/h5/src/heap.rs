@@ -331,11 +331,19 @@ impl FractalHeap {
                         format!("object offset {offset} lies in an unallocated block"),
                     )
                 })?;
-                let child_off = base + self.row_offset(row) + col * self.row_size(row);
+                let child_off = base
+                    .saturating_add(self.row_offset(row))
+                    .saturating_add(col.saturating_mul(self.row_size(row)));
                 if row < self.max_direct_rows {
                     break (child, child_off, self.row_size(row));
                 }
-                nrows = u64::from(log2_floor(self.row_size(row)) - self.first_row_bits) + 1;
+                nrows = u64::from(
+                    log2_floor(self.row_size(row))
+                        .checked_sub(self.first_row_bits)
+                        .ok_or_else(|| {
+                            corrupt(what, Some(self.addr), "inconsistent table geometry")
+                        })?,
+                ) + 1;
                 base = child_off;
                 iaddr = child;
             }
@@ -363,7 +371,11 @@ impl FractalHeap {
                 "no FHDB signature",
             ));
         }
-        f.read_structure(block_addr + within, len, "fractal heap object")
+        f.read_structure(
+            block_addr.saturating_add(within),
+            len,
+            "fractal heap object",
+        )
     }
 
     /// The address in entry `entry` of the indirect block at `addr` (of `nrows` rows).

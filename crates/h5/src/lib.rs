@@ -85,7 +85,7 @@ pub use chunks::ChunkInfo;
 pub use dataset::Dataset;
 pub use datatype::{Charset, Datatype, EnumMember, Extent, Field, Padding, ReferenceKind};
 pub use error::{ErrorKind, H5Error, H5Result};
-pub use file::{H5File, NamedType, Object, OpenOptions};
+pub use file::{is_hdf5, H5File, NamedType, Object, OpenOptions};
 pub use filters::{filter_name, filter_supported};
 pub use fuzz::fuzz_parse;
 pub use group::Group;

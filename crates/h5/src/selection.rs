@@ -389,5 +389,66 @@ fn blocks(c: &mut Cursor, rank: usize, n: u64, enc: usize) -> H5Result<Selection
         }
         out.push((lo, hi));
     }
-    Ok(Selection::Blocks(out))
+    Ok(match regularize(&out, rank) {
+        Some(dims) => Selection::Regular(dims),
+        None => Selection::Blocks(out),
+    })
+}
+
+/// The regular hyperslab a list of blocks describes, when it is one (as the HDF5 library
+/// finds for a selection rebuilt from a version 1 block list): the blocks are every
+/// combination of one interval per axis, and each axis' intervals have one length and one
+/// spacing. Adjacent intervals merge.
+fn regularize(blocks: &[(Vec<u64>, Vec<u64>)], rank: usize) -> Option<Vec<HyperslabDim>> {
+    if blocks.is_empty() || blocks.len() > 1 << 16 {
+        return None;
+    }
+    let mut axes: Vec<Vec<(u64, u64)>> = Vec::with_capacity(rank);
+    for a in 0..rank {
+        let mut v: Vec<(u64, u64)> = blocks.iter().map(|(lo, hi)| (lo[a], hi[a])).collect();
+        v.sort_unstable();
+        v.dedup();
+        axes.push(v);
+    }
+    let product = axes
+        .iter()
+        .try_fold(1usize, |acc, v| acc.checked_mul(v.len()))?;
+    let distinct: std::collections::HashSet<&(Vec<u64>, Vec<u64>)> = blocks.iter().collect();
+    if product != distinct.len() {
+        return None;
+    }
+    let mut dims = Vec::with_capacity(rank);
+    for v in axes {
+        // Merge adjacent intervals, then require equal lengths and spacing.
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+        for (lo, hi) in v {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1.saturating_add(1) => {
+                    if lo <= last.1 {
+                        return None; // overlapping intervals
+                    }
+                    last.1 = last.1.max(hi);
+                }
+                _ => merged.push((lo, hi)),
+            }
+        }
+        let block = merged[0].1 - merged[0].0 + 1;
+        let stride = if merged.len() > 1 {
+            merged[1].0 - merged[0].0
+        } else {
+            1
+        };
+        for (i, &(lo, hi)) in merged.iter().enumerate() {
+            if hi - lo + 1 != block || lo != merged[0].0 + i as u64 * stride {
+                return None;
+            }
+        }
+        dims.push(HyperslabDim {
+            start: merged[0].0,
+            stride,
+            count: merged.len() as u64,
+            block,
+        });
+    }
+    Some(dims)
 }

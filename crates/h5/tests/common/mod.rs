@@ -136,6 +136,16 @@ pub fn selection_json(s: &Selection, dims: &[u64]) -> J {
         Selection::None => json!({"type": "none", "points": []}),
         Selection::All => json!({"type": "all", "dims": dims}),
         Selection::Points(p) => json!({"type": "points", "points": p}),
+        Selection::Regular(r) => json!({
+            "type": "hyperslab",
+            "points": s.points(dims, 1 << 20).unwrap(),
+            "regular": [
+                r.iter().map(|d| d.start).collect::<Vec<_>>(),
+                r.iter().map(|d| d.stride).collect::<Vec<_>>(),
+                r.iter().map(|d| d.count).collect::<Vec<_>>(),
+                r.iter().map(|d| d.block).collect::<Vec<_>>(),
+            ]
+        }),
         _ => json!({"type": "hyperslab", "points": s.points(dims, 1 << 20).unwrap()}),
     }
 }
@@ -171,12 +181,11 @@ pub fn value_json(file: &H5File, v: &Value) -> J {
     }
 }
 
-/// `expected` with the keys a reader cannot reproduce removed (h5py's own reading of
-/// regularity of selections).
+/// A value with every nested value rebuilt (a hook for keys a reader cannot reproduce; none
+/// today: even the regularity of selections matches the library's).
 pub fn strip(mut v: J) -> J {
     match &mut v {
         J::Object(map) => {
-            map.remove("regular");
             for (_, x) in map.iter_mut() {
                 *x = strip(x.take());
             }
