@@ -529,19 +529,6 @@ fn extensible_array(
         .map(|(m, &g)| m.unwrap_or(g))
         .collect();
     let d = down(&swizzle(&sizes));
-    let indices: Vec<u64> = match wanted {
-        Some(w) => w.iter().map(|c| linear(&swizzle(c), &d)).collect(),
-        None => {
-            // Each element takes bytes of the file.
-            if ea.max_idx > MAX_CHUNKS || ea.max_idx > f.io.size() / ea.esz.max(1) {
-                return Err(too_large(format!(
-                    "an extensible array of {} elements",
-                    ea.max_idx
-                )));
-            }
-            (0..ea.max_idx).collect()
-        }
-    };
     // The index block.
     let what = "extensible array index block";
     let head_len = 4 + 1 + 1 + o;
@@ -559,38 +546,6 @@ fn extensible_array(
     for _ in 0..ea.nsblk_addrs {
         sblk_addrs.push(c.addr()?);
     }
-    // Where each wanted element is.
-    let mut slots = Vec::with_capacity(indices.len());
-    for &idx in &indices {
-        let slot = if idx < ea.idx_blk_elmts {
-            EaSlot::Index(idx)
-        } else {
-            let i = idx - ea.idx_blk_elmts;
-            let s = log2_floor(i / ea.min_elmts + 1) as usize;
-            let Some(&(_, nelmts, start_idx, start_dblk)) = ea.sblk.get(s) else {
-                continue;
-            };
-            let Some(e) = i.checked_sub(start_idx) else {
-                continue;
-            };
-            if (s as u64) < ea.iblock_nsblks {
-                EaSlot::Direct(start_dblk.saturating_add(e / nelmts), e % nelmts, s)
-            } else {
-                EaSlot::Super(s, e / nelmts, e % nelmts)
-            }
-        };
-        slots.push((idx, slot));
-    }
-    // The super blocks needed, in one batch.
-    let mut supers: Vec<usize> = slots
-        .iter()
-        .filter_map(|(_, s)| match s {
-            EaSlot::Super(sb, _, _) => Some(*sb),
-            _ => None,
-        })
-        .collect();
-    supers.sort_unstable();
-    supers.dedup();
     let sb_len = |s: usize| -> u64 {
         let (ndblks, nelmts, _, _) = ea.sblk[s];
         let bitmap = if nelmts > ea.page_n {
@@ -604,10 +559,28 @@ fn extensible_array(
     };
     let sb_addr = |s: usize| -> Option<u64> {
         sblk_addrs
-            .get(s - ea.iblock_nsblks as usize)
+            .get(s.checked_sub(ea.iblock_nsblks as usize)?)
             .copied()
             .flatten()
     };
+    // The super blocks to read: those holding wanted elements, or every allocated one.
+    let wanted_idx: Option<Vec<u64>> =
+        wanted.map(|w| w.iter().map(|c| linear(&swizzle(c), &d)).collect());
+    let mut supers: Vec<usize> = match &wanted_idx {
+        Some(ix) => ix
+            .iter()
+            .filter_map(|&idx| {
+                let i = idx.checked_sub(ea.idx_blk_elmts)?;
+                let s = log2_floor(i / ea.min_elmts + 1) as usize;
+                ((s as u64) >= ea.iblock_nsblks && s < ea.sblk.len()).then_some(s)
+            })
+            .collect(),
+        None => (ea.iblock_nsblks as usize..ea.sblk.len())
+            .filter(|&s| sb_addr(s).is_some())
+            .collect(),
+    };
+    supers.sort_unstable();
+    supers.dedup();
     f.prefetch(
         &supers
             .iter()
@@ -641,6 +614,80 @@ fn extensible_array(
             dbs.push(c.addr()?);
         }
         parsed.insert(s, (bitmap, dbs));
+    }
+    // The element indices to look at.
+    let indices: Vec<u64> = match wanted_idx {
+        Some(ix) => ix,
+        None => {
+            // Only the allocated blocks (and initialized pages), below the highest index set:
+            // every element listed has bytes in the file.
+            let mut ix: Vec<u64> = (0..ea.idx_blk_elmts.min(ea.max_idx)).collect();
+            let mut push_range = |ix: &mut Vec<u64>, from: u64, n: u64| -> H5Result<()> {
+                let to = from.saturating_add(n).min(ea.max_idx);
+                if to > from {
+                    if ix.len() as u64 + (to - from) > MAX_CHUNKS {
+                        return Err(too_large("an extensible array of more than 2^27 elements"));
+                    }
+                    ix.extend(from..to);
+                }
+                Ok(())
+            };
+            for (s, &(ndblks, nelmts, start_idx, start_dblk)) in ea.sblk.iter().enumerate() {
+                let first = ea.idx_blk_elmts.saturating_add(start_idx);
+                if first >= ea.max_idx {
+                    break;
+                }
+                for k in 0..ndblks.min(1 << 20) {
+                    let base = first.saturating_add(k.saturating_mul(nelmts));
+                    if base >= ea.max_idx {
+                        break;
+                    }
+                    if (s as u64) < ea.iblock_nsblks {
+                        let db = start_dblk.saturating_add(k);
+                        if dblk_addrs.get(db as usize).copied().flatten().is_some() {
+                            push_range(&mut ix, base, nelmts)?;
+                        }
+                    } else if let Some((bitmap, dbs)) = parsed.get(&s) {
+                        if dbs.get(k as usize).copied().flatten().is_none() {
+                            continue;
+                        }
+                        if nelmts > ea.page_n {
+                            let npages = nelmts / ea.page_n;
+                            for p in 0..npages {
+                                if bit(bitmap, k * npages + p) {
+                                    push_range(&mut ix, base + p * ea.page_n, ea.page_n)?;
+                                }
+                            }
+                        } else {
+                            push_range(&mut ix, base, nelmts)?;
+                        }
+                    }
+                }
+            }
+            ix
+        }
+    };
+    // Where each element is.
+    let mut slots = Vec::with_capacity(indices.len());
+    for &idx in &indices {
+        let slot = if idx < ea.idx_blk_elmts {
+            EaSlot::Index(idx)
+        } else {
+            let i = idx - ea.idx_blk_elmts;
+            let s = log2_floor(i / ea.min_elmts + 1) as usize;
+            let Some(&(_, nelmts, start_idx, start_dblk)) = ea.sblk.get(s) else {
+                continue;
+            };
+            let Some(e) = i.checked_sub(start_idx) else {
+                continue;
+            };
+            if (s as u64) < ea.iblock_nsblks {
+                EaSlot::Direct(start_dblk.saturating_add(e / nelmts), e % nelmts, s)
+            } else {
+                EaSlot::Super(s, e / nelmts, e % nelmts)
+            }
+        };
+        slots.push((idx, slot));
     }
     // The data blocks (or pages) needed: (address, length) → elements.
     let db_prefix = head_len + ea.arr_off_size;

@@ -338,3 +338,25 @@ fn members_and_prefetch() {
     links.sort_by_key(|l| l.creation_order);
     assert_eq!(links[0].name, "z24");
 }
+
+#[test]
+fn paged_extensible_array_reads() {
+    let file = open("latest.h5");
+    let d = dataset(&file, "/index/extensible_paged");
+    let v = d.read_values(&[Slice::range(131_095, 131_115)]).unwrap();
+    let want: Vec<Value> = (131_095u64..131_115)
+        .map(|i| {
+            Value::UInt(if (131_100..131_110).contains(&i) {
+                i % 251
+            } else {
+                0
+            })
+        })
+        .collect();
+    assert_eq!(v, want);
+    let chunks = d.chunks().unwrap();
+    assert_eq!(chunks.len(), 5 + 3 + 10 + 10);
+    assert!(d.chunk(&[131_105]).unwrap().is_some());
+    assert!(d.chunk(&[131_111]).unwrap().is_none());
+    assert!(d.chunk(&[60_000]).unwrap().is_none());
+}

@@ -444,6 +444,16 @@ def make_latest():
         eam = c.create_dataset("extensible_middle", shape=(5, 0), maxshape=(5, None), dtype="u1", chunks=(2, 2))
         eam.resize((5, 300))
         eam[:, :250] = (np.arange(5 * 250) % 251).reshape(5, 250).astype("u1")
+        # An extensible array whose late data blocks are paged (super blocks with page
+        # bitmaps): only a few chunks are written.
+        eap = c.create_dataset("extensible_paged", shape=(0,), maxshape=(None,), dtype="u1", chunks=(1,))
+        eap.resize((140000,))
+        for lo, hi in [(0, 5), (1000, 1003), (131100, 131110), (139990, 140000)]:
+            eap[lo:hi] = (np.arange(lo, hi) % 251).astype("u1")
+        # A v2 B-tree of depth 2 (internal nodes above internal nodes).
+        btd = c.create_dataset("btree2_deep", shape=(0, 0), maxshape=(None, None), dtype="u1", chunks=(1, 1))
+        btd.resize((90, 90))
+        btd[...] = (np.arange(8100) % 251).astype("u1").reshape(90, 90)
         bt = c.create_dataset("btree2", shape=(0, 0), maxshape=(None, None), dtype="i2", chunks=(2, 2))
         bt.resize((60, 60))
         bt[...] = np.arange(3600, dtype="i2").reshape(60, 60)
@@ -478,6 +488,7 @@ def make_latest():
         "/index/fixed_small": "fixed_array", "/index/extensible": "extensible_array",
         "/index/extensible_filtered": "extensible_array", "/index/extensible_middle": "extensible_array",
         "/index/btree2": "btree2", "/index/btree2_filtered": "btree2",
+        "/index/extensible_paged": "extensible_array", "/index/btree2_deep": "btree2",
     })
 
 
