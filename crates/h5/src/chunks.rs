@@ -622,7 +622,7 @@ fn extensible_array(
             // Only the allocated blocks (and initialized pages), below the highest index set:
             // every element listed has bytes in the file.
             let mut ix: Vec<u64> = (0..ea.idx_blk_elmts.min(ea.max_idx)).collect();
-            let mut push_range = |ix: &mut Vec<u64>, from: u64, n: u64| -> H5Result<()> {
+            let push_range = |ix: &mut Vec<u64>, from: u64, n: u64| -> H5Result<()> {
                 let to = from.saturating_add(n).min(ea.max_idx);
                 if to > from {
                     if ix.len() as u64 + (to - from) > MAX_CHUNKS {
