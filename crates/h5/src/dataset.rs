@@ -27,8 +27,6 @@ use crate::value::{decode_elements, to_native, Value};
 const MAX_CHUNK_BYTES: u64 = 1 << 32;
 /// Most bytes fetched in one batch of chunk reads.
 const BATCH_BYTES: u64 = 64 << 20;
-/// Gaps up to this size between wanted byte ranges of contiguous data are read through.
-const CONTIGUOUS_GAP: u64 = 64 << 10;
 /// Largest single range of contiguous data read at once.
 const CONTIGUOUS_WINDOW: u64 = 16 << 20;
 
@@ -542,10 +540,11 @@ impl Dataset {
         // Runs of consecutive elements: (byte in the data, byte in `out`, length).
         let runs = runs(dims, slices, elem);
         // Windows: runs close together read as one range.
+        let gap = self.file.inner.read_gap;
         let mut windows: Vec<(u64, u64, usize, usize)> = Vec::new(); // start, end, first run, last run
         for (i, &(src, _, len)) in runs.iter().enumerate() {
             match windows.last_mut() {
-                Some(w) if src <= w.1 + CONTIGUOUS_GAP && src + len - w.0 <= CONTIGUOUS_WINDOW => {
+                Some(w) if src <= w.1 + gap && src + len - w.0 <= CONTIGUOUS_WINDOW => {
                     w.1 = w.1.max(src + len);
                     w.3 = i;
                 }
@@ -644,20 +643,48 @@ impl Dataset {
         let src_shape: Vec<usize> = geom.chunk.iter().map(|&c| c as usize).collect();
         let io = &self.file.inner.io;
         let max_batch = (io.concurrency() * 4).clamp(16, 256);
-        let mut i = 0;
-        while i < found.len() {
-            let mut j = i;
-            let mut bytes = 0u64;
-            while j < found.len()
-                && j - i < max_batch
-                && (bytes == 0 || bytes + found[j].size <= BATCH_BYTES)
-            {
-                bytes += found[j].size;
-                j += 1;
+        // Windows of the file: chunks (sorted by position) less than the read gap apart are
+        // fetched with one range. Each window holds the chunks `first..last`.
+        let gap = self.file.inner.read_gap;
+        let mut windows: Vec<(u64, u64, usize, usize)> = Vec::new();
+        for (k, c) in found.iter().enumerate() {
+            let end = c.byte_offset + c.size;
+            match windows.last_mut() {
+                Some(w)
+                    if c.byte_offset <= w.1.saturating_add(gap)
+                        && end.max(w.1) - w.0 <= CONTIGUOUS_WINDOW =>
+                {
+                    w.1 = w.1.max(end);
+                    w.3 = k + 1;
+                }
+                _ => windows.push((c.byte_offset, end, k, k + 1)),
             }
+        }
+        let mut wi = 0;
+        while wi < windows.len() {
+            // A batch: consecutive windows, at most `max_batch` requests and about
+            // BATCH_BYTES bytes.
+            let mut wj = wi;
+            let mut bytes = 0u64;
+            while wj < windows.len()
+                && wj - wi < max_batch
+                && (bytes == 0 || bytes + (windows[wj].1 - windows[wj].0) <= BATCH_BYTES)
+            {
+                bytes += windows[wj].1 - windows[wj].0;
+                wj += 1;
+            }
+            let group = &windows[wi..wj];
+            let spans: Vec<(u64, u64)> = group.iter().map(|w| (w.0, w.1 - w.0)).collect();
+            let fetched = io.read_many(&spans).map_err(|e| self.err(e))?;
+            let (i, j) = (group[0].2, group[group.len() - 1].3);
             let batch = &found[i..j];
-            let spans: Vec<(u64, u64)> = batch.iter().map(|c| (c.byte_offset, c.size)).collect();
-            let parts = io.read_many(&spans).map_err(|e| self.err(e))?;
+            let mut parts = Vec::with_capacity(batch.len());
+            for (w, bytes) in group.iter().zip(&fetched) {
+                for c in &found[w.2..w.3] {
+                    let from = (c.byte_offset - w.0) as usize;
+                    parts.push(bytes.slice(from..from + c.size as usize));
+                }
+            }
             let decoded: Vec<H5Result<Vec<u8>>> = batch
                 .par_iter()
                 .zip(parts.into_par_iter())
@@ -694,7 +721,7 @@ impl Dataset {
                     nd_copy(&d, &src_shape, out, &dst_shape, &axes, elem);
                 }
             }
-            i = j;
+            wi = wj;
         }
         Ok(())
     }

@@ -29,6 +29,10 @@ pub struct OpenOptions {
     pub initial_read: u64,
     /// About how many bytes of pages to keep per open file.
     pub cache_bytes: usize,
+    /// Chunks (and parts of contiguous data) of one read less than this many bytes apart in
+    /// the file are fetched with one range request, the bytes between them read and dropped:
+    /// fewer requests to a remote store for little extra transfer.
+    pub read_gap: u64,
 }
 
 impl Default for OpenOptions {
@@ -37,6 +41,7 @@ impl Default for OpenOptions {
             page_size: 64 * 1024,
             initial_read: 256 * 1024,
             cache_bytes: 64 * 1024 * 1024,
+            read_gap: 64 * 1024,
         }
     }
 }
@@ -60,6 +65,7 @@ pub(crate) struct Inner {
     pub sb: Superblock,
     pub sizes: Sizes,
     pub base: u64,
+    pub read_gap: u64,
     sohm: OnceLock<Result<Vec<SohmIndex>, H5Error>>,
     gheaps: Mutex<HashMap<u64, Arc<GlobalHeap>>>,
     headers: Mutex<HashMap<u64, Arc<ObjectHeader>>>,
@@ -471,6 +477,7 @@ impl H5File {
             name: name.clone(),
             sizes: sb.sizes,
             base: sb.base,
+            read_gap: options.read_gap,
             sb,
             sohm: OnceLock::new(),
             gheaps: Mutex::new(HashMap::new()),

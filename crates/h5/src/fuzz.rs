@@ -24,6 +24,7 @@ pub fn fuzz_parse(bytes: &[u8]) {
         page_size: 4096,
         initial_read: 4096,
         cache_bytes: 1 << 22,
+        read_gap: 4096,
     };
     let Ok(file) = H5File::open_with(Arc::new(store), "f.h5", "fuzz.h5", options) else {
         return;

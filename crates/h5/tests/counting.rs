@@ -104,6 +104,7 @@ fn small_pages_and_initial_read_are_configurable() {
         page_size: 4096,
         initial_read: 4096,
         cache_bytes: 1 << 20,
+        read_gap: 64 * 1024,
     };
     let file = H5File::open_with(store.clone(), "big.h5", "big.h5", options).unwrap();
     assert_eq!(store.counts().bytes_read, 4096);
@@ -114,4 +115,26 @@ fn small_pages_and_initial_read_are_configurable() {
         store.counts().bytes_read,
         store.counts().batches
     );
+}
+
+#[test]
+fn small_adjacent_chunks_are_fetched_together() {
+    let (store, _) = counting("latest.h5");
+    let file = H5File::open(store.clone(), "latest.h5", "latest.h5").unwrap();
+    let Object::Dataset(d) = file.object("/index/btree2_deep").unwrap() else {
+        panic!()
+    };
+    let index_reads = d.chunks().unwrap().len();
+    assert_eq!(index_reads, 8100);
+    let before = store.counts();
+    let v = d.read_raw_all().unwrap();
+    assert_eq!(v.len(), 8100);
+    let after = store.counts();
+    let ranges = after.ranges_read - before.ranges_read;
+    println!(
+        "8100 one-byte chunks: {} batches, {ranges} ranges, {} bytes",
+        after.batches - before.batches,
+        after.bytes_read - before.bytes_read
+    );
+    assert!(ranges < 50, "{ranges} ranges");
 }
