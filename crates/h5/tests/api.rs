@@ -360,3 +360,25 @@ fn paged_extensible_array_reads() {
     assert!(d.chunk(&[131_111]).unwrap().is_none());
     assert!(d.chunk(&[60_000]).unwrap().is_none());
 }
+
+#[test]
+fn external_and_virtual_storage_is_reported_and_refused() {
+    let file = open("earliest.h5");
+    let d = dataset(&file, "/data/external");
+    assert_eq!(
+        d.external_files(),
+        [neurochunk_h5::ExternalFile {
+            name: "external.bin".into(),
+            offset: 0,
+            size: 40
+        }]
+    );
+    let e = d.read_raw_all().unwrap_err();
+    assert!(e.to_string().contains("external file"), "{e}");
+    let file = open("latest.h5");
+    let d = dataset(&file, "/virtual");
+    assert_eq!(d.layout(), &Layout::Virtual);
+    assert_eq!(d.shape(), [2, 4]);
+    let e = d.read_raw_all().unwrap_err();
+    assert!(e.to_string().contains("virtual dataset"), "{e}");
+}

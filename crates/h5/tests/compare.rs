@@ -266,7 +266,13 @@ fn compare_dataset(file: &H5File, d: &neurochunk_h5::Dataset, e: &J) -> Result<(
     let unsupported = d
         .filters()
         .iter()
-        .any(|f| !neurochunk_h5::filter_supported(f.id));
+        .any(|f| !neurochunk_h5::filter_supported(f.id))
+        || matches!(d.layout(), Layout::Virtual)
+        || !d.external_files().is_empty();
+    check(
+        d.external_files().len() as u64 == e["external"].as_u64().unwrap(),
+        "external files",
+    )?;
     if let Some(values) = e.get("values") {
         match d.read_values_all() {
             Ok(v) => {

@@ -411,6 +411,8 @@ def make_earliest():
             g.create_group("g%02d" % i)
         f["data"].create_dataset("scaleoffset", data=np.arange(100, dtype="i4"), chunks=(10,), scaleoffset=0)
         f["data"].create_dataset("szip", data=np.arange(100, dtype="i4"), chunks=(10,), compression="szip")
+        # data in an external raw file (reported, not read)
+        f["data"].create_dataset("external", shape=(10,), dtype="<i4", external=[("external.bin", 0, 40)])
         # many attributes (compact in version 1 headers)
         for i in range(12):
             f["many_links"].attrs["attr%02d" % i] = i
@@ -476,6 +478,11 @@ def make_latest():
         oa = f.create_group("ordered_attrs", track_order=True)
         for i in range(15):
             oa.attrs["b%02d" % (14 - i)] = "value %d" % i
+        # a virtual dataset (reported, not read)
+        layout = h5py.VirtualLayout(shape=(2, 4), dtype="i2")
+        layout[0] = h5py.VirtualSource(".", "/index/btree2", shape=(60, 60))[0, :4]
+        layout[1] = h5py.VirtualSource(".", "/index/btree2", shape=(60, 60))[1, :4]
+        f.create_virtual_dataset("virtual", layout, fillvalue=-1)
         # a committed datatype, used by a dataset and an attribute
         f["named_type"] = np.dtype([("x", "<i4"), ("y", "<f8")])
         nt = f["named_type"]
