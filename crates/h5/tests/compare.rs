@@ -432,6 +432,11 @@ fn superblock_1_and_4_byte_offsets() {
 }
 
 #[test]
+fn latest_format_with_4_byte_offsets() {
+    compare_file("latest_offsets4.h5");
+}
+
+#[test]
 fn shared_object_header_messages() {
     compare_file("sohm.h5");
 }

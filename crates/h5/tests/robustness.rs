@@ -7,7 +7,8 @@ mod common;
 use common::*;
 use neurochunk_h5::fuzz_parse;
 
-const FILES: [&str; 9] = [
+const FILES: [&str; 10] = [
+    "latest_offsets4.h5",
     "tiny.h5",
     "types.h5",
     "earliest.h5",

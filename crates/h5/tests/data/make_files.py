@@ -762,6 +762,35 @@ def make_sb1_small_offsets():
     describe(path)
 
 
+def make_latest_small_offsets():
+    """Superblock 3 with 4-byte offsets (lengths stay 8 bytes: the library cannot read back an
+    unlimited maximum dimension in 4-byte lengths): every version 2 structure (v2
+    B-trees, fractal heaps, fixed and extensible arrays) with small address fields."""
+    path = os.path.join(HERE, "latest_offsets4.h5")
+    fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    fcpl.set_sizes(4, 8)
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(h5py.h5f.LIBVER_LATEST, h5py.h5f.LIBVER_LATEST)
+    fid = h5py.h5f.create(path.encode(), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl)
+    with h5py.File(fid) as f:
+        g = f.create_group("dense", track_order=True)
+        for i in range(20):
+            g.create_group("g%02d" % i)
+            g.attrs["a%02d" % i] = np.arange(i + 1, dtype="<i2")
+        f.create_dataset("fixed", data=np.arange(3000, dtype="<i4"), chunks=(2,), compression="gzip")
+        ea = f.create_dataset("extensible", shape=(0,), maxshape=(None,), dtype="<u2", chunks=(3,), shuffle=True,
+                              compression="gzip")
+        ea.resize((2000,))
+        ea[...] = np.arange(2000, dtype="<u2")
+        bt = f.create_dataset("btree2", shape=(0, 0), maxshape=(None, None), dtype="<f4", chunks=(3, 3))
+        bt.resize((40, 40))
+        bt[...] = np.arange(1600, dtype="<f4").reshape(40, 40)
+        f.create_dataset("strings", data=["x", "yy", "zzz"], dtype=h5py.string_dtype())
+        f["refs"] = np.array([f["fixed"].ref, f["dense"].ref], dtype=h5py.ref_dtype)
+        f["regions"] = np.array([f["btree2"].regionref[1:3, 2:8:2]], dtype=h5py.regionref_dtype)
+    describe(path)
+
+
 def make_sohm():
     """Shared object header messages (datatypes, dataspaces, attributes) in the superblock
     extension's table."""
@@ -836,6 +865,7 @@ if __name__ == "__main__":
     make_plugins()
     make_userblock()
     make_sb1_small_offsets()
+    make_latest_small_offsets()
     make_sohm()
     make_big()
     copy_backcompat()
