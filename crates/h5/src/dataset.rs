@@ -660,10 +660,11 @@ impl Dataset {
                 _ => windows.push((c.byte_offset, end, k, k + 1)),
             }
         }
+        // Batches: consecutive windows, at most `max_batch` requests and about BATCH_BYTES
+        // bytes each.
+        let mut batches: Vec<(usize, usize)> = Vec::new();
         let mut wi = 0;
         while wi < windows.len() {
-            // A batch: consecutive windows, at most `max_batch` requests and about
-            // BATCH_BYTES bytes.
             let mut wj = wi;
             let mut bytes = 0u64;
             while wj < windows.len()
@@ -673,31 +674,48 @@ impl Dataset {
                 bytes += windows[wj].1 - windows[wj].0;
                 wj += 1;
             }
-            let group = &windows[wi..wj];
-            let spans: Vec<(u64, u64)> = group.iter().map(|w| (w.0, w.1 - w.0)).collect();
-            let fetched = io.read_many(&spans).map_err(|e| self.err(e))?;
-            let (i, j) = (group[0].2, group[group.len() - 1].3);
-            let batch = &found[i..j];
-            let mut parts = Vec::with_capacity(batch.len());
-            for (w, bytes) in group.iter().zip(&fetched) {
-                for c in &found[w.2..w.3] {
+            batches.push((wi, wj));
+            wi = wj;
+        }
+        let fetch = |b: (usize, usize)| -> H5Result<Vec<Bytes>> {
+            let spans: Vec<(u64, u64)> =
+                windows[b.0..b.1].iter().map(|w| (w.0, w.1 - w.0)).collect();
+            io.read_many(&spans).map_err(|e| self.err(e))
+        };
+        // Decode a fetched batch (chunks in parallel): (chunk, elements) in order.
+        let decode = |b: (usize, usize), fetched: Vec<Bytes>| -> H5Result<Vec<(usize, Vec<u8>)>> {
+            let mut parts = Vec::new();
+            for (w, bytes) in windows[b.0..b.1].iter().zip(&fetched) {
+                for k in w.2..w.3 {
+                    let c = &found[k];
                     let from = (c.byte_offset - w.0) as usize;
-                    parts.push(bytes.slice(from..from + c.size as usize));
+                    parts.push((k, bytes.slice(from..from + c.size as usize)));
                 }
             }
-            let decoded: Vec<H5Result<Vec<u8>>> = batch
-                .par_iter()
-                .zip(parts.into_par_iter())
-                .map(|(c, part)| self.decode(&geom, c, part.to_vec()))
-                .collect();
-            for (c, d) in batch.iter().zip(decoded) {
-                let d = d?;
+            parts
+                .into_par_iter()
+                .map(|(k, part)| Ok((k, self.decode(&geom, &found[k], part.to_vec())?)))
+                .collect()
+        };
+        // The next batch is fetched while the current one is decoded.
+        let mut pending = match batches.first() {
+            Some(&b) => Some(fetch(b)?),
+            None => None,
+        };
+        for (n, &b) in batches.iter().enumerate() {
+            let Some(fetched) = pending.take() else { break };
+            let next = batches.get(n + 1).copied();
+            let (decoded, prefetched) =
+                rayon::join(|| decode(b, fetched), || next.map(&fetch).transpose());
+            pending = prefetched?;
+            for (k, d) in decoded? {
+                let c = &found[k];
                 let mut axes = Vec::with_capacity(slices.len());
                 let mut empty = false;
-                for (k, s) in slices.iter().enumerate() {
-                    let c0 = c.offset[k];
-                    let c1 = c0.saturating_add(geom.chunk[k]); // exclusive
-                                                               // Selected indices start + n * step in [c0, c1).
+                for (a, s) in slices.iter().enumerate() {
+                    // Selected indices start + n * step in [c0, c1).
+                    let c0 = c.offset[a];
+                    let c1 = c0.saturating_add(geom.chunk[a]);
                     let first = if c0 > s.start {
                         (c0 - s.start).div_ceil(s.step)
                     } else {
@@ -721,7 +739,6 @@ impl Dataset {
                     nd_copy(&d, &src_shape, out, &dst_shape, &axes, elem);
                 }
             }
-            wi = wj;
         }
         Ok(())
     }
