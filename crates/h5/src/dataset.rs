@@ -686,8 +686,7 @@ impl Dataset {
         let decode = |b: (usize, usize), fetched: Vec<Bytes>| -> H5Result<Vec<(usize, Vec<u8>)>> {
             let mut parts = Vec::new();
             for (w, bytes) in windows[b.0..b.1].iter().zip(&fetched) {
-                for k in w.2..w.3 {
-                    let c = &found[k];
+                for (k, c) in found.iter().enumerate().take(w.3).skip(w.2) {
                     let from = (c.byte_offset - w.0) as usize;
                     parts.push((k, bytes.slice(from..from + c.size as usize)));
                 }
