@@ -196,6 +196,9 @@ impl Selection {
             }
             _ => {
                 for (lo, hi) in self.blocks(dims, limit)? {
+                    if lo.len() != hi.len() || lo.iter().zip(&hi).any(|(l, h)| l > h) {
+                        return Err(invalid("a selection block of mismatched corners"));
+                    }
                     let volume = lo.iter().zip(&hi).try_fold(1u64, |a, (&l, &h)| {
                         a.checked_mul(h.checked_sub(l)?.checked_add(1)?)
                     });
@@ -432,14 +435,17 @@ fn regularize(blocks: &[(Vec<u64>, Vec<u64>)], rank: usize) -> Option<Vec<Hypers
                 _ => merged.push((lo, hi)),
             }
         }
-        let block = merged[0].1 - merged[0].0 + 1;
+        let block = (merged[0].1 - merged[0].0).checked_add(1)?;
         let stride = if merged.len() > 1 {
             merged[1].0 - merged[0].0
         } else {
             1
         };
         for (i, &(lo, hi)) in merged.iter().enumerate() {
-            if hi - lo + 1 != block || lo != merged[0].0 + i as u64 * stride {
+            let at = (i as u64)
+                .checked_mul(stride)
+                .and_then(|x| x.checked_add(merged[0].0));
+            if (hi - lo).checked_add(1) != Some(block) || Some(lo) != at {
                 return None;
             }
         }
