@@ -458,3 +458,108 @@ fn regularize(blocks: &[(Vec<u64>, Vec<u64>)], rank: usize) -> Option<Vec<Hypers
     }
     Some(dims)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cursor::{Cursor, Sizes};
+
+    const SIZES: Sizes = Sizes {
+        offset: 8,
+        length: 8,
+    };
+
+    fn parse(bytes: &[u8]) -> H5Result<Selection> {
+        parse_selection(&mut Cursor::new(bytes, "selection", None, SIZES))
+    }
+
+    fn u32s(v: &[u32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn all_none_and_points() {
+        assert_eq!(parse(&u32s(&[3, 1, 0, 0])).unwrap(), Selection::All);
+        assert_eq!(parse(&u32s(&[0, 1, 0, 0])).unwrap(), Selection::None);
+        // Points version 1: reserved, length, rank 2, 2 points.
+        let v1 = u32s(&[1, 1, 0, 24, 2, 2, 1, 2, 3, 4]);
+        assert_eq!(
+            parse(&v1).unwrap(),
+            Selection::Points(vec![vec![1, 2], vec![3, 4]])
+        );
+        // Points version 2 with 2-byte values.
+        let mut v2 = u32s(&[1, 2]);
+        v2.push(2);
+        v2.extend(u32s(&[2]));
+        v2.extend([2u8, 0, 5, 0, 6, 0, 7, 0, 8, 0]);
+        assert_eq!(
+            parse(&v2).unwrap(),
+            Selection::Points(vec![vec![5, 6], vec![7, 8]])
+        );
+        // Too many points for the bytes.
+        assert!(parse(&u32s(&[1, 1, 0, 24, 2, 1000, 1, 2])).is_err());
+    }
+
+    #[test]
+    fn hyperslabs_of_every_version() {
+        // Version 1: blocks (2..=4, 3..=6) and (6..=8, 3..=6): regular along axis 0.
+        let v1 = u32s(&[2, 1, 0, 0, 2, 2, 2, 3, 4, 6, 6, 3, 8, 6]);
+        let sel = parse(&v1).unwrap();
+        assert_eq!(
+            sel,
+            Selection::Regular(vec![
+                HyperslabDim {
+                    start: 2,
+                    stride: 4,
+                    count: 2,
+                    block: 3
+                },
+                HyperslabDim {
+                    start: 3,
+                    stride: 1,
+                    count: 1,
+                    block: 4
+                },
+            ])
+        );
+        assert_eq!(sel.points(&[10, 10], 100).unwrap().len(), 24);
+        // Irregular blocks stay blocks.
+        let irr = u32s(&[2, 1, 0, 0, 2, 2, 0, 0, 1, 1, 5, 5, 7, 5]);
+        assert!(matches!(parse(&irr).unwrap(), Selection::Blocks(b) if b.len() == 2));
+        // Version 2: regular, 8-byte values (start, stride, count, block per axis).
+        let mut v2 = u32s(&[2, 2]);
+        v2.push(1);
+        v2.extend(u32s(&[36, 1]));
+        for x in [1u64, 3, 4, 1] {
+            v2.extend(x.to_le_bytes());
+        }
+        let sel = parse(&v2).unwrap();
+        assert_eq!(sel.as_slices(), Some(vec![Slice::new(1, 11, 3)]));
+        // Version 3: irregular with 4-byte values.
+        let mut v3 = u32s(&[2, 3]);
+        v3.extend([0u8, 4]);
+        v3.extend(u32s(&[1, 2, 0, 1, 5, 9]));
+        let sel = parse(&v3).unwrap();
+        assert_eq!(sel.points(&[20], 100).unwrap().len(), 7);
+        // Version 3: regular, unlimited count.
+        let mut v3r = u32s(&[2, 3]);
+        v3r.extend([1u8, 2]);
+        v3r.extend(u32s(&[1]));
+        v3r.extend([2u8, 0, 5, 0, 0xff, 0xff, 1, 0]);
+        let sel = parse(&v3r).unwrap();
+        assert_eq!(sel.points(&[12], 100).unwrap(), vec![vec![2], vec![7]]);
+        // Bad encodings.
+        assert!(parse(&u32s(&[2, 9])).is_err());
+        assert!(parse(&u32s(&[7, 1])).is_err());
+    }
+
+    #[test]
+    fn slice_counts() {
+        assert_eq!(Slice::new(0, 10, 3).count(), 4);
+        assert_eq!(Slice::new(5, 5, 1).count(), 0);
+        assert_eq!(Slice::full(7).count(), 7);
+        assert!(check_slices(&[Slice::new(0, 11, 1)], &[10]).is_err());
+        assert!(check_slices(&[Slice::new(0, 10, 0)], &[10]).is_err());
+        assert!(check_slices(&[], &[10]).is_err());
+    }
+}
