@@ -84,9 +84,52 @@ pub(crate) fn decode_elements(
             ),
         ));
     }
+    if dtype.has_heap_data() {
+        // Fetch the global heap collections the elements point into, in one batch.
+        let mut addrs = std::collections::BTreeSet::new();
+        let mut one = Vec::new();
+        for i in 0..count {
+            heap_addrs(f, dtype, &raw[i * size..(i + 1) * size], &mut one);
+            addrs.extend(one.drain(..));
+        }
+        let spans: Vec<(u64, u64)> = addrs.iter().map(|&a| (a, 4096)).collect();
+        f.prefetch(&spans)?;
+    }
     (0..count)
         .map(|i| decode_one(f, dtype, &raw[i * size..(i + 1) * size], 0))
         .collect()
+}
+
+/// The global heap collections an element of `dtype` points into (first level only).
+fn heap_addrs(f: &Inner, dtype: &Datatype, b: &[u8], out: &mut Vec<u64>) {
+    let o = f.sizes.offset as usize;
+    let at = |skip: usize| -> Option<u64> {
+        let a = le_uint(b.get(skip..skip + o)?);
+        (a != 0 && !crate::cursor::is_undefined(a, o)).then_some(a)
+    };
+    match dtype {
+        Datatype::VlenString { .. } | Datatype::VlenSequence { .. } => out.extend(at(4)),
+        Datatype::RegionRef { .. } => out.extend(at(0)),
+        Datatype::Reference { .. } if b.first().is_some_and(|&t| t > 2) => out.extend(at(6)),
+        Datatype::Compound { fields, .. } => {
+            for field in fields {
+                if field.dtype.has_heap_data() {
+                    if let Some(part) = b.get(field.offset..field.offset + field.dtype.size()) {
+                        heap_addrs(f, &field.dtype, part, out);
+                    }
+                }
+            }
+        }
+        Datatype::Array { base, .. } => {
+            let n = base.size();
+            if n > 0 {
+                for part in b.chunks_exact(n) {
+                    heap_addrs(f, base, part, out);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 fn int_value(b: &[u8], signed: bool, big_endian: bool) -> Value {
