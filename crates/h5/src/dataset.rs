@@ -174,6 +174,11 @@ impl Dataset {
         &self.file
     }
 
+    /// Its modification time (seconds since 1970, UTC), when the file tracks it.
+    pub fn modification_time(&self) -> Option<u64> {
+        self.header.mtime()
+    }
+
     /// Its element type.
     pub fn dtype(&self) -> &Datatype {
         &self.state.dtype

@@ -41,6 +41,11 @@ impl Group {
         &self.file
     }
 
+    /// Its modification time (seconds since 1970, UTC), when the file tracks it.
+    pub fn modification_time(&self) -> Option<u64> {
+        self.header.mtime()
+    }
+
     /// Its links, sorted by name. Soft and external links are reported, not followed; hard
     /// links give the object's address.
     pub fn links(&self) -> H5Result<Vec<Link>> {

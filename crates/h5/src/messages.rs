@@ -23,6 +23,8 @@ pub(crate) mod kind {
     pub const ATTRIBUTE: u16 = 0x0c;
     pub const CONTINUATION: u16 = 0x10;
     pub const SYMBOL_TABLE: u16 = 0x11;
+    pub const MTIME_OLD: u16 = 0x0e;
+    pub const MTIME: u16 = 0x12;
     pub const SOHM_TABLE: u16 = 0x0f;
     pub const ATTRIBUTE_INFO: u16 = 0x15;
 }

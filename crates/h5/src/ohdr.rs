@@ -42,9 +42,49 @@ pub(crate) struct ObjectHeader {
     pub addr: u64,
     /// Every message but NIL and continuation messages.
     pub messages: Vec<Message>,
+    /// The modification time stored in a version 2 header's prefix (seconds since 1970).
+    pub prefix_mtime: Option<u32>,
 }
 
 impl ObjectHeader {
+    /// The modification time (seconds since 1970, UTC), from the header prefix, the
+    /// modification time message or the old one (ASCII `YYYYMMDDhhmmss`).
+    pub fn mtime(&self) -> Option<u64> {
+        if let Some(t) = self.prefix_mtime {
+            return Some(u64::from(t));
+        }
+        if let Some(m) = self.first(crate::messages::kind::MTIME) {
+            let d = &m.data;
+            if d.len() >= 8 && d[0] == 1 {
+                return Some(u64::from(u32::from_le_bytes([d[4], d[5], d[6], d[7]])));
+            }
+        }
+        let m = self.first(crate::messages::kind::MTIME_OLD)?;
+        let digits = m.data.get(..14)?;
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let num = |a: usize, b: usize| -> i64 {
+            digits[a..b]
+                .iter()
+                .fold(0i64, |acc, &x| acc * 10 + i64::from(x - b'0'))
+        };
+        let (y, mo, d) = (num(0, 4), num(4, 6), num(6, 8));
+        let (h, mi, s) = (num(8, 10), num(10, 12), num(12, 14));
+        if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+            return None;
+        }
+        // Days from 1970-01-01 of a proleptic Gregorian date.
+        let yy = if mo <= 2 { y - 1 } else { y };
+        let era = yy.div_euclid(400);
+        let yoe = yy - era * 400;
+        let mp = (mo + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        u64::try_from(days * 86_400 + h * 3600 + mi * 60 + s).ok()
+    }
+
     /// The first message of type `kind`.
     pub fn first(&self, kind: u16) -> Option<&Message> {
         self.messages.iter().find(|m| m.kind == kind)
@@ -65,6 +105,7 @@ pub(crate) fn read_object_header(f: &Inner, addr: u64) -> H5Result<ObjectHeader>
     let mut seen = HashSet::new();
     seen.insert(addr);
     let version;
+    let mut prefix_mtime = None;
     if first.len() >= 4 && &first[..4] == b"OHDR" {
         version = 2u8;
         let mut c = f.cursor(&first, what, addr);
@@ -75,7 +116,10 @@ pub(crate) fn read_object_header(f: &Inner, addr: u64) -> H5Result<ObjectHeader>
         }
         let flags = c.u8()?;
         if flags & 0x20 != 0 {
-            c.skip(16)?;
+            let _access = c.u32()?;
+            prefix_mtime = Some(c.u32()?);
+            let _change = c.u32()?;
+            let _birth = c.u32()?;
         }
         if flags & 0x10 != 0 {
             c.skip(4)?;
@@ -136,7 +180,11 @@ pub(crate) fn read_object_header(f: &Inner, addr: u64) -> H5Result<ObjectHeader>
         }
     }
     let _ = version;
-    Ok(ObjectHeader { addr, messages })
+    Ok(ObjectHeader {
+        addr,
+        messages,
+        prefix_mtime,
+    })
 }
 
 /// Where parsed messages and continuation blocks go.

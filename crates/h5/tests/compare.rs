@@ -121,6 +121,11 @@ fn compare_object(file: &H5File, path: &str, e: &J) -> Result<(), String> {
     }
     match (&obj, e["kind"].as_str().unwrap()) {
         (Object::Group(g), "group") => {
+            let mtime = g.modification_time().unwrap_or(0);
+            check(
+                mtime == e["mtime"],
+                format!("mtime {mtime} != {}", e["mtime"]),
+            )?;
             let links = g.links().map_err(|x| format!("links: {x}"))?;
             let got: Vec<J> = links
                 .iter()
@@ -143,7 +148,14 @@ fn compare_object(file: &H5File, path: &str, e: &J) -> Result<(), String> {
         (Object::NamedType(t), "datatype") => {
             check(dtype_json(t.dtype()) == e["dtype"], "named datatype")?;
         }
-        (Object::Dataset(d), "dataset") => compare_dataset(file, d, e)?,
+        (Object::Dataset(d), "dataset") => {
+            let mtime = d.modification_time().unwrap_or(0);
+            check(
+                mtime == e["mtime"],
+                format!("mtime {mtime} != {}", e["mtime"]),
+            )?;
+            compare_dataset(file, d, e)?
+        }
         (_, k) => return Err(format!("kind: expected {k}, got {obj:?}")),
     }
     Ok(())

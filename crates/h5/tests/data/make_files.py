@@ -310,6 +310,10 @@ def walk(f, expected_index=None):
             entry = {"kind": "group", "addr": addr, "links": []}
         else:
             entry = {"kind": "datatype", "addr": addr, "dtype": tdesc(obj.id)}
+        info = h5py.h5o.get_info(obj.id)
+        # The library reports the time of a version 1 header's modification time message as
+        # its change time.
+        entry["mtime"] = info.mtime or info.ctime
         entry["attrs"] = [attr_json(f, obj, n) for n in sorted(obj.attrs.keys(), key=lambda s: s.encode())]
         objects[path] = entry
         if isinstance(obj, h5py.Group):
