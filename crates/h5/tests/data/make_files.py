@@ -456,6 +456,17 @@ def make_latest():
         eap.resize((140000,))
         for lo, hi in [(0, 5), (1000, 1003), (131100, 131110), (139990, 140000)]:
             eap[lo:hi] = (np.arange(lo, hi) % 251).astype("u1")
+        # Partial edge chunks stored unfiltered (H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS).
+        L = lib()
+        L.H5Pset_chunk_opts.argtypes = [hid_t, ctypes.c_uint]
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((4, 4))
+        dcpl.set_shuffle()
+        dcpl.set_deflate(6)
+        assert L.H5Pset_chunk_opts(dcpl.id, 0x0002) >= 0
+        sp = h5py.h5s.create_simple((10, 10))
+        h5py.h5d.create(c.id, b"dont_filter_partial", h5py.h5t.STD_I32LE, sp, dcpl=dcpl)
+        c["dont_filter_partial"][...] = np.arange(100, dtype="<i4").reshape(10, 10)
         # A v2 B-tree of depth 2 (internal nodes above internal nodes).
         btd = c.create_dataset("btree2_deep", shape=(0, 0), maxshape=(None, None), dtype="u1", chunks=(1, 1))
         btd.resize((90, 90))
