@@ -396,6 +396,22 @@ impl Object {
         }
     }
 
+    /// The group, if it is one.
+    pub fn as_group(&self) -> Option<&Group> {
+        match self {
+            Object::Group(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// The dataset, if it is one.
+    pub fn as_dataset(&self) -> Option<&Dataset> {
+        match self {
+            Object::Dataset(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// Its attributes, sorted by name.
     pub fn attributes(&self) -> H5Result<Vec<Attribute>> {
         match self {
@@ -564,6 +580,22 @@ impl H5File {
     pub fn object(&self, path: &str) -> H5Result<Object> {
         let (addr, canonical) = self.resolve(path, &mut 0).map_err(|e| self.err(e, path))?;
         self.object_at(addr, &canonical)
+    }
+
+    /// The dataset at `path` (an error if the object is not a dataset).
+    pub fn dataset(&self, path: &str) -> H5Result<Dataset> {
+        match self.object(path)? {
+            Object::Dataset(d) => Ok(d),
+            _ => Err(self.err(crate::error::invalid("not a dataset"), path)),
+        }
+    }
+
+    /// The group at `path` (an error if the object is not a group).
+    pub fn group(&self, path: &str) -> H5Result<Group> {
+        match self.object(path)? {
+            Object::Group(g) => Ok(g),
+            _ => Err(self.err(crate::error::invalid("not a group"), path)),
+        }
     }
 
     /// The address and path of the object at `path`.

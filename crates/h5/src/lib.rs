@@ -21,6 +21,26 @@
 //! refused when read); the szip, nbit and scale-offset filters and unregistered plugins
 //! (refused by name); single-writer/multiple-reader files being written while read.
 //!
+//! # Reading from a remote store
+//!
+//! Opening reads the first [`OpenOptions::initial_read`] bytes in one request (the superblock
+//! and, for most files, the root group and much of the metadata). Every later metadata read
+//! goes through a cache of aligned pages of [`OpenOptions::page_size`] bytes; the nodes of one
+//! level of a B-tree, the symbol table nodes of a group, the blocks of a chunk index and the
+//! object headers of a group's members ([`Group::members`], [`H5File::walk`],
+//! [`H5File::prefetch`]) are fetched in one batch (one [`Store::get_many`] call). A hyperslab
+//! read looks up only the chunks it touches, fetches them in batches of many requests (chunks
+//! less than [`OpenOptions::read_gap`] bytes apart with one request), fetches the next batch
+//! while decompressing the current one in parallel, and scatters the elements into the output.
+//! A contiguous dataset's read fetches only the byte ranges of the selected elements.
+//!
+//! # Addresses
+//!
+//! Object addresses ([`Object::address`], [`LinkTarget::Hard`], [`Reference::address`]) are
+//! HDF5 addresses, relative to the superblock (after the user block, [`H5File::userblock`]):
+//! an object's identity. Byte positions of data ([`ChunkInfo::byte_offset`],
+//! [`Layout::Contiguous`]) are absolute positions in the stored file, as `h5py` reports them.
+//!
 //! # Robustness
 //!
 //! Every structure of the file is untrusted: offsets and lengths are checked against the file
@@ -59,6 +79,7 @@
 //! ```
 //!
 //! [`Store`]: neurochunk_store::Store
+//! [`Store::get_many`]: neurochunk_store::Store::get_many
 
 mod attribute;
 mod btree1;

@@ -20,6 +20,22 @@ fn dataset(file: &H5File, path: &str) -> neurochunk_h5::Dataset {
 }
 
 #[test]
+fn typed_accessors() {
+    let file = open("tiny.h5");
+    assert_eq!(file.dataset("/data").unwrap().shape(), [4, 5]);
+    assert_eq!(file.dataset("soft").unwrap().path(), "/soft");
+    assert!(file.group("/group").is_ok());
+    let e = file.group("/data").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "tiny.h5: '/data': invalid argument: not a group"
+    );
+    assert!(file.dataset("/group").is_err());
+    let root = file.object("/").unwrap();
+    assert!(root.as_group().is_some() && root.as_dataset().is_none());
+}
+
+#[test]
 fn handles_are_send_sync_and_cheap_to_clone() {
     fn check<T: Send + Sync + Clone>() {}
     check::<H5File>();
