@@ -129,7 +129,17 @@ impl FractalHeap {
     /// Read the fractal heap header at `addr`.
     pub fn open(f: &Inner, addr: u64) -> H5Result<FractalHeap> {
         let what = "fractal heap header";
-        let head = f.read_upto(addr, 512)?;
+        let mut head = f.read_upto(addr, 512)?;
+        if head.len() >= 9 {
+            // A pipeline's description can make the header longer than the first read.
+            let filter_len = u64::from(u16::from_le_bytes([head[7], head[8]]));
+            let fixed =
+                4 + 1 + 2 + 2 + 1 + 4 + 12 * f.sizes.length as u64 + 3 * f.sizes.offset as u64 + 12;
+            let full = fixed + filter_len + f.sizes.length as u64 + 8 + 4;
+            if full > head.len() as u64 {
+                head = f.read_structure(addr, full, what)?;
+            }
+        }
         let mut c = f.cursor(&head, what, addr);
         if c.bytes(4)? != b"FRHP" {
             return Err(c.err("no FRHP signature"));

@@ -515,3 +515,32 @@ fn hdf5_1_12_references() {
     let vals = attr.values().unwrap();
     assert_eq!(vals.len(), 2);
 }
+
+/// Every file described in `H5_TEST_DATA` (when set): `make_files.py`'s `describe` run on other
+/// files (pynwb's whole back-compat set, real NWB files) and gzipped beside them.
+#[test]
+fn files_named_by_the_environment() {
+    if std::env::var_os("H5_TEST_DATA").is_none() {
+        return;
+    }
+    let mut names: Vec<String> = std::fs::read_dir(data_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".json.gz").map(str::to_string))
+        .collect();
+    names.sort();
+    let mut failed = Vec::new();
+    for name in &names {
+        let r = std::panic::catch_unwind(|| compare_file(name));
+        match r {
+            Ok(n) => println!("{name}: {n} objects agree"),
+            Err(_) => failed.push(name.clone()),
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} files differ: {failed:?}",
+        failed.len(),
+        names.len()
+    );
+}

@@ -11,8 +11,13 @@ use neurochunk_h5::{Charset, Datatype, H5File, Padding, ReferenceTarget, Selecti
 use neurochunk_store::{Bytes, MemoryStore, Store};
 use serde_json::{json, Value as J};
 
+/// The test files: `tests/data`, or the directory `H5_TEST_DATA` names (files described by
+/// `make_files.py`'s `describe`, for comparisons beyond the committed ones).
 pub fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+    match std::env::var_os("H5_TEST_DATA") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data"),
+    }
 }
 
 /// The bytes of a test file (`name` without `.gz`).
