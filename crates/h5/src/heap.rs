@@ -133,9 +133,11 @@ impl FractalHeap {
         if head.len() >= 9 {
             // A pipeline's description can make the header longer than the first read.
             let filter_len = u64::from(u16::from_le_bytes([head[7], head[8]]));
-            let fixed =
-                4 + 1 + 2 + 2 + 1 + 4 + 12 * f.sizes.length as u64 + 3 * f.sizes.offset as u64 + 12;
-            let full = fixed + filter_len + f.sizes.length as u64 + 8 + 4;
+            let (l, o) = (f.sizes.length as u64, f.sizes.offset as u64);
+            // Through the root's row count, then the filtered root's size, its filter mask,
+            // the pipeline and the checksum.
+            let fixed = 22 + 12 * l + 3 * o;
+            let full = fixed + l + 4 + filter_len + 4;
             if full > head.len() as u64 {
                 head = f.read_structure(addr, full, what)?;
             }
