@@ -488,6 +488,19 @@ impl H5File {
         io.prefetch(&[(0, options.initial_read.max(512))])
             .map_err(fail)?;
         let sb = read_superblock(&io).map_err(fail)?;
+        if let Some(addr) = sb.driver_info {
+            // version, reserved, size, then the driver's name.
+            let name = sb
+                .base
+                .checked_add(addr)
+                .and_then(|abs| io.read(abs.checked_add(8)?, 8).ok())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            return Err(fail(unsupported(format!(
+                "a file of the '{}' file driver (its addresses span several files)",
+                name.trim_end_matches('\0')
+            ))));
+        }
         let inner = Inner {
             io,
             name: name.clone(),

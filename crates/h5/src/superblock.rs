@@ -48,6 +48,9 @@ pub(crate) struct Superblock {
     pub root: RootGroup,
     /// The superblock extension's object header (versions 2 and 3).
     pub extension: Option<u64>,
+    /// The driver information block (versions 0 and 1): files of the multi and family
+    /// drivers, whose addresses span several files.
+    pub driver_info: Option<u64>,
 }
 
 /// Find the signature (at 0, 512, 1024, 2048, ...) and read the superblock there.
@@ -104,7 +107,7 @@ pub(crate) fn read_superblock(io: &Io) -> H5Result<Superblock> {
             let _stored_base = c2.addr()?;
             let _free_space = c2.addr()?;
             let _eof = c2.addr()?;
-            let _driver = c2.addr()?;
+            let driver_info = c2.addr()?;
             // The root group's symbol table entry.
             let _name_offset = c2.length()?;
             let header = c2.addr_required("the root group's object header address")?;
@@ -117,6 +120,7 @@ pub(crate) fn read_superblock(io: &Io) -> H5Result<Superblock> {
                 sizes,
                 root: RootGroup::Entry { header },
                 extension: None,
+                driver_info,
             })
         }
         2 | 3 => {
@@ -142,6 +146,7 @@ pub(crate) fn read_superblock(io: &Io) -> H5Result<Superblock> {
                 sizes,
                 root: RootGroup::Header(root),
                 extension,
+                driver_info: None,
             })
         }
         v => Err(crate::error::unsupported(format!(

@@ -398,3 +398,14 @@ fn external_and_virtual_storage_is_reported_and_refused() {
     let e = d.read_raw_all().unwrap_err();
     assert!(e.to_string().contains("virtual dataset"), "{e}");
 }
+
+#[test]
+fn files_of_multi_file_drivers_are_refused() {
+    let store = store_with("family0.h5");
+    let e = H5File::open(store, "family0.h5", "family0.h5").unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Unsupported(_)), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "family0.h5: unsupported: a file of the 'NCSAfami' file driver (its addresses span several files)"
+    );
+}

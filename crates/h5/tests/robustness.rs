@@ -29,7 +29,7 @@ fn iterations() -> usize {
     std::env::var("H5_FUZZ_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(150)
+        .unwrap_or(100)
 }
 
 /// Positions near the metadata structures of `bytes`.

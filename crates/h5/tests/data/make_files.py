@@ -861,6 +861,15 @@ def make_tiny():
     describe(path)
 
 
+def make_family():
+    """The first member of a file of the family driver (refused: its addresses span files)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        with h5py.File(os.path.join(tmp, "fam%d.h5"), "w", driver="family", memb_size=1 << 20) as f:
+            f["x"] = np.arange(10)
+        shutil.copyfile(os.path.join(tmp, "fam0.h5"), os.path.join(HERE, "family0.h5"))
+
+
 def copy_backcompat():
     src = "/work/shared/thirdparty/pynwb/tests/back_compat"
     for name in ["1.5.1_timeseries_no_unit.nwb", "2.1.0_nwbfile_with_extension.nwb",
@@ -883,6 +892,7 @@ if __name__ == "__main__":
     make_latest_small_offsets()
     make_sohm()
     make_big()
+    make_family()
     copy_backcompat()
     make_tiny()
     # The files are stored gzipped (the tests unpack them in memory): HDF5 files are mostly
