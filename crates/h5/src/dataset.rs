@@ -356,6 +356,48 @@ impl Dataset {
             .map_err(|e| self.err(e))
     }
 
+    /// The stored (still filtered) bytes of many chunks, fetched in batches of requests
+    /// (chunks less than [`crate::OpenOptions::read_gap`] apart with one request), in the
+    /// order given.
+    pub fn read_chunks_stored(&self, chunks: &[ChunkInfo]) -> H5Result<Vec<Bytes>> {
+        let io = &self.file.inner.io;
+        let gap = self.file.inner.read_gap;
+        let mut order: Vec<usize> = (0..chunks.len()).collect();
+        order.sort_by_key(|&i| chunks[i].byte_offset);
+        let mut windows: Vec<(u64, u64)> = Vec::new();
+        let mut assigned = vec![0usize; chunks.len()];
+        for i in order {
+            let c = &chunks[i];
+            let end = c.byte_offset.checked_add(c.size).ok_or_else(|| {
+                self.err(corrupt(
+                    "chunk index",
+                    None,
+                    "a chunk past the end of the file",
+                ))
+            })?;
+            match windows.last_mut() {
+                Some(w)
+                    if c.byte_offset <= w.1.saturating_add(gap)
+                        && end.max(w.1) - w.0 <= CONTIGUOUS_WINDOW =>
+                {
+                    w.1 = w.1.max(end);
+                }
+                _ => windows.push((c.byte_offset, end)),
+            }
+            assigned[i] = windows.len() - 1;
+        }
+        let spans: Vec<(u64, u64)> = windows.iter().map(|&(a, e)| (a, e - a)).collect();
+        let parts = io.read_many(&spans).map_err(|e| self.err(e))?;
+        Ok(chunks
+            .iter()
+            .zip(&assigned)
+            .map(|(c, &w)| {
+                let from = (c.byte_offset - windows[w].0) as usize;
+                parts[w].slice(from..from + c.size as usize)
+            })
+            .collect())
+    }
+
     /// A chunk decoded through the filter pipeline: the whole chunk's elements (edge chunks
     /// included at full size), or `None` when it was never written.
     pub fn read_chunk(&self, coords: &[u64]) -> H5Result<Option<Vec<u8>>> {

@@ -409,3 +409,17 @@ fn files_of_multi_file_drivers_are_refused() {
         "family0.h5: unsupported: a file of the 'NCSAfami' file driver (its addresses span several files)"
     );
 }
+
+#[test]
+fn stored_chunks_in_batches() {
+    let file = open("latest.h5");
+    let d = dataset(&file, "/index/fixed_array_filtered");
+    let chunks = d.chunks().unwrap();
+    let mut picked: Vec<_> = chunks.iter().rev().step_by(7).cloned().collect();
+    picked.push(chunks[0].clone());
+    let stored = d.read_chunks_stored(&picked).unwrap();
+    for (c, s) in picked.iter().zip(&stored) {
+        assert_eq!(s.to_vec(), d.read_chunk_stored(c).unwrap());
+        assert_eq!(s.len() as u64, c.size);
+    }
+}
