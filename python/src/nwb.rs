@@ -434,7 +434,15 @@ fn open_nwb(location: &str, options: &Value) -> Result<NwbFile, HdmfError> {
         file: location.to_string(),
         source: Box::new(e),
     })?;
-    NwbFile::open_any(&parsed, &remote, true, &ExternalPolicy::default())
+    NwbFile::open_any(&parsed, &remote, true, &external_policy())
+}
+
+/// External links confined as the command line confines them, HDF5 files opened in place.
+fn external_policy() -> ExternalPolicy {
+    ExternalPolicy {
+        files: Some(neurochunk::hdf5::hdf5_files()),
+        ..ExternalPolicy::default()
+    }
 }
 
 /// A location and the remote options of its `storage_options`.
@@ -547,7 +555,7 @@ pub(crate) fn nwb_validate(
         };
         let mut status = VALID;
         let mut problems: Vec<Value> = Vec::new();
-        let policy = ExternalPolicy::default();
+        let policy = external_policy();
         for location in &locations {
             let result = parse_location(location, &options)
                 .map_err(|e| e.to_string())

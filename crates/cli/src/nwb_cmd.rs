@@ -87,6 +87,7 @@ impl ExternalArgs {
                 .map(|l| l.store_location().clone())
                 .collect(),
             allow_any: self.allow_any_external,
+            files: Some(neurochunk_hdf5::hdf5_files()),
         }
     }
 

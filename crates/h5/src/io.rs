@@ -51,6 +51,11 @@ fn past_end(abs: u64, len: u64, size: u64) -> H5Error {
 }
 
 impl Io {
+    /// The store the file is read from, and its key there.
+    pub fn location(&self) -> (&Arc<dyn Store>, &str) {
+        (&self.store, &self.key)
+    }
+
     /// Reads of `key` in `store` (`size` bytes), through pages of `page` bytes, keeping at most
     /// about `budget` bytes of pages.
     pub fn new(store: Arc<dyn Store>, key: &str, size: u64, page: u64, budget: usize) -> Self {

@@ -17,9 +17,16 @@ pub mod error;
 pub mod h5;
 pub mod import;
 pub mod lindi;
+#[cfg(feature = "remote")]
+pub mod location;
+mod mapping;
 pub mod validate;
+pub mod view;
 
 pub use error::{Hdf5Error, Hdf5Result};
 pub use import::{import_file, import_into, ImportOptions, ImportSummary, Progress};
 pub use lindi::{write_reference_file, VirtualOptions, VirtualSummary};
-pub use validate::{import_scratch, is_hdf5_file, validate_hdf5, ImportedFile};
+#[cfg(feature = "remote")]
+pub use location::open_hdf5_location;
+pub use validate::{is_hdf5_file, open_hdf5_file, validate_hdf5};
+pub use view::{hdf5_files, Hdf5Files, Hdf5Store};

@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use neurochunk_array::convert::same_encoding;
+
 use crate::convention::{numeric_type_name, Convention};
 use crate::error::HdmfResult;
 use crate::file::NwbFile;
@@ -21,8 +23,14 @@ pub struct ConvertSummary {
     pub datasets: usize,
     /// Datasets copied chunk by chunk.
     pub streamed: usize,
-    /// Links written.
+    /// Links written (external links included).
     pub links: usize,
+    /// External links written.
+    pub external_links: usize,
+    /// Chunks of numeric datasets copied as stored (no decoding), counted over their grids.
+    pub chunks_copied: u64,
+    /// Chunks of numeric datasets decoded and encoded again, counted over their grids.
+    pub chunks_encoded: u64,
     /// Cached namespaces copied.
     pub namespaces: usize,
 }
@@ -47,8 +55,52 @@ pub fn convert_file(
 /// done.
 pub fn convert_into(
     source: &NwbFile,
-    mut writer: NwbWriter,
+    writer: NwbWriter,
     progress: &(dyn Fn(u64) + Sync),
+) -> HdmfResult<ConvertSummary> {
+    copy_into(
+        source,
+        writer,
+        &CopyOptions {
+            progress_nodes: progress,
+            ..CopyOptions::default()
+        },
+    )
+}
+
+/// The chunk shape chosen for the dataset at a path, of a shape and element size.
+pub type ChunkChoice = dyn Fn(&str, &[u64], usize) -> Option<Vec<usize>> + Sync;
+
+/// How [`copy_into`] copies a file: what the plain conversion does, with hooks for the
+/// callers that change chunking or link targets on the way (the HDF5 import).
+pub struct CopyOptions<'a> {
+    /// The chunk shape of the dataset at a path, of a shape and element size (`None`: as the
+    /// source stores it); for numeric arrays and the other datasets alike.
+    pub chunks: &'a ChunkChoice,
+    /// The `source` written for an external link, from the one stored.
+    pub link_source: &'a (dyn Fn(&str) -> String + Sync),
+    /// Called with the number of nodes done.
+    pub progress_nodes: &'a (dyn Fn(u64) + Sync),
+    /// Called with the bytes of numeric data done (decoded size, chunk by chunk).
+    pub progress_bytes: &'a (dyn Fn(u64) + Sync),
+}
+
+impl Default for CopyOptions<'_> {
+    fn default() -> Self {
+        CopyOptions {
+            chunks: &|_, _, _| None,
+            link_source: &|s| s.to_string(),
+            progress_nodes: &|_| {},
+            progress_bytes: &|_| {},
+        }
+    }
+}
+
+/// Copy `source` into the file `writer` writes, as `options` say, and finish it.
+pub fn copy_into(
+    source: &NwbFile,
+    mut writer: NwbWriter,
+    options: &CopyOptions<'_>,
 ) -> HdmfResult<ConvertSummary> {
     let mut summary = ConvertSummary::default();
     let specloc = source.specloc();
@@ -62,32 +114,64 @@ pub fn convert_into(
         .map(|(p, k)| (p.to_string(), k))
         .filter(|(p, _)| !in_specs(p))
         .collect();
-    let no_progress = |_: u64| {};
     for (path, kind) in nodes {
         let attrs = source.attributes(&path)?;
         match kind {
             NodeKind::Group => {
                 writer.group(&path, None, &attrs)?;
                 for link in source.links_of(&path)? {
-                    writer.link(&link.parent, &link.name, &link.target, &link.source)?;
+                    let external = link.source != ".";
+                    let target_file = if external {
+                        (options.link_source)(&link.source)
+                    } else {
+                        link.source.clone()
+                    };
+                    writer.link(&link.parent, &link.name, &link.target, &target_file)?;
                     summary.links += 1;
+                    summary.external_links += usize::from(external);
                 }
                 summary.groups += 1;
             }
             NodeKind::Dataset => {
                 let array = source.open_array(&path)?;
-                let numeric = numeric_type_name(&array.metadata().data_type).is_some();
+                let meta = array.metadata();
+                let item = meta.data_type.fixed_size().unwrap_or(64);
+                let chunks = (options.chunks)(&path, &meta.shape, item);
+                let numeric = numeric_type_name(&meta.data_type).is_some();
                 if numeric && !source.is_scalar(&path)? {
-                    writer.copy_array(&path, &array, None, &attrs, &no_progress)?;
+                    let source_chunks: Vec<usize> = meta.chunk_shape.clone();
+                    let grid_chunk = chunks.clone().unwrap_or(source_chunks);
+                    let chunk_bytes = grid_chunk.iter().product::<usize>() as u64 * item as u64;
+                    let total = meta.shape.iter().product::<u64>() * item as u64;
+                    let done = std::sync::atomic::AtomicU64::new(0);
+                    let dst = writer.copy_array(&path, &array, None, &attrs, chunks, &|n| {
+                        // Bytes of the grid's chunks, the edges counted whole: capped.
+                        let before =
+                            done.fetch_add(n * chunk_bytes, std::sync::atomic::Ordering::Relaxed);
+                        let now = (before + n * chunk_bytes).min(total);
+                        (options.progress_bytes)(now.saturating_sub(before.min(total)));
+                    })?;
+                    let grid: u64 = dst
+                        .shape()
+                        .iter()
+                        .zip(&dst.metadata().chunk_shape)
+                        .map(|(&d, &c)| d.div_ceil(c.max(1) as u64))
+                        .product();
+                    if same_encoding(meta, dst.metadata()) {
+                        summary.chunks_copied += grid;
+                    } else {
+                        summary.chunks_encoded += grid;
+                    }
                     summary.streamed += 1;
                 } else {
                     let data = source.read_node_dataset(&path, None)?;
-                    writer.dataset(&path, None, &data, &attrs, &DatasetOptions::default())?;
+                    let dataset_options = DatasetOptions { chunks, dims: None };
+                    writer.dataset(&path, None, &data, &attrs, &dataset_options)?;
                 }
                 summary.datasets += 1;
             }
         }
-        progress(1);
+        (options.progress_nodes)(1);
     }
     for namespace in cached_namespaces(source)? {
         writer.cache_namespace(&namespace)?;

@@ -81,12 +81,12 @@ pub mod values;
 pub mod write;
 
 pub use convention::Convention;
-pub use convert::{convert_file, convert_into, ConvertSummary};
+pub use convert::{convert_file, convert_into, copy_into, ConvertSummary, CopyOptions};
 pub use error::{HdmfError, HdmfResult};
 pub use file::{
     json2_reference_objects, reference_source_adapter, AttributeRef, AttributeValue,
-    CachedNamespace, DatasetRef, ExternalResolver, FileLocation, Link, NwbFile, ReadOptions,
-    ScopedStoreResolver, StoreResolver, Target, TypedObject,
+    CachedNamespace, Container, DatasetRef, ExternalResolver, FileLocation, FileOpener, Link,
+    NwbFile, ReadOptions, ScopedStoreResolver, StoreResolver, Target, TypedObject,
 };
 pub use fs::FsResolver;
 pub use index::NodeKind;

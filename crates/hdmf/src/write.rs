@@ -635,15 +635,19 @@ impl NwbWriter {
     }
 
     /// Copy a numeric array chunk by chunk (no whole-array buffer) into a dataset of this
-    /// file, with `attrs` (the type marker is added).
+    /// file, with `attrs` (the type marker is added). `chunks` re-chunks it (`None`: the
+    /// source's chunk shape); `progress(n)` counts chunks of the destination's grid. Chunks
+    /// are copied as stored when the destination stores them as the same bytes. Returns the
+    /// new array.
     pub fn copy_array(
         &mut self,
         path: &str,
         source: &Array,
         typed: Option<&TypeInfo>,
         attrs: &[(String, AttributeValue)],
+        chunks: Option<Vec<usize>>,
         progress: &(dyn Fn(u64) + Sync),
-    ) -> HdmfResult<()> {
+    ) -> HdmfResult<Array> {
         let path = crate::reference::absolute(path);
         if !self.datasets.insert(path.clone()) {
             return Err(self.err(&path, "an object already exists at this path"));
@@ -657,13 +661,14 @@ impl NwbWriter {
             format: Some(self.convention.zarr_format()),
             compressors: self.options.compressors.clone(),
             separator: Some(self.convention.chunk_key_separator()),
+            chunks,
             ..ConvertOptions::default()
         };
         let key = store_key(&path).to_string();
         let (mut dst, _) = convert_array(source, self.store.clone(), &key, &options, progress)
             .map_err(|e| self.array_err(e))?;
         dst.set_attributes(map).map_err(|e| self.array_err(e))?;
-        Ok(())
+        Ok(dst)
     }
 
     /// Create an empty numeric dataset that the caller fills chunk by chunk (through the
