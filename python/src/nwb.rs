@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use neurochunk::hdf5::validate::{open_for_validation, validate_opened};
 use neurochunk::hdf5::{
-    import_file, write_reference_file, Hdf5Error, ImportOptions, VirtualOptions,
+    import_location, write_reference_location, Hdf5Error, ImportOptions, VirtualOptions,
 };
 use neurochunk::nwb::load_namespace_file;
 use neurochunk::nwb::validate::{result_json, status_of, ValidateOptions, VALID};
@@ -610,7 +610,7 @@ fn hdf5_err(err: Hdf5Error) -> PyErr {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn nwb_import(
     py: Python<'_>,
-    src: PathBuf,
+    src: String,
     dst: PathBuf,
     convention: &str,
     virtual_refs: bool,
@@ -620,11 +620,15 @@ pub(crate) fn nwb_import(
     compressors: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    if !src.exists() {
-        return Err(py_error(
-            "NodeNotFoundError",
-            format!("{}: no such file", src.display()),
-        ));
+    let (source, remote) =
+        parse_location(&src, &Value::Null).map_err(|e| invalid(format!("{src}: {e}")))?;
+    if let Some(path) = source.local_path() {
+        if !path.exists() {
+            return Err(py_error(
+                "NodeNotFoundError",
+                format!("{}: no such file", path.display()),
+            ));
+        }
     }
     if virtual_refs {
         let options = VirtualOptions {
@@ -634,7 +638,7 @@ pub(crate) fn nwb_import(
         let s = py
             .detach(|| {
                 catch_unwind(AssertUnwindSafe(|| {
-                    write_reference_file(&src, &dst, &options)
+                    write_reference_location(&source, &remote, &dst, &options)
                 }))
             })
             .map_err(panic_error)?
@@ -645,6 +649,7 @@ pub(crate) fn nwb_import(
             "inline": s.inline,
             "chunk_refs": s.chunk_refs,
             "links": s.links,
+            "external_links": s.external_links,
             "notes": s.notes,
         })
         .to_string());
@@ -672,8 +677,8 @@ pub(crate) fn nwb_import(
     let s = py
         .detach(|| {
             catch_unwind(AssertUnwindSafe(|| match &progress {
-                Some(p) => import_file(&src, &dst, &options, p),
-                None => import_file(&src, &dst, &options, &|_: u64| {}),
+                Some(p) => import_location(&source, &remote, &dst, &options, p),
+                None => import_location(&source, &remote, &dst, &options, &|_: u64| {}),
             }))
         })
         .map_err(panic_error)?

@@ -74,3 +74,60 @@ pub fn open_hdf5_location(
         display,
     }))
 }
+
+/// The HDF5 file at a URL: its store and key, checked to exist.
+fn remote_source(
+    location: &StoreLocation,
+    options: &RemoteOptions,
+) -> Hdf5Result<(Arc<dyn Store>, String)> {
+    let display = location.display();
+    let opened = location
+        .open_for(options, Access::Read)
+        .map_err(|e| Hdf5Error::file(&display, e.to_string()))?;
+    let exists = !opened.key.is_empty()
+        && opened
+            .store
+            .size(&opened.key)
+            .map_err(|e| Hdf5Error::file(&display, e.to_string()))?
+            .is_some();
+    if !exists {
+        return Err(Hdf5Error::file(&display, "no such file"));
+    }
+    Ok((opened.store, opened.key))
+}
+
+/// Import the HDF5 file at `source` (a path, or a URL read by ranged requests as the import
+/// goes: nothing is downloaded first) into a new NWB Zarr file at `destination`
+/// ([`crate::import_file`], [`crate::import_store`]).
+pub fn import_location(
+    source: &StoreLocation,
+    remote: &RemoteOptions,
+    destination: &std::path::Path,
+    options: &crate::ImportOptions,
+    progress: &dyn crate::Progress,
+) -> Hdf5Result<crate::ImportSummary> {
+    if let Some(path) = source.local_path() {
+        return crate::import_file(path, destination, options, progress);
+    }
+    let (store, key) = remote_source(source, remote)?;
+    let writer =
+        neurochunk_hdmf::NwbWriter::create(destination, options.convention, options.write.clone())?;
+    crate::import_store(store, &key, &source.display(), writer, options, progress)
+}
+
+/// Write the LINDI reference file `output` for the HDF5 file at `source` (a path, or a URL
+/// whose chunk entries then name that URL unless [`crate::VirtualOptions::url`] says
+/// otherwise), from its metadata only.
+pub fn write_reference_location(
+    source: &StoreLocation,
+    remote: &RemoteOptions,
+    output: &std::path::Path,
+    options: &crate::VirtualOptions,
+) -> Hdf5Result<crate::VirtualSummary> {
+    if let Some(path) = source.local_path() {
+        return crate::write_reference_file(path, output, options);
+    }
+    let (store, key) = remote_source(source, remote)?;
+    let display = source.display();
+    crate::write_reference_store(store, &key, &display, &display, output, options)
+}

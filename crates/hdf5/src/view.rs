@@ -299,31 +299,8 @@ impl ArraySource {
     }
 
     /// A whole decoded chunk (elements in the file's byte order) encoded by the array's chain.
-    fn encode(&self, coords: &[u64], mut raw: Vec<u8>) -> Result<Bytes, String> {
-        let element = self.dataset.dtype().size();
-        if matches!(
-            self.dataset.dtype(),
-            Datatype::Int {
-                big_endian: true,
-                ..
-            } | Datatype::Float {
-                big_endian: true,
-                ..
-            }
-        ) {
-            for e in raw.chunks_exact_mut(element) {
-                e.reverse();
-            }
-        }
-        let scratch: Arc<dyn Store> = Arc::new(MemoryStore::new());
-        let array = Array::from_metadata(scratch.clone(), "a", self.array.clone());
-        array
-            .store_chunk(coords, ArrayBytes::Fixed(raw))
-            .map_err(|e| e.to_string())?;
-        scratch
-            .get(&array.chunk_key(coords))
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("chunk {coords:?} was not encoded"))
+    fn encode(&self, coords: &[u64], raw: Vec<u8>) -> Result<Bytes, String> {
+        encode_chunk(&self.array, self.dataset.dtype(), coords, raw)
     }
 
     /// Chunks of a contiguous dataset starting at absolute byte `start`: each one byte range
@@ -384,6 +361,30 @@ impl ArraySource {
     }
 }
 
+/// A whole decoded chunk of a dataset of element type `dtype` (its elements in the file's
+/// byte order) encoded by the chain of `meta`, as the array would store it at `coords`.
+pub(crate) fn encode_chunk(
+    meta: &neurochunk_array::ArrayMetadata,
+    dtype: &Datatype,
+    coords: &[u64],
+    mut raw: Vec<u8>,
+) -> Result<Bytes, String> {
+    if let Some((_, Endian::Big)) = mapping::numeric_type(dtype) {
+        for e in raw.chunks_exact_mut(dtype.size().max(1)) {
+            e.reverse();
+        }
+    }
+    let scratch: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = Array::from_metadata(scratch.clone(), "a", meta.clone());
+    array
+        .store_chunk(coords, ArrayBytes::Fixed(raw))
+        .map_err(|e| e.to_string())?;
+    scratch
+        .get(&array.chunk_key(coords))
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("chunk {coords:?} was not encoded"))
+}
+
 /// The Zarr chunk shape of a contiguous dataset: whole rows of the trailing axes, about
 /// [`CONTIGUOUS_CHUNK_BYTES`] each (a chunk is then one byte range of the file).
 fn contiguous_chunks(shape: &[u64], element: u64) -> Vec<u64> {
@@ -414,7 +415,7 @@ struct ViewBuilder<'a> {
 }
 
 /// One item found by the walk, in the order the writer takes them.
-enum Found {
+pub(crate) enum Found {
     Group(String, neurochunk_h5::Group),
     Dataset(String, Dataset),
     Link {
@@ -425,7 +426,7 @@ enum Found {
     },
 }
 
-fn join(parent: &str, name: &str) -> String {
+pub(crate) fn join(parent: &str, name: &str) -> String {
     if parent == "/" {
         format!("/{name}")
     } else {
@@ -453,88 +454,85 @@ pub(crate) fn absolute_target(parent: &str, target: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// The hierarchy of `file`, breadth first (one level's object headers fetched in one batch);
+/// each object once (a second hard link to an object is a soft link to the first path found,
+/// with a note). Soft link targets are made absolute.
+pub(crate) fn walk(file: &H5File, notes: &mut Vec<String>) -> Hdf5Result<Vec<Found>> {
+    let name = file.name().to_string();
+    let err = |path: &str, e: neurochunk_h5::H5Error| Hdf5Error::object(&name, path, e.to_string());
+    let root = file
+        .root()
+        .map_err(|e| Hdf5Error::file(&name, e.to_string()))?;
+    let mut seen: HashMap<u64, String> = HashMap::new();
+    seen.insert(root.address(), "/".into());
+    let mut found = vec![Found::Group("/".into(), root.clone())];
+    let mut level = vec![("/".to_string(), root)];
+    while !level.is_empty() {
+        let mut hard: Vec<(String, String, u64)> = Vec::new();
+        for (path, group) in &level {
+            let links = group.links().map_err(|e| err(path, e))?;
+            for Link { name, target, .. } in links {
+                match target {
+                    LinkTarget::Hard(addr) => hard.push((path.clone(), name, addr)),
+                    LinkTarget::Soft(to) => found.push(Found::Link {
+                        target: absolute_target(path, &to),
+                        parent: path.clone(),
+                        name,
+                        source: ".".into(),
+                    }),
+                    LinkTarget::External { file, path: object } => found.push(Found::Link {
+                        parent: path.clone(),
+                        name,
+                        target: absolute_target("/", &object),
+                        source: file,
+                    }),
+                    LinkTarget::UserDefined { .. } => notes.push(format!(
+                        "{}: a user-defined link, skipped",
+                        join(path, &name)
+                    )),
+                }
+            }
+        }
+        let fresh: Vec<u64> = hard
+            .iter()
+            .map(|(_, _, a)| *a)
+            .filter(|a| !seen.contains_key(a))
+            .collect();
+        file.prefetch(&fresh)
+            .map_err(|e| Hdf5Error::file(&name, e.to_string()))?;
+        let mut next = Vec::new();
+        for (parent, link, addr) in hard {
+            let path = join(&parent, &link);
+            if let Some(first) = seen.get(&addr) {
+                notes.push(format!(
+                    "{path}: a second hard link to {first}, shown as a soft link"
+                ));
+                found.push(Found::Link {
+                    parent,
+                    name: link,
+                    target: first.clone(),
+                    source: ".".into(),
+                });
+                continue;
+            }
+            seen.insert(addr, path.clone());
+            match file.object_at(addr, &path).map_err(|e| err(&path, e))? {
+                Object::Group(g) => {
+                    found.push(Found::Group(path.clone(), g.clone()));
+                    next.push((path, g));
+                }
+                Object::Dataset(d) => found.push(Found::Dataset(path, d)),
+                Object::NamedType(_) => {}
+            }
+        }
+        level = next;
+    }
+    Ok(found)
+}
+
 impl ViewBuilder<'_> {
     fn err(&self, path: &str, message: impl Into<String>) -> Hdf5Error {
         Hdf5Error::object(&self.name, path, message)
-    }
-
-    /// The hierarchy, breadth first; each object once (a second hard link to an object is a
-    /// soft link to the first path found).
-    fn walk(&mut self) -> Hdf5Result<Vec<Found>> {
-        let root = self
-            .file
-            .root()
-            .map_err(|e| Hdf5Error::file(&self.name, e.to_string()))?;
-        let mut seen: HashMap<u64, String> = HashMap::new();
-        seen.insert(root.address(), "/".into());
-        let mut found = vec![Found::Group("/".into(), root.clone())];
-        let mut level = vec![("/".to_string(), root)];
-        while !level.is_empty() {
-            let mut hard: Vec<(String, String, u64)> = Vec::new();
-            for (path, group) in &level {
-                let links = group.links().map_err(|e| self.err(path, e.to_string()))?;
-                for Link { name, target, .. } in links {
-                    match target {
-                        LinkTarget::Hard(addr) => hard.push((path.clone(), name, addr)),
-                        LinkTarget::Soft(to) => found.push(Found::Link {
-                            target: absolute_target(path, &to),
-                            parent: path.clone(),
-                            name,
-                            source: ".".into(),
-                        }),
-                        LinkTarget::External { file, path: object } => found.push(Found::Link {
-                            parent: path.clone(),
-                            name,
-                            target: absolute_target("/", &object),
-                            source: file,
-                        }),
-                        LinkTarget::UserDefined { .. } => self.notes.push(format!(
-                            "{}: a user-defined link, skipped",
-                            join(path, &name)
-                        )),
-                    }
-                }
-            }
-            let fresh: Vec<u64> = hard
-                .iter()
-                .map(|(_, _, a)| *a)
-                .filter(|a| !seen.contains_key(a))
-                .collect();
-            self.file
-                .prefetch(&fresh)
-                .map_err(|e| Hdf5Error::file(&self.name, e.to_string()))?;
-            let mut next = Vec::new();
-            for (parent, name, addr) in hard {
-                let path = join(&parent, &name);
-                if let Some(first) = seen.get(&addr) {
-                    self.notes.push(format!(
-                        "{path}: a second hard link to {first}, shown as a soft link"
-                    ));
-                    found.push(Found::Link {
-                        parent,
-                        name,
-                        target: first.clone(),
-                        source: ".".into(),
-                    });
-                    continue;
-                }
-                seen.insert(addr, path.clone());
-                match self
-                    .file
-                    .object_at(addr, &path)
-                    .map_err(|e| self.err(&path, e.to_string()))?
-                {
-                    Object::Group(g) => {
-                        found.push(Found::Group(path.clone(), g.clone()));
-                        next.push((path, g));
-                    }
-                    Object::Dataset(d) => found.push(Found::Dataset(path, d)),
-                    Object::NamedType(_) => {}
-                }
-            }
-            level = next;
-        }
-        Ok(found)
     }
 
     /// The shape of the dataset at `path` (for region references listed as points).
@@ -577,7 +575,7 @@ impl ViewBuilder<'_> {
     }
 
     fn build(&mut self) -> Hdf5Result<()> {
-        let found = self.walk()?;
+        let found = walk(self.file, &mut self.notes)?;
         // The root's `.specloc` (an object reference) names the cached specifications.
         let root_attrs = self
             .file

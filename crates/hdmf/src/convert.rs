@@ -12,7 +12,7 @@ use crate::error::HdmfResult;
 use crate::file::NwbFile;
 use crate::index::NodeKind;
 use crate::specs::cached_namespaces;
-use crate::write::{DatasetOptions, NwbWriter, WriteOptions};
+use crate::write::{CopyLayout, DatasetOptions, NwbWriter, WriteOptions};
 
 /// What a conversion wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -31,6 +31,8 @@ pub struct ConvertSummary {
     pub chunks_copied: u64,
     /// Chunks of numeric datasets decoded and encoded again, counted over their grids.
     pub chunks_encoded: u64,
+    /// Bytes of the numeric datasets streamed (decoded size).
+    pub bytes: u64,
     /// Cached namespaces copied.
     pub namespaces: usize,
 }
@@ -69,18 +71,29 @@ pub fn convert_into(
 }
 
 /// The chunk shape chosen for the dataset at a path, of a shape and element size.
-pub type ChunkChoice = dyn Fn(&str, &[u64], usize) -> Option<Vec<usize>> + Sync;
+pub type ChunkChoice<'a> = dyn Fn(&str, &[u64], usize) -> Option<Vec<usize>> + Sync + 'a;
+
+/// The compressors chosen for the numeric dataset at a path, of a description.
+pub type CompressorChoice<'a> = dyn Fn(&str, &neurochunk_array::ArrayMetadata) -> Option<Vec<neurochunk_codec::Codec>>
+    + Sync
+    + 'a;
 
 /// How [`copy_into`] copies a file: what the plain conversion does, with hooks for the
 /// callers that change chunking or link targets on the way (the HDF5 import).
 pub struct CopyOptions<'a> {
     /// The chunk shape of the dataset at a path, of a shape and element size (`None`: as the
     /// source stores it); for numeric arrays and the other datasets alike.
-    pub chunks: &'a ChunkChoice,
+    pub chunks: &'a ChunkChoice<'a>,
+    /// The compressors of the numeric dataset at a path, described by the source's
+    /// metadata (`None`: the source's own; the session's compressors win over both).
+    pub compressors: &'a CompressorChoice<'a>,
     /// The `source` written for an external link, from the one stored.
     pub link_source: &'a (dyn Fn(&str) -> String + Sync),
     /// Called with the number of nodes done.
     pub progress_nodes: &'a (dyn Fn(u64) + Sync),
+    /// Called once, before anything is copied, with the bytes of numeric data to stream
+    /// (decoded size).
+    pub total_bytes: &'a (dyn Fn(u64) + Sync),
     /// Called with the bytes of numeric data done (decoded size, chunk by chunk).
     pub progress_bytes: &'a (dyn Fn(u64) + Sync),
 }
@@ -89,8 +102,10 @@ impl Default for CopyOptions<'_> {
     fn default() -> Self {
         CopyOptions {
             chunks: &|_, _, _| None,
+            compressors: &|_, _| None,
             link_source: &|s| s.to_string(),
             progress_nodes: &|_| {},
+            total_bytes: &|_| {},
             progress_bytes: &|_| {},
         }
     }
@@ -114,6 +129,20 @@ pub fn copy_into(
         .map(|(p, k)| (p.to_string(), k))
         .filter(|(p, _)| !in_specs(p))
         .collect();
+    // The numeric arrays streamed, and their bytes.
+    let mut streamed = std::collections::HashSet::new();
+    for (path, kind) in &nodes {
+        if *kind == NodeKind::Dataset {
+            let array = source.open_array(path)?;
+            let meta = array.metadata();
+            if numeric_type_name(&meta.data_type).is_some() && !source.is_scalar(path)? {
+                summary.bytes += meta.shape.iter().product::<u64>()
+                    * meta.data_type.fixed_size().unwrap_or(0) as u64;
+                streamed.insert(path.clone());
+            }
+        }
+    }
+    (options.total_bytes)(summary.bytes);
     for (path, kind) in nodes {
         let attrs = source.attributes(&path)?;
         match kind {
@@ -137,14 +166,17 @@ pub fn copy_into(
                 let meta = array.metadata();
                 let item = meta.data_type.fixed_size().unwrap_or(64);
                 let chunks = (options.chunks)(&path, &meta.shape, item);
-                let numeric = numeric_type_name(&meta.data_type).is_some();
-                if numeric && !source.is_scalar(&path)? {
+                if streamed.contains(&path) {
                     let source_chunks: Vec<usize> = meta.chunk_shape.clone();
                     let grid_chunk = chunks.clone().unwrap_or(source_chunks);
                     let chunk_bytes = grid_chunk.iter().product::<usize>() as u64 * item as u64;
                     let total = meta.shape.iter().product::<u64>() * item as u64;
                     let done = std::sync::atomic::AtomicU64::new(0);
-                    let dst = writer.copy_array(&path, &array, None, &attrs, chunks, &|n| {
+                    let layout = CopyLayout {
+                        chunks,
+                        compressors: (options.compressors)(&path, meta),
+                    };
+                    let dst = writer.copy_array(&path, &array, None, &attrs, layout, &|n| {
                         // Bytes of the grid's chunks, the edges counted whole: capped.
                         let before =
                             done.fetch_add(n * chunk_bytes, std::sync::atomic::Ordering::Relaxed);
