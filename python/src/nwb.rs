@@ -206,6 +206,7 @@ impl RawNwbFile {
         json!({
             "display": self.display,
             "convention": convention_name(self.file.convention()),
+            "storage": if self.file.is_single_file() { "hdf5" } else { "zarr" },
             "nwb_version": self.file.nwb_version(),
             "consolidated": self.file.used_consolidated_metadata(),
         })

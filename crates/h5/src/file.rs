@@ -702,6 +702,13 @@ impl H5File {
         self.inner.prefetch(&spans).map_err(|e| self.err(e, ""))
     }
 
+    /// Fetch into the page cache, in one batch, the pages covering each of `spans`
+    /// (absolute byte offset, length): later reads of them (of small datasets' elements, say)
+    /// are answered without a request each.
+    pub fn prefetch_spans(&self, spans: &[(u64, u64)]) -> H5Result<()> {
+        self.inner.io.prefetch(spans).map_err(|e| self.err(e, ""))
+    }
+
     /// The bytes of `spans` (absolute byte offsets in the stored file, user block included,
     /// and lengths), read past the metadata cache in batches of many requests (one
     /// [`Store::get_many`] call per batch), in the order given: how a caller reads the data

@@ -32,5 +32,7 @@ pub use import::{import_file, import_into, import_store, ImportOptions, ImportSu
 pub use lindi::{write_reference_file, write_reference_store, VirtualOptions, VirtualSummary};
 #[cfg(feature = "remote")]
 pub use location::{import_location, open_hdf5_location, write_reference_location};
+/// The HDF5 format reader this crate is built on.
+pub use neurochunk_h5 as h5;
 pub use validate::{is_hdf5_file, open_hdf5_file, validate_hdf5};
 pub use view::{hdf5_files, Hdf5Files, Hdf5Store};

@@ -45,6 +45,10 @@ use crate::mapping::{self, Pipeline};
 /// About how many bytes one chunk of a contiguous dataset spans.
 pub const CONTIGUOUS_CHUNK_BYTES: u64 = 1 << 20;
 
+/// Datasets read whole when the file is opened (text, references, scalars) whose elements
+/// take at most this many bytes are fetched together, in one batch.
+const SMALL_DATASET_BYTES: u64 = 64 << 10;
+
 /// More chunks of one array than this in one batch read the whole chunk index (once, then
 /// kept) instead of looking each chunk up.
 const LOOKUPS_BEFORE_INDEX: usize = 16;
@@ -576,6 +580,31 @@ impl ViewBuilder<'_> {
 
     fn build(&mut self) -> Hdf5Result<()> {
         let found = walk(self.file, &mut self.notes)?;
+        // The elements of the small datasets read whole below, fetched in one batch.
+        let small: Vec<(u64, u64)> = found
+            .iter()
+            .filter_map(|item| match item {
+                Found::Dataset(_, ds) => match (ds.layout(), ds.extent()) {
+                    (
+                        Layout::Contiguous {
+                            byte_offset: Some(at),
+                            size,
+                        },
+                        extent,
+                    ) if *size <= SMALL_DATASET_BYTES
+                        && !(matches!(extent, Extent::Simple(_))
+                            && mapping::numeric_type(ds.dtype()).is_some()) =>
+                    {
+                        Some((*at, *size))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        self.file
+            .prefetch_spans(&small)
+            .map_err(|e| Hdf5Error::file(&self.name, e.to_string()))?;
         // The root's `.specloc` (an object reference) names the cached specifications.
         let root_attrs = self
             .file

@@ -455,6 +455,21 @@ impl NwbFile {
         })
     }
 
+    /// How the file is stored, for people: its convention, or for a file stored as one value
+    /// of a store (an HDF5 file read in place, [`FileLocation::container`]) that.
+    pub fn storage_description(&self) -> String {
+        match &self.location.container {
+            Some(_) => "HDF5 file read in place".into(),
+            None => self.convention.to_string(),
+        }
+    }
+
+    /// Whether the file is stored as one value of a store (an HDF5 file read in place through
+    /// a [`FileOpener`]) rather than as a tree of Zarr nodes.
+    pub fn is_single_file(&self) -> bool {
+        self.location.container.is_some()
+    }
+
     /// The file's display name (a path, a URL or a store prefix), as errors give it.
     pub fn name(&self) -> &str {
         &self.location.name
