@@ -1105,8 +1105,10 @@ pub fn chunk_count(meta: &ArrayMetadata) -> u64 {
     meta.grid_shape().iter().product()
 }
 
-/// Convert one array to `dst_path` in `dst_store`. Returns the new array and what the
-/// conversion changed on the way (see [`derive_array`]).
+/// Convert one array to `dst_path` in `dst_store`: its stored chunks copied as they are when
+/// the destination encodes chunks the same way ([`copy_stored_chunks`]), otherwise decoded
+/// and encoded. Returns the new array and what the conversion changed on the way (see
+/// [`derive_array`]).
 pub fn convert_array(
     src: &Array,
     dst_store: Arc<dyn Store>,
@@ -1121,7 +1123,10 @@ pub fn convert_array(
         return Ok((dst, derived.changes));
     }
     let dst = Array::create(dst_store, dst_path, derived.metadata)?;
-    copy_data(src, &dst, progress)?;
+    // Chunks the destination stores as the same bytes are copied without decoding.
+    if !copy_stored_chunks(src, &dst, progress)? {
+        copy_data(src, &dst, progress)?;
+    }
     Ok((dst, derived.changes))
 }
 

@@ -108,8 +108,13 @@ impl Hdf5Store {
                 docs.clone(),
                 "",
                 Convention::Legacy,
-                WriteOptions::default(),
-            )?,
+                // Documents and small values held in memory: nothing to compress.
+                WriteOptions {
+                    compressors: Some(Vec::new()),
+                    ..WriteOptions::default()
+                },
+            )?
+            .without_consolidated_metadata(),
             file: &file,
             arrays: HashMap::new(),
             notes: Vec::new(),
@@ -566,9 +571,10 @@ impl ViewBuilder<'_> {
         let mut out = Vec::with_capacity(attrs.len());
         for attr in &attrs {
             // A value that cannot be read is an error; one without an NWB form, a note.
-            attr.values()
+            let values = attr
+                .values()
                 .map_err(|e| self.err(path, format!("attribute '{}': {e}", attr.name())))?;
-            match mapping::attribute_value(attr, &|p| self.dims_of(p), &mut notes) {
+            match mapping::attribute_value(attr, values, &|p| self.dims_of(p), &mut notes) {
                 Ok(value) => out.push((attr.name().to_string(), value)),
                 Err(m) => notes.push(format!("attribute '{}' not shown: {m}", attr.name())),
             }
