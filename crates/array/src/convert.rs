@@ -622,13 +622,21 @@ pub fn copy_stored_chunks(
     }
     let grid = src.metadata().grid_shape();
     let total: u64 = grid.iter().product();
+    // A large grid is copied from the listing of its stored chunks (the grids are the same),
+    // not walked position by position.
+    let sparse = sparse_targets(src, dst, total)?;
+    let count = sparse.as_ref().map_or(total, |t| t.len() as u64);
+    let index_at = |i: u64| match &sparse {
+        Some(targets) => targets[i as usize].clone(),
+        None => unravel(i, &grid),
+    };
     let batch = 64u64;
-    let parts = (0..total)
+    let parts = (0..count)
         .step_by(batch as usize)
-        .map(|start| start..(start + batch).min(total));
+        .map(|start| start..(start + batch).min(count));
     let copy_part = |part: std::ops::Range<u64>| -> ArrayResult<()> {
         let count = part.end - part.start;
-        let indices: Vec<Vec<u64>> = part.map(|i| unravel(i, &grid)).collect();
+        let indices: Vec<Vec<u64>> = part.map(index_at).collect();
         let requests: Vec<neurochunk_store::ReadRequest> = indices
             .iter()
             .map(|index| neurochunk_store::ReadRequest::whole(src.chunk_key(index)))
@@ -655,6 +663,8 @@ pub fn copy_stored_chunks(
         let lanes = copy_lanes(pace, batch_bytes(src.metadata(), batch as usize));
         crate::read::windowed(parts, lanes, copy_part, |()| Ok(()))?;
     }
+    // The rest of a sparse grid is the fill value in both arrays.
+    progress(total - count);
     Ok(true)
 }
 
