@@ -55,6 +55,9 @@ pub struct ConvertOptions {
     /// chunk is stored whole or not at all, so a stored chunk is complete). An array stored
     /// with other metadata is an error. Groups are written again.
     pub resume: bool,
+    /// Copy the stored chunks as they are when the destination encodes chunks the same way
+    /// ([`copy_stored_chunks`]) instead of decoding and encoding them.
+    pub copy_stored: bool,
 }
 
 /// A function that adjusts a source array's description before conversion (see
@@ -1116,8 +1119,8 @@ pub fn chunk_count(meta: &ArrayMetadata) -> u64 {
 }
 
 /// Convert one array to `dst_path` in `dst_store`: its stored chunks copied as they are when
-/// the destination encodes chunks the same way ([`copy_stored_chunks`]), otherwise decoded
-/// and encoded. Returns the new array and what the conversion changed on the way (see
+/// [`ConvertOptions::copy_stored`] allows it and the destination encodes chunks the same way
+/// ([`copy_stored_chunks`]), otherwise decoded and encoded. Returns the new array and what the conversion changed on the way (see
 /// [`derive_array`]).
 pub fn convert_array(
     src: &Array,
@@ -1134,7 +1137,7 @@ pub fn convert_array(
     }
     let dst = Array::create(dst_store, dst_path, derived.metadata)?;
     // Chunks the destination stores as the same bytes are copied without decoding.
-    if !copy_stored_chunks(src, &dst, progress)? {
+    if !(options.copy_stored && copy_stored_chunks(src, &dst, progress)?) {
         copy_data(src, &dst, progress)?;
     }
     Ok((dst, derived.changes))

@@ -178,6 +178,7 @@ impl LayoutArgs {
             n5_axis_order: self.axis_order.n5_axis_order.into(),
             keep_checksums: false,
             resume: false,
+            copy_stored: false,
             // NWB files converted as plain Zarr keep their reference dictionaries.
             source_adapter: Some(neurochunk_hdmf::reference_source_adapter()),
         })

@@ -45,6 +45,9 @@ pub fn open_hdf5_location(
         let opened = location
             .open_for(options, Access::Read)
             .map_err(|e| Hdf5Error::file(&display, e.to_string()))?;
+        if !neurochunk_hdmf::location::may_be_single_file(&opened.key) {
+            return Ok(None);
+        }
         let is_object = !opened.key.is_empty()
             && opened
                 .store

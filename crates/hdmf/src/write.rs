@@ -681,6 +681,7 @@ impl NwbWriter {
             compressors: self.options.compressors.clone().or(layout.compressors),
             separator: Some(self.convention.chunk_key_separator()),
             chunks: layout.chunks,
+            copy_stored: true,
             ..ConvertOptions::default()
         };
         let key = store_key(&path).to_string();
