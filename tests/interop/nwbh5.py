@@ -5,7 +5,9 @@
   units with ragged columns, trials/epochs with a TimeSeriesReferenceVectorData column, a
   dataset link), `ophys.nwb` (a PlaneSegmentation with image masks and pixel masks, a
   RoiResponseSeries region), `second.nwb` and `linking.nwb` (an external link into
-  `second.nwb`), and `constructs.h5` (h5py only: a chunked + gzip array large enough to be referenced
+  `second.nwb`), `icephys.nwb` (current- and voltage-clamp series and every icephys table), and
+  `constructs.h5` / `constructs_latest.h5` (h5py only, the second in the latest format with one
+  dataset per chunk index: a chunked + gzip array large enough to be referenced
   by byte ranges, region references, a compound with a reference field, scalars, fixed and variable-length text, an h5py bool, a big-endian
   contiguous array, a compact array, a fill value, an empty chunked array, a hard link).
 * `snapshot(nwbfile)` is every object pynwb read (by place): type, name, and every
@@ -15,9 +17,13 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import datetime
+import gzip
 import math
+import shutil
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,11 +32,24 @@ import numpy as np
 
 import nwbfixtures
 
-# HDF5 NWB files written by others (../shared/thirdparty, see its README): pynwb's back-compat
-# files and the DANDI example file of hdmf-zarr's gallery.
-THIRDPARTY = Path(__file__).resolve().parents[3] / "shared" / "thirdparty"
-BACK_COMPAT = sorted((THIRDPARTY / "pynwb" / "tests" / "back_compat").glob("*.nwb"))
-DANDI = THIRDPARTY / "hdmf-zarr" / "docs" / "gallery" / "resources" / "sub_anm00239123_ses_20170627T093549_ecephys_and_ogen.nwb"
+# HDF5 NWB files written by others (data/nwb-hdf5, see its README): pynwb's back-compat files and
+# the DANDI example file of hdmf-zarr's gallery, stored gzipped and unpacked once per process.
+DATA = Path(__file__).resolve().parent / "data" / "nwb-hdf5"
+DANDI_NAME = "sub_anm00239123_ses_20170627T093549_ecephys_and_ogen.nwb"
+
+
+def _unpack() -> Path:
+    out = Path(tempfile.mkdtemp(prefix="neurochunk-nwb-hdf5-"))
+    atexit.register(shutil.rmtree, out, True)
+    for packed in DATA.glob("*.nwb.gz"):
+        (out / packed.name.removesuffix(".gz")).write_bytes(gzip.decompress(packed.read_bytes()))
+    return out
+
+
+UNPACKED = _unpack()
+BACK_COMPAT = sorted(p for p in UNPACKED.glob("*.nwb") if p.name != DANDI_NAME)
+DANDI = UNPACKED / DANDI_NAME
+assert len(BACK_COMPAT) == 21 and DANDI.is_file(), f"the files of {DATA} are incomplete"
 
 ES_H5_DATA = (np.arange(3000 * 8, dtype=np.int16).reshape(3000, 8) % 977 - 400).astype(np.int16)
 IMAGE_MASKS = [np.eye(6, dtype=np.float32) * (i + 1) for i in range(3)]
@@ -80,6 +99,58 @@ def ophys(path: Path) -> Path:
     return _write(nwb, path)
 
 
+def icephys(path: Path) -> Path:
+    """Intracellular electrophysiology as pynwb writes it: current- and voltage-clamp series
+    with their stimuli, and the icephys tables (intracellular recordings, an AlignedDynamicTable
+    with TimeSeriesReferenceVectorData compound columns; simultaneous and sequential
+    recordings, repetitions and experimental conditions, linked by DynamicTableRegions)."""
+    from pynwb.icephys import (
+        CurrentClampSeries,
+        CurrentClampStimulusSeries,
+        VoltageClampSeries,
+        VoltageClampStimulusSeries,
+    )
+
+    nwb = nwbfixtures._nwbfile("h5-icephys", "intracellular recordings")
+    device = nwb.create_device(name="amplifier")
+    electrode = nwb.create_icephys_electrode(name="elec0", description="a patch electrode", device=device)
+    recordings = []
+    for sweep in range(3):
+        stimulus = CurrentClampStimulusSeries(
+            name=f"ccss{sweep}", data=np.arange(5.0) * (sweep + 1), starting_time=sweep * 1.0, rate=10e3,
+            electrode=electrode, gain=0.02, sweep_number=sweep,
+        )
+        response = CurrentClampSeries(
+            name=f"ccs{sweep}", data=np.linspace(0, 1, 5) + sweep, conversion=1e-12, resolution=np.nan,
+            starting_time=sweep * 1.0, rate=10e3, electrode=electrode, gain=0.02, bias_current=1e-12,
+            bridge_balance=70e6, capacitance_compensation=1e-12, sweep_number=sweep,
+        )
+        recordings.append(nwb.add_intracellular_recording(
+            electrode=electrode, stimulus=stimulus, response=response, id=10 + sweep
+        ))
+    vc_stimulus = VoltageClampStimulusSeries(
+        name="vcss", data=np.array([-70.0, -60.0, -50.0]), starting_time=5.0, rate=1e3, electrode=electrode,
+        gain=0.1, sweep_number=3,
+    )
+    vc_response = VoltageClampSeries(
+        name="vcs", data=np.array([0.1, 0.3, 0.2]), conversion=1e-12, resolution=np.nan, starting_time=5.0,
+        rate=1e3, electrode=electrode, gain=0.1, capacitance_slow=100e-12, resistance_comp_correction=70.0,
+        sweep_number=3,
+    )
+    recordings.append(nwb.add_intracellular_recording(
+        electrode=electrode, stimulus=vc_stimulus, response=vc_response, id=13,
+        stimulus_start_index=1, stimulus_index_count=2, response_start_index=0, response_index_count=3,
+    ))
+    simultaneous = [
+        nwb.add_icephys_simultaneous_recording(recordings=recordings[:2]),
+        nwb.add_icephys_simultaneous_recording(recordings=recordings[2:]),
+    ]
+    sequential = nwb.add_icephys_sequential_recording(simultaneous_recordings=simultaneous, stimulus_type="square")
+    repetition = nwb.add_icephys_repetition(sequential_recordings=[sequential])
+    nwb.add_icephys_experimental_condition(repetitions=[repetition])
+    return _write(nwb, path)
+
+
 def linked_pair(directory: Path) -> tuple[Path, Path]:
     """`second.nwb` with a TimeSeries; `linking.nwb` whose acquisition links to it (an HDF5
     external link, as NWBHDF5IO writes when a container of another file is added)."""
@@ -96,11 +167,28 @@ def linked_pair(directory: Path) -> tuple[Path, Path]:
     return second_path, linking_path
 
 
-def constructs(path: Path) -> Path:
-    """A plain HDF5 file (h5py) with the constructs pynwb files do not show."""
+def constructs(path: Path, libver: str = "earliest") -> Path:
+    """A plain HDF5 file (h5py) with the constructs pynwb files do not show. With
+    `libver="latest"` (superblock 3, version 4 layouts), also one dataset of each chunk index
+    the HDF5 library picks: single chunk (one chunk the dataset's size), implicit (no filter,
+    space allocated early), fixed array (fixed maximum shape), extensible array (one unlimited
+    axis) and version 2 B-tree (two unlimited axes); `grid`, `large`, `fill` and `empty` then
+    use those indexes too instead of the version 1 B-tree of the earliest format."""
     import h5py
 
-    with h5py.File(path, "w") as f:
+    with h5py.File(path, "w", libver=libver) as f:
+        if libver == "latest":
+            cube = np.arange(6 * 8 * 5, dtype="<f4").reshape(6, 8, 5)
+            f.create_dataset("index_single_chunk", data=cube, chunks=cube.shape, compression="gzip")
+            f.create_dataset("index_fixed_array", data=cube, chunks=(2, 3, 5), compression="gzip", shuffle=True)
+            f.create_dataset("index_extensible_array", data=cube, chunks=(4, 4, 2), maxshape=(None, 8, 5))
+            f.create_dataset("index_btree2", data=cube, chunks=(4, 4, 2), maxshape=(None, None, 5), compression="gzip")
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_chunk((3, 3, 5))
+            dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+            h5py.h5d.create(f.id, b"index_implicit", h5py.h5t.IEEE_F32LE, h5py.h5s.create_simple(cube.shape), dcpl).write(
+                h5py.h5s.ALL, h5py.h5s.ALL, cube
+            )
         grid = f.create_dataset("grid", data=np.arange(200, dtype="<i4").reshape(20, 10), chunks=(7, 4), compression="gzip", shuffle=True)
         f.create_dataset("large", data=np.arange(5000, dtype="<i4").reshape(100, 50), chunks=(30, 20), compression="gzip", shuffle=True)
         f.create_dataset("big_endian", data=np.linspace(0, 1, 12).reshape(3, 4).astype(">f8"))
@@ -152,6 +240,8 @@ def write_sources(directory: Path) -> dict[str, Path]:
         "second": second,
         "linking": linking,
         "constructs": constructs(directory / "constructs.h5"),
+        "constructs_latest": constructs(directory / "constructs_latest.h5", libver="latest"),
+        "icephys": icephys(directory / "icephys.nwb"),
     }
 
 
@@ -283,7 +373,11 @@ def _same_value(ours: Any, theirs: Any, h5, where: str) -> None:
         if not theirs:
             assert ours is None, f"{where}: {ours!r} for a null reference"
         else:
-            assert ours is not None and ours.path == h5[theirs].name, f"{where}: {ours!r} != {h5[theirs].name}"
+            # The same object: by path, or by another path to it (an object with several hard
+            # links has no one name; h5py names it by whichever the library finds first).
+            assert ours is not None and (ours.path == h5[theirs].name or h5[ours.path] == h5[theirs]), (
+                f"{where}: {ours!r} != {h5[theirs].name}"
+            )
         return
     if isinstance(theirs, bytes):
         assert ours == theirs.decode(), f"{where}: {ours!r} != {theirs!r}"

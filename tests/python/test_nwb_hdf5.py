@@ -74,7 +74,7 @@ def variants(tmp_path_factory) -> dict[str, dict[str, Path]]:
 # --- HDF5 files opened in place -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["ecephys", "ophys"])
+@pytest.mark.parametrize("kind", ["ecephys", "ophys", "icephys"])
 def test_hdf5_files_open_in_place_with_h5py_values(sources, kind):
     """nc.nwb.open of an HDF5 file reads it where it is: every numeric dataset h5py sees, by
     slices too, typed objects with pynwb's types, DynamicTables as dictionaries."""
@@ -115,10 +115,33 @@ def _walk(h) -> list:
     return found
 
 
-@pytest.mark.parametrize("kind", ["ecephys", "ophys", "constructs", "second", "linking"])
+@pytest.mark.parametrize("kind", ["ecephys", "ophys", "icephys", "constructs", "constructs_latest", "second", "linking"])
 def test_every_value_h5py_reads_is_read_in_place(sources, kind):
     f = nc.nwb.open(sources[kind])
     assert nwbh5.assert_reads_like_h5py(f, sources[kind]) > 5
+
+
+def test_the_demo_exported_to_hdf5_by_pynwb_reads_in_place(tmp_path):
+    """Every neurodata type of neurochunk's NWB demo, written to HDF5 by pynwb (hdmf-zarr reads
+    the demo, NWBHDF5IO exports it): read in place, every value equals h5py's, and the typed
+    objects are the demo's."""
+    from hdmf_zarr.nwb import NWBZarrIO
+    from pynwb import NWBHDF5IO
+
+    demo = tmp_path / "demo.nwb.zarr"
+    nc.nwb.demo(demo, convention=THIS)
+    twin = tmp_path / "demo.nwb"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with NWBZarrIO(str(demo), "r") as source, NWBHDF5IO(str(twin), "w") as target:
+            target.export(src_io=source, write_args={"link_data": False})
+    f = nc.nwb.open(twin)
+    assert f.storage == "hdf5"
+    assert nwbh5.assert_reads_like_h5py(f, twin) > 100
+    zarr_types = sorted((o.path, o.neurodata_type) for o in nc.nwb.open(demo).objects())
+    hdf5_types = sorted((o.path, o.neurodata_type) for o in f.objects())
+    assert len({t for _, t in hdf5_types}) >= 12, hdf5_types
+    assert hdf5_types == zarr_types
 
 
 def test_nc_open_reads_an_hdf5_file_as_a_store(sources):
@@ -136,7 +159,7 @@ def test_nc_open_reads_an_hdf5_file_as_a_store(sources):
 # --- import_file -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["ecephys", "ophys", "back_compat"])
+@pytest.mark.parametrize("kind", ["ecephys", "ophys", "icephys", "back_compat"])
 def test_import_reads_like_the_hdf5_source_in_pynwb(sources, tmp_path, kind):
     src = nwbh5.BACK_COMPAT[-1] if kind == "back_compat" else sources[kind]
     dst = tmp_path / f"{kind}.nwb.zarr"

@@ -220,7 +220,7 @@ def h5_sources(tmp_path_factory):
     return nwbh5.write_sources(tmp_path_factory.mktemp("h5"))
 
 
-@pytest.mark.parametrize("kind", ["ecephys", "ophys", "constructs", "second"])
+@pytest.mark.parametrize("kind", ["ecephys", "ophys", "icephys", "constructs", "constructs_latest", "second"])
 def test_hdf5_files_in_s3_read_in_place_as_h5py_reads_them(s3, h5_sources, kind):
     """An HDF5 file in a bucket, opened by URL: every dataset and attribute h5py reads from the
     local file, neurochunk reads from the object by ranged requests."""

@@ -232,6 +232,11 @@ impl Datatype {
 
 const MAX_DEPTH: u32 = 16;
 
+/// The largest element this reader accepts (64 MiB): the format allows 4 GiB, but no writer of
+/// NWB data makes elements near this size, and a hostile header declaring one would otherwise
+/// make a read of two elements allocate gigabytes a short file cannot justify.
+pub const MAX_ELEMENT_BYTES: usize = 64 << 20;
+
 /// Parse a datatype message (or a nested datatype) from `c`.
 pub(crate) fn parse_datatype(c: &mut Cursor) -> H5Result<Datatype> {
     parse(c, 0)
@@ -258,6 +263,12 @@ fn parse(c: &mut Cursor, depth: u32) -> H5Result<Datatype> {
     let size = c.u32()? as usize;
     if size == 0 && class != 9 {
         return Err(c.err(format!("a datatype of class {class} and size 0")));
+    }
+    if size > MAX_ELEMENT_BYTES {
+        return Err(c.err(format!(
+            "a datatype of class {class} with {size} bytes per element (at most {} MiB accepted)",
+            MAX_ELEMENT_BYTES >> 20
+        )));
     }
     let offsets = c.sizes().offset as usize;
     Ok(match class {

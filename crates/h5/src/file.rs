@@ -38,7 +38,7 @@ pub struct OpenOptions {
 impl Default for OpenOptions {
     fn default() -> Self {
         OpenOptions {
-            page_size: 64 * 1024,
+            page_size: 256 * 1024,
             initial_read: 256 * 1024,
             cache_bytes: 64 * 1024 * 1024,
             read_gap: 64 * 1024,
@@ -471,6 +471,20 @@ impl H5File {
         H5File::open_with(store, key, name, OpenOptions::default())
     }
 
+    /// Open the HDF5 file stored at `key` in `store` if there is one: `None` when nothing is
+    /// stored at `key` or what is stored there is not an HDF5 file. One size request and one
+    /// read of the file's first [`OpenOptions::initial_read`] bytes decide it, the read the
+    /// open needs anyway (no separate look at the signature first).
+    pub fn probe(store: Arc<dyn Store>, key: &str, name: &str) -> H5Result<Option<H5File>> {
+        match H5File::open_with(store, key, name, OpenOptions::default()) {
+            Ok(file) => Ok(Some(file)),
+            Err(e) if matches!(e.kind(), ErrorKind::NotHdf5(_) | ErrorKind::NotFound(_)) => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Open the HDF5 file stored at `key` in `store` with `options`.
     pub fn open_with(
         store: Arc<dyn Store>,
@@ -710,9 +724,10 @@ impl H5File {
     }
 
     /// The bytes of `spans` (absolute byte offsets in the stored file, user block included,
-    /// and lengths), read past the metadata cache in batches of many requests (one
-    /// [`Store::get_many`] call per batch), in the order given: how a caller reads the data
-    /// of contiguous datasets or other byte ranges it found in the file's structures.
+    /// and lengths), in the order given: what the metadata cache holds is taken from it, the
+    /// rest read past it in batches of many requests (one [`Store::get_many`] call per batch).
+    /// How a caller reads the data of contiguous datasets or other byte ranges it found in
+    /// the file's structures.
     pub fn read_spans(&self, spans: &[(u64, u64)]) -> H5Result<Vec<Bytes>> {
         self.inner.io.read_many(spans).map_err(|e| self.err(e, ""))
     }

@@ -99,7 +99,7 @@ impl Io {
     }
 
     /// Fetch every page of `wanted` (page indices, sorted, unique) not in the cache, in one
-    /// batch of byte ranges (runs of adjacent pages merged).
+    /// batch of byte ranges (pages less than [`MERGE_GAP_BYTES`] apart in one range).
     fn fetch_pages(&self, wanted: &[u64]) -> H5Result<()> {
         let missing: Vec<u64> = {
             let cache = self.lock();
@@ -112,11 +112,15 @@ impl Io {
         if missing.is_empty() {
             return Ok(());
         }
-        // Runs of consecutive pages, each one byte range.
+        // Runs of pages, each one byte range: missing pages less than MERGE_GAP_BYTES apart
+        // share a run, the pages between them fetched (and cached) too. A remote store would
+        // fetch those gaps anyway (it coalesces ranges that close), so this way every byte
+        // transferred is kept, and a later read of the pages between costs no request.
+        let gap_pages = (MERGE_GAP_BYTES / self.page).max(1);
         let mut runs: Vec<(u64, u64)> = Vec::new();
         for p in missing {
             match runs.last_mut() {
-                Some((_, end)) if *end + 1 == p => *end = p,
+                Some((_, end)) if p - *end <= gap_pages => *end = p,
                 _ => runs.push((p, p)),
             }
         }
@@ -280,48 +284,74 @@ impl Io {
             .ok_or_else(|| corrupt("store", None, "the store answered no range"))
     }
 
-    /// Many byte ranges (absolute offset, length) read from the store without the cache, in
-    /// batches of `get_many` requests (many in flight for a remote store). The answers are in
-    /// the order asked.
+    /// Many byte ranges (absolute offset, length), in the order asked. What the page cache
+    /// holds (prefetched metadata, or metadata read nearby) is taken from it; the rest is read
+    /// from the store without entering the cache, in batches of `get_many` requests (many in
+    /// flight for a remote store). A span only partly cached is read in the pieces missing
+    /// from the cache, so metadata read once is not read again inside a larger span.
     pub fn read_many(&self, spans: &[(u64, u64)]) -> H5Result<Vec<Bytes>> {
         for &(abs, len) in spans {
             self.check(abs, len)?;
         }
-        // Spans whose pages are all cached (prefetched, or metadata read nearby) are answered
-        // from the cache; the others are read from the store.
-        let mut cached: Vec<Option<Bytes>> = spans.iter().map(|&s| self.cached_span(s)).collect();
-        let wanted: Vec<(u64, u64)> = spans
+        let pieces: Vec<Vec<Piece>> = spans.iter().map(|&s| self.cached_pieces(s)).collect();
+        let wanted: Vec<(u64, u64)> = pieces
             .iter()
-            .zip(&cached)
-            .filter(|(_, c)| c.is_none())
-            .map(|(&s, _)| s)
+            .flatten()
+            .filter_map(|p| match p {
+                Piece::Missing(abs, len) => Some((*abs, *len)),
+                Piece::Cached(_) => None,
+            })
             .collect();
         let mut fetched = self.read_many_uncached(&wanted)?.into_iter();
-        Ok(cached
-            .iter_mut()
-            .map(|c| c.take().or_else(|| fetched.next()).unwrap_or_default())
-            .collect())
+        let mut out = Vec::with_capacity(spans.len());
+        for (span_pieces, &(_, len)) in pieces.into_iter().zip(spans) {
+            let mut parts = span_pieces.into_iter().map(|p| match p {
+                Piece::Cached(b) => b,
+                Piece::Missing(..) => fetched.next().unwrap_or_default(),
+            });
+            match (parts.next(), parts.next()) {
+                (None, _) => out.push(Bytes::new()),
+                (Some(only), None) => out.push(only),
+                (Some(first), Some(second)) => {
+                    let mut joined = Vec::with_capacity(len as usize);
+                    joined.extend_from_slice(&first);
+                    joined.extend_from_slice(&second);
+                    for part in parts {
+                        joined.extend_from_slice(&part);
+                    }
+                    out.push(Bytes::from(joined));
+                }
+            }
+        }
+        Ok(out)
     }
 
-    /// `len` bytes at `abs` when every page covering them is cached.
-    fn cached_span(&self, (abs, len): (u64, u64)) -> Option<Bytes> {
+    /// The span `abs`, `len` as runs of bytes held by cached pages and runs missing from the
+    /// cache, in order.
+    fn cached_pieces(&self, (abs, len): (u64, u64)) -> Vec<Piece> {
         if len == 0 {
-            return Some(Bytes::new());
+            return Vec::new();
         }
         let (a, b) = self.page_span(abs, len);
+        let end = abs + len;
         let cache = self.lock();
-        let mut out = Vec::with_capacity(len as usize);
+        let mut pieces: Vec<Piece> = Vec::new();
         for p in a..=b {
-            let (bytes, _) = cache.pages.get(&p)?;
             let page_start = p * self.page;
-            let from = abs.max(page_start) - page_start;
-            let to = (abs + len).min(page_start + bytes.len() as u64) - page_start;
-            if from > to || to as usize > bytes.len() {
-                return None;
+            let from = abs.max(page_start);
+            let to = end.min(page_start + self.page);
+            let cached = cache.pages.get(&p).and_then(|(bytes, _)| {
+                let lo = (from - page_start) as usize;
+                let hi = (to - page_start) as usize;
+                (hi <= bytes.len()).then(|| bytes.slice(lo..hi))
+            });
+            match (cached, pieces.last_mut()) {
+                (Some(bytes), _) => pieces.push(Piece::Cached(bytes)),
+                (None, Some(Piece::Missing(start, n))) if *start + *n == from => *n += to - from,
+                (None, _) => pieces.push(Piece::Missing(from, to - from)),
             }
-            out.extend_from_slice(&bytes[from as usize..to as usize]);
         }
-        (out.len() as u64 == len).then(|| Bytes::from(out))
+        pieces
     }
 
     fn read_many_uncached(&self, spans: &[(u64, u64)]) -> H5Result<Vec<Bytes>> {
@@ -374,6 +404,17 @@ impl Io {
         }
         Ok(out)
     }
+}
+
+/// Missing pages closer than this share one read (the remote store's default coalescing gap).
+const MERGE_GAP_BYTES: u64 = 1 << 20;
+
+/// A part of a span read by [`Io::read_many`].
+enum Piece {
+    /// Bytes the page cache holds.
+    Cached(Bytes),
+    /// A byte range (absolute offset, length) to read from the store.
+    Missing(u64, u64),
 }
 
 /// Drop the least recently used pages until the cache holds at most 3/4 of `budget` bytes.

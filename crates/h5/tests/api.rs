@@ -423,3 +423,33 @@ fn stored_chunks_in_batches() {
         assert_eq!(s.len() as u64, c.size);
     }
 }
+
+#[test]
+fn absurd_element_sizes_are_refused_before_any_allocation() {
+    // A float64 datatype message rewritten to declare 4 GB per element: reading two elements
+    // would otherwise allocate 8 GB for a file of a few kilobytes.
+    let mut bytes = file_bytes("types.h5");
+    let precision_onwards = [0x40, 0, 0x34, 0x0b, 0, 0x34, 0xff, 0x03, 0, 0];
+    let pos = bytes
+        .windows(precision_onwards.len())
+        .position(|w| w == precision_onwards)
+        .expect("a float64 datatype message");
+    assert_eq!(bytes[pos - 6..pos - 2], 8u32.to_le_bytes());
+    bytes[pos - 6..pos - 2].copy_from_slice(&0xF000_0000u32.to_le_bytes());
+    let store = MemoryStore::new();
+    store.set("x.h5", Bytes::from(bytes.clone())).unwrap();
+    let file = H5File::open(Arc::new(store), "x.h5", "x.h5").unwrap();
+    let err = file
+        .walk()
+        .and_then(|objects| {
+            for (_, object) in objects {
+                object.attributes()?;
+            }
+            Ok(())
+        })
+        .expect_err("the element size is refused");
+    let msg = err.to_string();
+    assert!(msg.starts_with("x.h5: "), "{msg}");
+    assert!(msg.contains("4026531840 bytes per element"), "{msg}");
+    neurochunk_h5::fuzz_parse(&bytes);
+}

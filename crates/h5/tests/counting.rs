@@ -42,12 +42,15 @@ fn listing_a_large_file_reads_little_of_it() {
         c.bytes_read,
         100.0 * c.bytes_read as f64 / size as f64
     );
+    // The metadata of 83 objects, in pages of 256 KiB (the whole-file walk of a 1 GiB file
+    // reads less than 0.1% of it: tests/interop/remote/test_remote_hdf5.py).
+    let pages = OpenOptions::default().page_size;
     assert!(
-        c.bytes_read * 20 < size,
+        c.bytes_read <= 4 * pages && c.bytes_read * 10 < size,
         "read {} of {size} bytes",
         c.bytes_read
     );
-    assert!(c.batches <= 12, "{} batches", c.batches);
+    assert!(c.batches <= 6, "{} batches", c.batches);
 }
 
 #[test]
@@ -74,7 +77,10 @@ fn one_chunk_read_fetches_about_one_chunk() {
         after.ranges_read - before.ranges_read
     );
     assert!(bytes >= 80_000, "{bytes} bytes");
-    assert!(bytes <= 80_000 + 4 * 64 * 1024, "{bytes} bytes");
+    assert!(
+        bytes <= 80_000 + 4 * OpenOptions::default().page_size,
+        "{bytes} bytes"
+    );
     assert!(batches <= 3, "{batches} batches");
 }
 
@@ -137,4 +143,25 @@ fn small_adjacent_chunks_are_fetched_together() {
         after.bytes_read - before.bytes_read
     );
     assert!(ranges < 50, "{ranges} ranges");
+}
+
+#[test]
+fn spans_partly_cached_are_read_only_where_missing() {
+    let (store, size) = counting("big.h5");
+    let file = H5File::open(store.clone(), "big.h5", "big.h5").unwrap();
+    let page = OpenOptions::default().page_size;
+    let at = (size / 2 / page) * page + 100;
+    // Pages 0..3 from `at`'s page cached; the span then covers two of them and three more.
+    file.prefetch_spans(&[(at, 3 * page - 200)]).unwrap();
+    let before = store.counts();
+    let span = (at + page, 5 * page);
+    let got = file.read_spans(&[span, (at + 10, 50)]).unwrap();
+    let after = store.counts();
+    let whole = store_with("big.h5").get("big.h5").unwrap().unwrap();
+    let expected = &whole[span.0 as usize..(span.0 + span.1) as usize];
+    assert_eq!(&got[0][..], expected);
+    assert_eq!(&got[1][..], &whole[at as usize + 10..at as usize + 60]);
+    // Only what the cache lacks: the span's end past the third cached page (3 pages + 100 bytes).
+    let read = after.bytes_read - before.bytes_read;
+    assert_eq!(read, 3 * page + 100, "read {read} bytes");
 }

@@ -185,11 +185,6 @@ struct Source {
 }
 
 fn open_source(store: Arc<dyn Store>, key: &str, name: &str) -> Hdf5Result<Source> {
-    if !neurochunk_h5::is_hdf5(store.as_ref(), key)
-        .map_err(|e| Hdf5Error::file(name, e.to_string()))?
-    {
-        return Err(Hdf5Error::file(name, "not an HDF5 file"));
-    }
     let view = Arc::new(Hdf5Store::open(store, key, name)?);
     let file = NwbFile::open_location(
         FileLocation::named(view.clone(), "", name),

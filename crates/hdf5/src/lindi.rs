@@ -135,11 +135,6 @@ fn write_reference(
         options.overwrite,
     )
     .map_err(neurochunk_hdmf::HdmfError::from)?;
-    if !neurochunk_h5::is_hdf5(store.as_ref(), key)
-        .map_err(|e| Hdf5Error::file(name, e.to_string()))?
-    {
-        return Err(Hdf5Error::file(name, "not an HDF5 file"));
-    }
     let file = H5File::open(store, key, name).map_err(|e| Hdf5Error::file(name, e.to_string()))?;
     let mut writer = RefWriter {
         name: name.to_string(),

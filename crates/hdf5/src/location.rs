@@ -42,23 +42,24 @@ pub fn open_hdf5_location(
         };
         (Arc::new(FsStore::read_only(dir)), name.to_string())
     } else {
-        match remote_object(location, options, true)? {
-            Some(object) => object,
-            None => return Ok(None),
+        // No request for the object's existence: probing it answers that too.
+        let opened = location
+            .open_for(options, Access::Read)
+            .map_err(|e| Hdf5Error::file(&display, e.to_string()))?;
+        if opened.key.is_empty() || !neurochunk_hdmf::location::may_be_single_file(&opened.key) {
+            return Ok(None);
         }
+        (opened.store, opened.key)
     };
-    if !neurochunk_h5::is_hdf5(store.as_ref(), &key)
-        .map_err(|e| Hdf5Error::file(&display, e.to_string()))?
-    {
-        return Ok(None);
-    }
     let name = match &inside {
         i if i.is_empty() => display.clone(),
         i => display
             .strip_suffix(i.as_str())
             .map_or(display.clone(), |f| f.trim_end_matches('/').to_string()),
     };
-    let view = Hdf5Store::open(store, &key, &name)?;
+    let Some(view) = Hdf5Store::probe(store, &key, &name)? else {
+        return Ok(None);
+    };
     Ok(Some(OpenedLocation {
         store: Arc::new(view),
         key: inside,
@@ -66,37 +67,25 @@ pub fn open_hdf5_location(
     }))
 }
 
-/// The object a URL names: its store and key, `None` when nothing is stored under the key
-/// (a prefix of a tree, say). With `only_files`, a key named like a Zarr or N5 tree is `None`
-/// without a request.
-fn remote_object(
+/// The HDF5 file at a URL: its store and key, checked to exist.
+fn remote_source(
     location: &StoreLocation,
     options: &RemoteOptions,
-    only_files: bool,
-) -> Hdf5Result<Option<(Arc<dyn Store>, String)>> {
+) -> Hdf5Result<(Arc<dyn Store>, String)> {
     let display = location.display();
     let opened = location
         .open_for(options, Access::Read)
         .map_err(|e| Hdf5Error::file(&display, e.to_string()))?;
-    if only_files && !neurochunk_hdmf::location::may_be_single_file(&opened.key) {
-        return Ok(None);
-    }
     let exists = !opened.key.is_empty()
         && opened
             .store
             .size(&opened.key)
             .map_err(|e| Hdf5Error::file(&display, e.to_string()))?
             .is_some();
-    Ok(exists.then_some((opened.store, opened.key)))
-}
-
-/// The HDF5 file at a URL: its store and key, checked to exist.
-fn remote_source(
-    location: &StoreLocation,
-    options: &RemoteOptions,
-) -> Hdf5Result<(Arc<dyn Store>, String)> {
-    remote_object(location, options, false)?
-        .ok_or_else(|| Hdf5Error::file(&location.display(), "no such file"))
+    if !exists {
+        return Err(Hdf5Error::file(&display, "no such file"));
+    }
+    Ok((opened.store, opened.key))
 }
 
 /// Import the HDF5 file at `source` (a path, or a URL read by ranged requests as the import

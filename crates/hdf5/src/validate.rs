@@ -37,11 +37,6 @@ pub fn open_hdf5_file(path: &Path) -> Hdf5Result<NwbFile> {
         .and_then(|n| n.to_str())
         .ok_or_else(|| Hdf5Error::file(&name, "not a file name"))?;
     let store = Arc::new(FsStore::read_only(dir));
-    if !neurochunk_h5::is_hdf5(store.as_ref(), file_name)
-        .map_err(|e| Hdf5Error::file(&name, e.to_string()))?
-    {
-        return Err(Hdf5Error::file(&name, "not an HDF5 file"));
-    }
     let view = Hdf5Store::open(store, file_name, &name)?;
     let resolver = neurochunk_hdmf::FsResolver {
         files: Some(Arc::new(Hdf5Files)),

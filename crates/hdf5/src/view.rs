@@ -108,6 +108,15 @@ impl Hdf5Store {
         Self::from_file(file)
     }
 
+    /// The view of the HDF5 file at `key` of `store` if there is one there: `None` when
+    /// nothing is stored at `key` or it is not an HDF5 file ([`H5File::probe`]).
+    pub fn probe(store: Arc<dyn Store>, key: &str, name: &str) -> Hdf5Result<Option<Hdf5Store>> {
+        match H5File::probe(store, key, name).map_err(|e| Hdf5Error::file(name, e.to_string()))? {
+            Some(file) => Ok(Some(Self::from_file(file)?)),
+            None => Ok(None),
+        }
+    }
+
     /// The view of an opened file.
     pub fn from_file(file: H5File) -> Hdf5Result<Hdf5Store> {
         let docs = Arc::new(MemoryStore::new());
@@ -1055,15 +1064,10 @@ impl FileOpener for Hdf5Files {
         key: &str,
         name: &str,
     ) -> HdmfResult<Option<FileLocation>> {
-        let is_hdf5 =
-            neurochunk_h5::is_hdf5(store.as_ref(), key).map_err(|e| HdmfError::Input {
-                file: name.to_string(),
-                message: e.to_string(),
-            })?;
-        if !is_hdf5 {
+        let Some(view) = Hdf5Store::probe(store.clone(), key, name).map_err(HdmfError::from)?
+        else {
             return Ok(None);
-        }
-        let view = Hdf5Store::open(store.clone(), key, name).map_err(HdmfError::from)?;
+        };
         Ok(Some(FileLocation {
             store: Arc::new(view),
             prefix: String::new(),

@@ -74,7 +74,7 @@ pub struct Container {
 pub trait FileOpener: Send + Sync + std::fmt::Debug {
     /// The file at `key` of `store`, named `name`, as a [`FileLocation`] (with its
     /// [`FileLocation::container`] set); `None` when the value is not a file this opener
-    /// reads.
+    /// reads or nothing is stored at `key`.
     fn open_file(
         &self,
         store: Arc<dyn Store>,

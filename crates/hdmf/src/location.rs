@@ -194,18 +194,20 @@ impl NwbFile {
             .as_ref()
             .filter(|_| may_be_single_file(&opened.key))
         {
-            let is_object = !opened.key.is_empty()
-                && opened
+            // Probing the object answers whether it exists too; its size is asked for only
+            // when it is not an HDF5 file, to tell an object of another kind from a prefix.
+            if !opened.key.is_empty() {
+                if let Some(file) = files.open_file(opened.store.clone(), &opened.key, &display)? {
+                    return NwbFile::open_location(file, options);
+                }
+                let is_object = opened
                     .store
                     .size(&opened.key)
                     .map_err(|e| HdmfError::store(&display, e))?
                     .is_some();
-            if is_object {
-                let Some(file) = files.open_file(opened.store.clone(), &opened.key, &display)?
-                else {
+                if is_object {
                     return Err(not_nwb(location, "an object that is not an HDF5 file"));
-                };
-                return NwbFile::open_location(file, options);
+                }
             }
         }
         NwbFile::open_location(
