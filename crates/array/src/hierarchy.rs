@@ -108,6 +108,9 @@ pub(crate) fn read_node_metadata_with(
     if let Some(doc) = read_doc(store, path, ATTRIBUTES_JSON)? {
         return crate::n5::parse_node(&doc, path, options.n5_axis_order);
     }
+    if let Some(node) = crate::precomputed::read_node(store, path)? {
+        return Ok(node);
+    }
     if crate::n5::implicit_group(store, path)? {
         return Ok(NodeMetadata::Group(GroupMetadata {
             format: ZarrFormat::N5,
@@ -186,6 +189,14 @@ pub(crate) fn write_group(
             )?;
         }
         ZarrFormat::N5 => crate::n5::write_group(store, path, attributes)?,
+        ZarrFormat::Precomputed => {
+            return Err(ArrayError::Unsupported {
+                path: crate::display_path(path),
+                message: "a precomputed layer is created with its first scale (ArrayBuilder \
+                          with ZarrFormat::Precomputed at LAYER/KEY), not as an empty group"
+                    .into(),
+            })
+        }
     }
     Ok(())
 }
@@ -278,6 +289,8 @@ pub(crate) fn ensure_parent_groups(
             }
             ZarrFormat::V3 => store.exists(&join_key(&parent, ZARR_JSON))?,
             ZarrFormat::N5 => store.exists(&join_key(&parent, ATTRIBUTES_JSON))?,
+            // A layer's directories need no documents; its `info` is written with the scale.
+            ZarrFormat::Precomputed => return Ok(()),
         };
         if !has_node {
             write_group(store, &parent, format, &Map::new())?;
@@ -405,10 +418,10 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
             message: "consolidated metadata is written for groups, not arrays".into(),
         });
     };
-    if group.format == ZarrFormat::N5 {
+    if matches!(group.format, ZarrFormat::N5 | ZarrFormat::Precomputed) {
         return Err(ArrayError::Unsupported {
             path: crate::display_path(path),
-            message: "N5 has no consolidated metadata".into(),
+            message: format!("{} has no consolidated metadata", group.format.label()),
         });
     }
     // Only the node paths are needed (the documents are read again below, as stored): no
@@ -480,7 +493,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
                 document_bytes(&Value::Object(doc), ZarrFormat::V3).into(),
             )?;
         }
-        ZarrFormat::N5 => {}
+        ZarrFormat::N5 | ZarrFormat::Precomputed => {}
     }
     Ok(nodes.len())
 }
