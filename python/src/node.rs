@@ -7,8 +7,8 @@ use neurochunk::dtype::{v2 as dtype_v2, Endian};
 use neurochunk::store::join_key;
 use neurochunk::store::replace::{check_prefix, Overwrite};
 use neurochunk::{
-    Array, ArrayBuilder, ArrayBytes, ArrayError, AxisSelection, ConvertOptions, DataType,
-    FillValue, NodeMetadata, Selection, Store, ZarrFormat, DEFAULT_CACHE_BYTES,
+    Array, ArrayBuilder, ArrayBytes, ArrayError, ConvertOptions, DataType, FillValue, IndexRun,
+    NodeMetadata, Selection, Store, ZarrFormat, DEFAULT_CACHE_BYTES,
 };
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -23,76 +23,14 @@ use crate::store::{open_store, Location};
 /// signals (Ctrl-C) between slabs.
 const SLAB_BYTES: usize = 64 << 20;
 
-/// One axis of a selection as the Python side normalises it: first index, step, count and
-/// whether the axis is dropped (an integer index).
-pub(crate) type Run = (i64, i64, u64, bool);
+/// One axis of a selection as the Python side resolves it (`_indexing.py`): first index,
+/// step, count and whether the axis is dropped (an integer index); the engine's
+/// [`IndexRun`], taken as it is.
+pub(crate) type Run = (u64, i64, u64, bool);
 
-pub(crate) fn selection_of(runs: &[Run]) -> Selection {
-    Selection(
-        runs.iter()
-            .map(|&(start, step, count, drop)| {
-                if drop {
-                    AxisSelection::Index(start)
-                } else if count == 0 {
-                    AxisSelection::slice(0, 0, 1)
-                } else {
-                    // Just past the last element, so that the bound stays inside the axis.
-                    let last = start + step * (count as i64 - 1);
-                    let stop = if step > 0 { last + 1 } else { last - 1 };
-                    AxisSelection::Slice {
-                        start: Some(start),
-                        stop: (stop >= 0).then_some(stop),
-                        step: Some(step),
-                    }
-                }
-            })
-            .collect(),
-    )
-}
-
-/// Cut `runs` into slabs along the first kept axis longer than one element, each slab ending
-/// at a chunk boundary and holding at least `min_elements` elements along that axis. Returns
-/// per slab its runs and its element range in the C-ordered output.
-fn slabs(runs: &[Run], chunk_shape: &[usize], elem: usize) -> Vec<(Vec<Run>, usize, usize)> {
-    let total: usize = runs.iter().filter(|r| !r.3).map(|r| r.2 as usize).product();
-    let whole = vec![(runs.to_vec(), 0, total)];
-    if total.saturating_mul(elem) <= SLAB_BYTES {
-        return whole;
-    }
-    let Some(axis) = runs.iter().position(|r| !r.3 && r.2 > 1) else {
-        return whole;
-    };
-    let (start, step, count, _) = runs[axis];
-    let inner: usize = runs[axis + 1..]
-        .iter()
-        .filter(|r| !r.3)
-        .map(|r| r.2 as usize)
-        .product();
-    let row_bytes = inner.saturating_mul(elem).max(1);
-    let min_rows = (SLAB_BYTES / row_bytes).max(1) as u64;
-    let c = chunk_shape.get(axis).copied().unwrap_or(1).max(1) as i64;
-    let index = |j: u64| start + step * j as i64;
-    let mut out = Vec::new();
-    let mut j = 0u64;
-    while j < count {
-        let mut end = (j + min_rows).min(count);
-        if end < count {
-            // Extend to the first element in another chunk than element `end - 1`.
-            let q = index(end - 1).div_euclid(c);
-            let next = if step > 0 {
-                ((q + 1) * c - start + step - 1).div_euclid(step)
-            } else {
-                let s = -step;
-                (start - (q * c - 1) + s - 1).div_euclid(s)
-            };
-            end = (next.max(end as i64) as u64).min(count);
-        }
-        let mut slab = runs.to_vec();
-        slab[axis] = (index(j), step, end - j, false);
-        out.push((slab, j as usize * inner, end as usize * inner));
-        j = end;
-    }
-    out
+/// The engine's runs of the Python side's.
+pub(crate) fn index_runs(runs: &[Run]) -> Vec<IndexRun> {
+    runs.iter().map(|&r| IndexRun::from(r)).collect()
 }
 
 /// The NumPy description of a data type as the Python side builds its dtype from: a typestr
@@ -712,19 +650,20 @@ impl RawArray {
         // SAFETY: `out` is borrowed for the whole call; the Python side allocated it for this
         // read and holds no other reference to it.
         let buffer = unsafe { bytes_mut(buffer_of(out, true)?) };
-        let pieces = slabs(&runs, &array.metadata().chunk_shape, elem);
-        if buffer.len() != pieces.last().map_or(0, |p| p.2) * elem {
+        let pieces = array.slabs(&index_runs(&runs), SLAB_BYTES);
+        let needed = pieces.last().map_or(0, |p| p.elements.end) * elem;
+        if buffer.len() != needed {
             return Err(invalid(format!(
-                "the output holds {} bytes; the region needs {}",
-                buffer.len(),
-                pieces.last().map_or(0, |p| p.2) * elem
+                "the output holds {} bytes; the region needs {needed}",
+                buffer.len()
             )));
         }
-        for (slab, from, to) in pieces {
-            let part = &mut buffer[from * elem..to * elem];
-            let sel = selection_of(&slab);
+        for slab in pieces {
+            let part = &mut buffer[slab.elements.start * elem..slab.elements.end * elem];
             let a = &array;
-            detached_at(py, &self.display, move || a.read_bytes_into(&sel, part))?;
+            detached_at(py, &self.display, move || {
+                a.read_runs_into(&slab.runs, part)
+            })?;
             py.check_signals()?;
         }
         Ok(())
@@ -735,7 +674,7 @@ impl RawArray {
     fn read_variable<'py>(&self, py: Python<'py>, runs: Vec<Run>) -> PyResult<Bound<'py, PyList>> {
         let array = self.array();
         let text = matches!(array.metadata().data_type, DataType::String);
-        let sel = selection_of(&runs);
+        let sel = Selection::from_runs(&index_runs(&runs));
         let a = &array;
         let (_, data) = detached_at(py, &self.display, move || a.read(&sel))?;
         let ArrayBytes::Variable { data, offsets } = data else {
@@ -786,20 +725,21 @@ impl RawArray {
         } else {
             unsafe { std::slice::from_raw_parts(ptr, len) }
         };
-        let pieces = slabs(&runs, &array.metadata().chunk_shape, elem);
-        if buffer.len() != pieces.last().map_or(0, |p| p.2) * elem {
+        let pieces = array.slabs(&index_runs(&runs), SLAB_BYTES);
+        let needed = pieces.last().map_or(0, |p| p.elements.end) * elem;
+        if buffer.len() != needed {
             return Err(invalid(format!(
-                "the data holds {} bytes; the region needs {}",
-                buffer.len(),
-                pieces.last().map_or(0, |p| p.2) * elem
+                "the data holds {} bytes; the region needs {needed}",
+                buffer.len()
             )));
         }
-        for (slab, from, to) in pieces {
-            let part = &buffer[from * elem..to * elem];
-            let sel = selection_of(&slab);
+        for slab in pieces {
+            let part = &buffer[slab.elements.start * elem..slab.elements.end * elem];
             let a = &array;
             // The engine reads the caller's buffer in place (no copy of the slab).
-            detached_at(py, &self.display, move || a.write_bytes(&sel, part))?;
+            detached_at(py, &self.display, move || {
+                a.write_runs_from(&slab.runs, part)
+            })?;
             py.check_signals()?;
         }
         Ok(())
@@ -843,7 +783,7 @@ impl RawArray {
             }
             offsets.push(data.len());
         }
-        let sel = selection_of(&runs);
+        let sel = Selection::from_runs(&index_runs(&runs));
         let a = &array;
         detached_at(py, &self.display, move || {
             a.write(&sel, &ArrayBytes::Variable { data, offsets })

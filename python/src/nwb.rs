@@ -13,19 +13,19 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use neurochunk::hdf5::validate::{import_scratch, is_hdf5_file, ImportedFile, HDF5_MEMORY_LIMIT};
+use neurochunk::hdf5::validate::{open_for_validation, validate_opened};
 use neurochunk::hdf5::{
     import_file, write_reference_file, Hdf5Error, ImportOptions, VirtualOptions,
 };
 use neurochunk::nwb::load_namespace_file;
-use neurochunk::nwb::validate::{namespaces_for, validate_with, SchemaSet, ValidateOptions};
+use neurochunk::nwb::validate::{result_json, status_of, ValidateOptions, VALID};
 
 use neurochunk::nwb::demo::{write_demo, DemoOptions};
 use neurochunk::nwb::{
-    convert_file, AttributeValue, Convention, Dataset, DatasetValue, FieldKind, FieldValue,
-    FileLocation, HdmfError, NodeKind, NwbFile, ReadOptions, Reference, WriteOptions,
+    convert_file, AttributeValue, Convention, Dataset, DatasetValue, ExternalPolicy, FieldKind,
+    FieldValue, HdmfError, NodeKind, NwbFile, Reference, WriteOptions,
 };
-use neurochunk::store::StoreError;
+use neurochunk::store::{RemoteOptions, StoreError, StoreLocation};
 use neurochunk::{ArrayError, DataType};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -33,8 +33,8 @@ use serde_json::{json, Value};
 
 use crate::codecs::Role;
 use crate::errors::{invalid, panic_error, py_error};
-use crate::node::{numpy_descr, selection_of, RawArray, Run};
-use crate::store::{is_url, open_url_parts};
+use crate::node::{index_runs, numpy_descr, RawArray, Run};
+use crate::store::{is_url, remote_options};
 
 fn hdmf_class(err: &HdmfError) -> &'static str {
     match err {
@@ -392,7 +392,7 @@ impl RawNwbFile {
     ) -> PyResult<(Vec<usize>, bool, String, Py<PyAny>)> {
         let file = self.file.clone();
         let p = path.to_string();
-        let selection = runs.map(|r| selection_of(&r));
+        let selection = runs.map(|r| neurochunk::Selection::from_runs(&index_runs(&r)));
         let d = detached(py, move || file.read_dataset(&p, selection.as_ref()))?;
         dataset_payload(py, d)
     }
@@ -426,19 +426,27 @@ impl RawNwbFile {
     }
 }
 
-/// The NWB file on Zarr at `location` (a directory or a URL with its storage options).
+/// The NWB file at `location` (a directory, a LINDI reference file or a URL with its storage
+/// options), its external links confined as the command line confines them
+/// ([`NwbFile::open_any`]).
 fn open_nwb(location: &str, options: &Value) -> Result<NwbFile, HdmfError> {
-    if !is_url(location) {
-        return NwbFile::open(location);
-    }
-    let (store, key) = open_url_parts(location, options).map_err(|e| HdmfError::Store {
+    let (parsed, remote) = parse_location(location, options).map_err(|e| HdmfError::Store {
         file: location.to_string(),
         source: Box::new(e),
     })?;
-    NwbFile::open_location(
-        FileLocation::named(store, &key, location),
-        ReadOptions::default(),
-    )
+    NwbFile::open_any(&parsed, &remote, true, &ExternalPolicy::default())
+}
+
+/// A location and the remote options of its `storage_options`.
+fn parse_location(
+    location: &str,
+    options: &Value,
+) -> Result<(StoreLocation, RemoteOptions), StoreError> {
+    let remote = remote_options(options).map_err(|reason| StoreError::InvalidUrl {
+        url: location.to_string(),
+        reason,
+    })?;
+    Ok((StoreLocation::parse(location)?, remote))
 }
 
 /// Open the NWB file at `location` (a directory or a URL; `options`: storage options JSON).
@@ -513,27 +521,6 @@ pub(crate) fn nwb_demo(
     .to_string())
 }
 
-/// Open `location` for validation: an HDF5 file is imported into scratch storage (kept alive
-/// by the returned guard), anything else opened as NWB on Zarr.
-fn open_for_validation(
-    location: &str,
-    options: &Value,
-) -> Result<(Option<ImportedFile>, Option<NwbFile>), String> {
-    let path = std::path::Path::new(location);
-    if !is_url(location) && is_hdf5_file(path) {
-        let import = ImportOptions::new(Convention::Legacy);
-        return import_scratch(path, &import, HDF5_MEMORY_LIMIT)
-            .map(|f| (Some(f), None))
-            .map_err(|e| e.to_string());
-    }
-    if !is_url(location) && !path.exists() {
-        return Err(format!("{location}: no such file or directory"));
-    }
-    open_nwb(location, options)
-        .map(|f| (None, Some(f)))
-        .map_err(|e| e.to_string())
-}
-
 /// Validate every file at `locations` (NWB on Zarr, URLs, or HDF5 files, which are imported
 /// into scratch storage first) against its cached namespaces, the namespace YAML files
 /// `namespaces` replacing cached ones of the same name. Returns the problems of all files as
@@ -558,39 +545,16 @@ pub(crate) fn nwb_validate(
             namespaces: given,
             use_cached: true,
         };
-        let mut status = 0u8;
+        let mut status = VALID;
         let mut problems: Vec<Value> = Vec::new();
+        let policy = ExternalPolicy::default();
         for location in &locations {
-            let result = open_for_validation(location, &options).and_then(|(imported, file)| {
-                let file = match (&imported, &file) {
-                    (Some(i), _) => &i.file,
-                    (None, Some(f)) => f,
-                    (None, None) => unreachable!("one of the two is opened"),
-                };
-                let docs = namespaces_for(file, &validate_options).map_err(|e| e.to_string())?;
-                let mut report = validate_with(file, &SchemaSet::from_namespace_docs(&docs));
-                report.file = location.clone();
-                Ok(report)
-            });
-            match result {
-                Ok(report) => {
-                    if !report.is_valid() {
-                        status = status.max(1);
-                    }
-                    problems.extend(report.to_json());
-                }
-                Err(message) => {
-                    status = 2;
-                    problems.push(json!({
-                        "file": location,
-                        "severity": "error",
-                        "path": "/",
-                        "type": "",
-                        "rule": "unreadable",
-                        "message": message,
-                    }));
-                }
-            }
+            let result = parse_location(location, &options)
+                .map_err(|e| e.to_string())
+                .and_then(|(parsed, remote)| open_for_validation(&parsed, &remote, &policy))
+                .and_then(|opened| validate_opened(&opened, location, &validate_options));
+            status = status.max(status_of(&result));
+            problems.extend(result_json(location, &result));
         }
         Ok((problems, status))
     })?;

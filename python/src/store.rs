@@ -4,13 +4,12 @@
 //! and `file://` URLs open through the store crate's `open_url`, configured by the Python
 //! side's `storage_options` (see [`remote_options`]).
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use neurochunk::store::remote::is_url as store_is_url;
+use neurochunk::store::remote::{is_url as store_is_url, Access};
 use neurochunk::store::{RemoteOptions, StoreLocation};
-use neurochunk::{FsStore, Store, StoreError};
+use neurochunk::{Store, StoreError};
 use pyo3::prelude::*;
 use serde_json::Value;
 
@@ -111,92 +110,51 @@ pub(crate) fn remote_options(options: &Value) -> Result<RemoteOptions, String> {
     Ok(out)
 }
 
-/// The store a URL names and the key inside it.
-pub(crate) fn open_url_parts(
-    url: &str,
-    options: &Value,
-) -> Result<(Arc<dyn Store>, String), StoreError> {
-    let opts = remote_options(options).map_err(|reason| StoreError::InvalidUrl {
-        url: url.to_string(),
-        reason,
-    })?;
-    StoreLocation::parse(url)?.open(&opts)
-}
-
 /// Open `location` (a local directory path or a URL, configured by `options`, the
 /// `storage_options` as JSON) as a store and the node path inside it, writable unless
-/// `read_only`.
+/// `read_only`. The library decides what a location is (a path, a URL, a path through a LINDI
+/// reference file, a BigDataViewer XML file or a container described by one:
+/// `neurochunk::ome::open_location_read` for reading, `StoreLocation::open_for` for writing),
+/// as it does for the command line.
 pub(crate) fn open_store(location: &str, read_only: bool, options: &str) -> PyResult<Location> {
-    if is_url(location) {
-        let options: Value = serde_json::from_str(options)
-            .map_err(|e| invalid(format!("storage_options are not valid JSON: {e}")))?;
-        let (store, key) = open_url_parts(location, &options).map_err(store_to_py)?;
-        return Ok(Location {
-            store,
-            path: key,
-            display: location.trim_end_matches('/').to_string(),
-        });
-    }
-    if options != "{}" && options != "null" {
+    let url = is_url(location);
+    if !url && options != "{}" && options != "null" {
         return Err(invalid(format!(
             "'{location}': storage_options are for URLs (s3://, gs://, https://, file://), \
              not local paths"
         )));
     }
-    // A path through a LINDI reference file (`x.lindi.json/group/array`): its read-only store
-    // and the key after it.
-    if let Some((file, key)) = neurochunk::store::lindi::split_reference_path(Path::new(location)) {
-        if !read_only {
-            return Err(crate::errors::invalid(format!(
-                "'{location}': a LINDI reference file is read-only; open it with mode 'r'"
-            )));
-        }
-        let store = neurochunk::store::LindiStore::open(&file, &[])
-            .map_err(|e| crate::errors::invalid(format!("'{location}': {e}")))?;
-        return Ok(Location {
-            store: Arc::new(store),
-            path: key,
-            display: location.to_string(),
-        });
-    }
-    let root: PathBuf = Path::new(location).to_path_buf();
-    // A BigDataViewer XML file reads as its N5 container, and a container with such a file
-    // beside it reads with the file laid over its root (where the voxel size is looked for).
-    // A path below such a file (`dataset.xml/setup0/timepoint0/s0`) is a node of that
-    // container, as a path through a LINDI reference file is.
-    if read_only {
-        let xml_file = root
-            .ancestors()
-            .find(|a| neurochunk::ome::is_xml(a) && a.is_file());
-        let (described, key) = match xml_file {
-            Some(file) => {
-                let key = root
-                    .strip_prefix(file)
-                    .map(|rest| rest.to_string_lossy().replace('\\', "/"))
-                    .unwrap_or_default();
-                (neurochunk::ome::bdv_xml_for(file), key)
-            }
-            None => (neurochunk::ome::bdv_xml_for(&root), String::new()),
-        };
-        if let Some(bdv) = described.map_err(|e| invalid(format!("'{location}': {e}")))? {
-            let store = bdv
-                .overlay(Arc::new(FsStore::read_only(bdv.container.clone())))
-                .map_err(|e| invalid(format!("'{location}': {e}")))?;
-            return Ok(Location {
-                store,
-                path: key,
-                display: location.to_string(),
-            });
-        }
-    }
-    let store: Arc<dyn Store> = if read_only {
-        Arc::new(FsStore::read_only(root))
+    let options: Value = serde_json::from_str(options)
+        .map_err(|e| invalid(format!("storage_options are not valid JSON: {e}")))?;
+    let remote = remote_options(&options).map_err(|reason| {
+        store_to_py(StoreError::InvalidUrl {
+            url: location.to_string(),
+            reason,
+        })
+    })?;
+    let parsed = StoreLocation::parse(location).map_err(store_to_py)?;
+    let opened = if read_only {
+        neurochunk::ome::open_location_read(&parsed, &remote).map_err(|e| match e {
+            neurochunk::ome::OmeError::Store(e) => store_to_py(e),
+            other => invalid(format!("'{location}': {other}")),
+        })?
     } else {
-        Arc::new(FsStore::new(root))
+        parsed
+            .open_for(&remote, Access::Write)
+            .map_err(|e| match e {
+                StoreError::ReadOnly { .. } => invalid(format!(
+                    "'{location}': a LINDI reference file is read-only; open it with mode 'r'"
+                )),
+                other => store_to_py(other),
+            })?
     };
     Ok(Location {
-        store,
-        path: String::new(),
-        display: location.to_string(),
+        store: opened.store,
+        path: opened.key,
+        display: if url {
+            location.trim_end_matches('/').to_string()
+        } else {
+            location.to_string()
+        },
     })
 }

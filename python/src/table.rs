@@ -23,18 +23,18 @@ use arrow::error::ArrowError;
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use neurochunk::store::replace::Overwrite;
-use neurochunk::store::StoreError;
+use neurochunk::store::{RemoteOptions, StoreError, StoreLocation};
 use neurochunk::table::derive::{derive, DeriveOptions};
 use neurochunk::table::io::{BatchIter, Compression, WriteOptions, DEFAULT_BATCH_SIZE};
 use neurochunk::table::swc::{export_swc, import_swc, SwcImportOptions};
 use neurochunk::table::validate::{validate_results, ValidateOptions};
-use neurochunk::table::{TableError, TableSource, TableWriter};
+use neurochunk::table::{TableError, TableSource, TableTarget};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use serde_json::{json, Value};
 
 use crate::errors::{invalid, panic_error, py_error};
-use crate::store::{is_url, open_url_parts};
+use crate::store::remote_options;
 
 /// The capsule names of the Arrow PyCapsule interface.
 const STREAM: &std::ffi::CStr = c"arrow_array_stream";
@@ -79,15 +79,29 @@ fn parse_json(text: &str, what: &str) -> PyResult<Value> {
     serde_json::from_str(text).map_err(|e| invalid(format!("{what} is not valid JSON: {e}")))
 }
 
-/// The table at a path (a file or a Hive directory) or a URL (the object at the URL's key,
-/// else the Hive directory under it).
+/// The table at a path (a file or a Hive directory) or a URL
+/// ([`TableSource::open_location`], as the command line opens it).
 fn open_table(location: &str, options: &Value) -> Result<TableSource, TableError> {
-    if !is_url(location) {
-        return TableSource::open(location);
-    }
-    let (store, key) =
-        open_url_parts(location, options).map_err(|e| TableError::store(location, e))?;
-    TableSource::open_store_named(store, &key, location)
+    let (parsed, remote) = parse_location(location, options)?;
+    TableSource::open_location(&parsed, &remote)
+}
+
+/// A location and the remote options of its `storage_options`.
+fn parse_location(
+    location: &str,
+    options: &Value,
+) -> Result<(StoreLocation, RemoteOptions), TableError> {
+    let remote = remote_options(options).map_err(|reason| {
+        TableError::store(
+            location,
+            StoreError::InvalidUrl {
+                url: location.to_string(),
+                reason,
+            },
+        )
+    })?;
+    let parsed = StoreLocation::parse(location).map_err(|e| TableError::store(location, e))?;
+    Ok((parsed, remote))
 }
 
 // --- filters ---------------------------------------------------------------------------------
@@ -576,13 +590,8 @@ pub(crate) fn table_write(
     let location = location.to_string();
     detached(py, move || {
         let schema = reader.schema();
-        let mut writer = if is_url(&location) {
-            let (store, key) =
-                open_url_parts(&location, &remote).map_err(|e| TableError::store(&location, e))?;
-            TableWriter::create_in_named(store, &key, &location, schema, &opts)?
-        } else {
-            TableWriter::create(&location, schema, &opts)?
-        };
+        let (parsed, remote) = parse_location(&location, &remote)?;
+        let mut writer = TableTarget::at(&parsed, &remote)?.create(schema, &opts)?;
         for batch in reader {
             let batch = batch.map_err(|e| TableError::Arrow {
                 path: location.clone(),

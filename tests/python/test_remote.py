@@ -118,6 +118,69 @@ def test_tables_and_nwb_on_s3(s3, tmp_path):
     )
 
 
+def _link_timestamps_to(file: Path, source: str) -> None:
+    """Point `/acquisition/position_y`'s `timestamps` link (v3 convention) at `source`, in the
+    group's own document and in the consolidated copy."""
+    import json
+
+    def retarget(attrs: dict) -> None:
+        for entry in attrs["_LINKS"]:
+            if entry["name"] == "timestamps":
+                entry["source"] = source
+
+    node = file / "acquisition" / "position_y" / "zarr.json"
+    doc = json.loads(node.read_text())
+    retarget(doc["attributes"])
+    node.write_text(json.dumps(doc))
+    root = file / "zarr.json"
+    top = json.loads(root.read_text())
+    retarget(top["consolidated_metadata"]["metadata"]["acquisition/position_y"]["attributes"])
+    root.write_text(json.dumps(top))
+
+
+def _cli() -> str:
+    """The command-line tool the test command builds (scripts/test exports its path)."""
+    default = Path(__file__).resolve().parents[2] / "target" / "release" / "neurochunk"
+    return os.environ.get("NEUROCHUNK_BIN", str(default))
+
+
+def test_external_links_by_url_are_confined_alike_from_python_and_the_cli(s3, tmp_path):
+    """One policy, in the library: an NWB file opened by URL follows external links only below
+    the prefix holding it (in its bucket), whether Python or the command line opens it."""
+    import subprocess
+
+    bucket = s3.create_bucket("ext")
+    nc.nwb.demo(tmp_path / "f.nwb.zarr")
+    _link_timestamps_to(tmp_path / "f.nwb.zarr", "../../ext.nwb.zarr")
+    s3.upload_dir(tmp_path / "f.nwb.zarr", bucket, "lab/a/f.nwb.zarr")
+    s3.upload_dir(tmp_path / "f.nwb.zarr", bucket, "ext.nwb.zarr")
+    url = f"s3://{bucket}/lab/a/f.nwb.zarr"
+    f = nc.nwb.open(url, storage_options=opts(s3))
+    with pytest.raises(nc.InvalidInputError) as refused:
+        f["/acquisition/position_y/timestamps"]
+    message = str(refused.value)
+    assert "../../ext.nwb.zarr" in message and f"s3://{bucket}/lab/a" in message, message
+    env = {**os.environ, "AWS_ALLOW_HTTP": "true"}
+    cli = subprocess.run(
+        [_cli(), "--endpoint", s3.endpoint, "--bucket-region", s3.region, "nwb", "get", url,
+         "/acquisition/position_y/timestamps", "-o", str(tmp_path / "t.npy")],
+        capture_output=True, text=True, env=env,
+    )
+    assert cli.returncode == 1, cli.stderr
+    assert message in cli.stderr, (message, cli.stderr)
+    # A link inside the prefix resolves from both.
+    _link_timestamps_to(tmp_path / "f.nwb.zarr", "../g.nwb.zarr")
+    s3.upload_dir(tmp_path / "f.nwb.zarr", bucket, "lab/a/f.nwb.zarr")
+    s3.upload_dir(tmp_path / "f.nwb.zarr", bucket, "lab/a/g.nwb.zarr")
+    again = nc.nwb.open(url, storage_options=opts(s3))
+    assert again["/acquisition/position_y/timestamps"][...].shape[0] > 0
+    ok = subprocess.run(
+        [_cli(), "--endpoint", s3.endpoint, "--bucket-region", s3.region, "nwb", "check", url],
+        capture_output=True, text=True, env=env,
+    )
+    assert ok.returncode == 0, ok.stderr
+
+
 def test_https_and_file_urls(tmp_path_factory):
     from remote_servers import start_rclone_http
 

@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 use crate::cache::{CacheStats, ChunkCache};
 use crate::error::{ArrayError, ArrayResult};
 use crate::metadata::{document_bytes, ArrayMetadata, ZarrFormat, ZARRAY, ZARR_JSON, ZATTRS};
-use crate::selection::{resolve, BlockTask, BlockTasks, ResolvedSelection, Selection};
+use crate::selection::{
+    resolve, BlockTask, BlockTasks, IndexRun, ResolvedSelection, Selection, Slab,
+};
 
 /// Run-time behaviour of an opened array (not stored in its metadata).
 #[derive(Clone, Copy, Debug, Default)]
@@ -444,6 +446,24 @@ impl Array {
         // parallel decode.
         let tasks = self.chunk_tasks(&resolved);
         self.read_fixed_into(&resolved, &tasks, out)
+    }
+
+    /// [`Array::read_bytes_into`] of a selection already resolved into runs (see
+    /// [`IndexRun`]).
+    pub fn read_runs_into(&self, runs: &[IndexRun], out: &mut [u8]) -> ArrayResult<()> {
+        self.read_bytes_into(&Selection::from_runs(runs), out)
+    }
+
+    /// [`Array::write_bytes`] into a selection already resolved into runs.
+    pub fn write_runs_from(&self, runs: &[IndexRun], data: &[u8]) -> ArrayResult<()> {
+        self.write_bytes(&Selection::from_runs(runs), data)
+    }
+
+    /// The selection `runs` cut into slabs of about `max_bytes` ending at chunk (shard)
+    /// boundaries ([`crate::slabs`]): a binding reads or writes a large region slab by slab.
+    pub fn slabs(&self, runs: &[IndexRun], max_bytes: usize) -> Vec<Slab> {
+        let elem = self.meta.data_type.fixed_size().unwrap_or(1);
+        crate::selection::slabs(runs, &self.meta.chunk_shape, elem, max_bytes)
     }
 
     /// Decode the chunks of `tasks` into `out`, writing every element of the region

@@ -66,7 +66,7 @@ pub use metadata::{
     GroupDocumentV2, GroupDocumentV3, GroupMetadata, MetadataEntryV3, NodeMetadata, OrderV2,
     ZarrFormat,
 };
-pub use selection::{parse_selection, AxisSelection, Selection};
+pub use selection::{parse_selection, slabs, AxisSelection, IndexRun, Selection, Slab};
 pub use typed::Element;
 
 pub use n5::{N5AxisOrder, N5BlockCodec, OpenOptions};

@@ -23,6 +23,46 @@ pub enum AxisSelection {
         /// Step; `None`: 1.
         step: Option<i64>,
     },
+    /// Indices already resolved against the axis (as a binding that parsed NumPy indexing
+    /// hands them over): only checked against the axis's length.
+    Run(IndexRun),
+}
+
+/// One axis of a selection resolved against the array's shape: the `count` indices `first`,
+/// `first + step`, … (`step` never zero, negative to go backwards), and whether the axis was
+/// selected by an integer (`dropped`: it has no axis in the result, and `count` is 1). A
+/// binding resolves an index once into these (NumPy's basic indexing) and hands them to the
+/// engine as they are ([`Selection::from_runs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexRun {
+    /// The first index.
+    pub first: u64,
+    /// The step between indices.
+    pub step: i64,
+    /// How many indices.
+    pub count: u64,
+    /// The axis was selected by an integer and is dropped from the result's shape.
+    pub dropped: bool,
+}
+
+impl IndexRun {
+    /// The last index (`first` for an empty run).
+    fn last(&self) -> Option<u64> {
+        let span = (self.count.saturating_sub(1) as i128).checked_mul(self.step as i128)?;
+        u64::try_from(self.first as i128 + span).ok()
+    }
+}
+
+impl From<(u64, i64, u64, bool)> for IndexRun {
+    /// `(first, step, count, dropped)`.
+    fn from((first, step, count, dropped): (u64, i64, u64, bool)) -> Self {
+        IndexRun {
+            first,
+            step,
+            count,
+            dropped,
+        }
+    }
 }
 
 impl AxisSelection {
@@ -126,6 +166,11 @@ impl Selection {
     /// The whole array.
     pub fn all() -> Self {
         Selection(Vec::new())
+    }
+
+    /// A selection of resolved runs, one per axis (see [`IndexRun`]).
+    pub fn from_runs(runs: &[IndexRun]) -> Self {
+        Selection(runs.iter().map(|&r| AxisSelection::Run(r)).collect())
     }
 
     /// A box `start[d]..start[d] + shape[d]` with step 1.
@@ -361,6 +406,82 @@ impl BlockTasks {
     }
 }
 
+/// A part of a selection read or written on its own ([`slabs`]): its runs and the range of
+/// its elements in the whole selection's C-ordered output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slab {
+    /// The slab's runs, one per axis.
+    pub runs: Vec<IndexRun>,
+    /// Its elements' positions in the whole selection's output (C order).
+    pub elements: std::ops::Range<usize>,
+}
+
+/// Cut the selection `runs` of elements of `elem` bytes into slabs of about `max_bytes`
+/// along the first axis that is kept and longer than one element, each slab ending at a
+/// boundary of the blocks `block_shape` (chunks, or shards), so that no block is read or
+/// written by two slabs. A selection of at most `max_bytes` is one slab. A binding reads and
+/// writes large regions slab by slab to stay interruptible (and bounded in what one call
+/// holds).
+pub fn slabs(runs: &[IndexRun], block_shape: &[usize], elem: usize, max_bytes: usize) -> Vec<Slab> {
+    let total: usize = runs
+        .iter()
+        .filter(|r| !r.dropped)
+        .map(|r| r.count as usize)
+        .product();
+    let whole = vec![Slab {
+        runs: runs.to_vec(),
+        elements: 0..total,
+    }];
+    if total.saturating_mul(elem) <= max_bytes {
+        return whole;
+    }
+    let Some(axis) = runs.iter().position(|r| !r.dropped && r.count > 1) else {
+        return whole;
+    };
+    let IndexRun {
+        first, step, count, ..
+    } = runs[axis];
+    let inner: usize = runs[axis + 1..]
+        .iter()
+        .filter(|r| !r.dropped)
+        .map(|r| r.count as usize)
+        .product();
+    let row_bytes = inner.saturating_mul(elem).max(1);
+    let min_rows = (max_bytes / row_bytes).max(1) as u64;
+    let block = block_shape.get(axis).copied().unwrap_or(1).max(1) as i64;
+    let (first, step) = (first as i64, step);
+    let index = |j: u64| first + step * j as i64;
+    let mut out = Vec::new();
+    let mut j = 0u64;
+    while j < count {
+        let mut end = (j + min_rows).min(count);
+        if end < count {
+            // Extend to the first element in another block than element `end - 1`.
+            let q = index(end - 1).div_euclid(block);
+            let next = if step > 0 {
+                ((q + 1) * block - first + step - 1).div_euclid(step)
+            } else {
+                let s = -step;
+                (first - (q * block - 1) + s - 1).div_euclid(s)
+            };
+            end = (next.max(end as i64) as u64).min(count);
+        }
+        let mut slab = runs.to_vec();
+        slab[axis] = IndexRun {
+            first: index(j) as u64,
+            step,
+            count: end - j,
+            dropped: false,
+        };
+        out.push(Slab {
+            runs: slab,
+            elements: j as usize * inner..end as usize * inner,
+        });
+        j = end;
+    }
+    out
+}
+
 pub(crate) fn resolve(
     selection: &Selection,
     shape: &[u64],
@@ -389,6 +510,21 @@ pub(crate) fn resolve(
             count: count.max(0) as u64,
         };
         match *sel {
+            AxisSelection::Run(r) => {
+                let inside = r.step != 0
+                    && (r.count == 0 || r.last().is_some_and(|last| last < len && r.first < len))
+                    && (!r.dropped || r.count == 1);
+                if !inside {
+                    return Err(err(format!(
+                        "run of {} indices from {} by {} does not fit axis {axis} with size {len}",
+                        r.count, r.first, r.step
+                    )));
+                }
+                axes.push(run(r.first as i64, r.step, r.count as i64));
+                if !r.dropped {
+                    output_shape.push(r.count as usize);
+                }
+            }
             AxisSelection::Index(i) => {
                 let idx = if i < 0 { i + n } else { i };
                 if idx < 0 || idx >= n {
@@ -570,5 +706,63 @@ mod tests {
         let e = resolve(&parse_selection("10").unwrap(), &[10], "a").unwrap_err();
         assert!(e.to_string().contains("out of bounds"), "{e}");
         assert!(resolve(&parse_selection("0,0").unwrap(), &[10], "a").is_err());
+    }
+
+    #[test]
+    fn slabs_cover_the_selection_and_end_at_block_boundaries() {
+        let run = |first, step, count, dropped| IndexRun {
+            first,
+            step,
+            count,
+            dropped,
+        };
+        // 100 rows of 10 one-byte elements, blocks of 8 rows, slabs of at least 25 rows.
+        for runs in [
+            vec![run(0, 1, 100, false), run(0, 1, 10, false)],
+            vec![run(99, -3, 34, false), run(0, 1, 10, false)],
+            vec![
+                run(4, 1, 1, true),
+                run(5, 7, 13, false),
+                run(0, 2, 5, false),
+            ],
+        ] {
+            let pieces = slabs(&runs, &[8, 8], 1, 250);
+            let total: usize = runs
+                .iter()
+                .filter(|r| !r.dropped)
+                .map(|r| r.count as usize)
+                .product();
+            assert_eq!(pieces.first().map(|p| p.elements.start), Some(0));
+            assert_eq!(pieces.last().map(|p| p.elements.end), Some(total));
+            for w in pieces.windows(2) {
+                assert_eq!(w[0].elements.end, w[1].elements.start);
+            }
+            let axis = runs.iter().position(|r| !r.dropped && r.count > 1).unwrap();
+            // No block of the sliced axis is split between two slabs.
+            for w in pieces.windows(2) {
+                let a = w[0].runs[axis];
+                let b = w[1].runs[axis];
+                let last_a = a.first as i64 + a.step * (a.count as i64 - 1);
+                assert_ne!(
+                    last_a.div_euclid(8),
+                    (b.first as i64).div_euclid(8),
+                    "{runs:?}"
+                );
+            }
+            // Together they select the same indices, in order.
+            let all: Vec<u64> = pieces
+                .iter()
+                .flat_map(|p| {
+                    let r = p.runs[axis];
+                    (0..r.count).map(move |i| (r.first as i64 + r.step * i as i64) as u64)
+                })
+                .collect();
+            let want: Vec<u64> = (0..runs[axis].count)
+                .map(|i| (runs[axis].first as i64 + runs[axis].step * i as i64) as u64)
+                .collect();
+            assert_eq!(all, want);
+        }
+        // Small selections are one slab.
+        assert_eq!(slabs(&[run(0, 1, 10, false)], &[4], 8, 1 << 20).len(), 1);
     }
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use fastrand::Rng;
 use neurochunk_array::convert::{derive_metadata, ConvertOptions};
 use neurochunk_array::{
-    Array, ArrayBytes, ArrayMetadata, AxisSelection, Codec, DataType, MemoryStore, N5AxisOrder,
-    Selection, Store, ZarrFormat,
+    Array, ArrayBytes, ArrayMetadata, AxisSelection, Codec, DataType, IndexRun, MemoryStore,
+    N5AxisOrder, Selection, Store, ZarrFormat,
 };
 use serde_json::Map;
 
@@ -30,6 +30,15 @@ fn reference_axis(sel: &AxisSelection, n: u64) -> Result<(Vec<u64>, bool), ()> {
             } else {
                 Err(())
             }
+        }
+        AxisSelection::Run(r) => {
+            let list: Vec<i64> = (0..r.count as i64)
+                .map(|i| r.first as i64 + i * r.step)
+                .collect();
+            if r.step == 0 || list.iter().any(|&i| !(0..n).contains(&i)) {
+                return Err(());
+            }
+            Ok((list.into_iter().map(|i| i as u64).collect(), !r.dropped))
         }
         AxisSelection::Slice { start, stop, step } => {
             if [start, stop].iter().flatten().any(|&b| b > n || b < -n) {
@@ -143,6 +152,25 @@ fn random_selection(rng: &mut Rng, shape: &[u64], chunks: &[usize]) -> Selection
         } else {
             Some(bound(rng))
         };
+        // Now and then the same axis as a run resolved beforehand (as a binding hands it
+        // over), sometimes reaching past the axis.
+        if rng.u64(..4) == 0 {
+            let step = step.unwrap_or(1);
+            let first = rng.u64(..=shape[d]);
+            let room = if step > 0 {
+                (shape[d].saturating_sub(first)).div_ceil(step as u64)
+            } else {
+                (first + 1).div_ceil(step.unsigned_abs())
+            };
+            let count = rng.u64(..=room + u64::from(wild));
+            out.push(AxisSelection::Run(IndexRun {
+                first,
+                step,
+                count,
+                dropped: false,
+            }));
+            continue;
+        }
         out.push(AxisSelection::Slice { start, stop, step });
     }
     Selection(out)

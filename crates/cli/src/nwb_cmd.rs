@@ -6,7 +6,6 @@
 //! file and the object.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::{Args, Subcommand, ValueEnum};
 use neurochunk_array::{parse_selection, NodeTree};
@@ -14,44 +13,18 @@ use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_hdmf::demo::{write_demo, write_demo_into, DemoOptions};
 use neurochunk_hdmf::{
     check, convert_file, convert_into, load_namespace_file, structure_problems, to_npy,
-    AttributeValue, Convention, Dataset, DatasetValue, FieldValue, FileLocation, FsResolver,
-    Inventory, NodeKind, NwbFile, NwbWriter, ReadOptions, Reference, ScopedStoreResolver,
-    WriteOptions,
+    AttributeValue, Convention, Dataset, DatasetValue, ExternalPolicy, FieldValue, FileLocation,
+    Inventory, NodeKind, NwbFile, NwbWriter, Reference, WriteOptions,
 };
 use serde_json::{json, Value};
 
 use crate::store_args::{Location, ReplaceArgs, WriteArgs, URL_FORMS};
 use crate::{CmdResult, Failure};
 
-/// Open the file at a path (external links resolved on disk, as `options` say) or a URL
-/// (external links resolved inside the same bucket, below the prefix holding the file).
-fn open_file(location: &Location, options: ReadOptions) -> Result<NwbFile, Failure> {
-    if let Some(path) = location.local() {
-        return Ok(NwbFile::open_with(path, options)?);
-    }
-    let (store, key) = location.open_parts()?;
-    let resolver = ScopedStoreResolver::parent_of(&key, |p| location.display_key(p));
-    open_remote(
-        location,
-        store,
-        &key,
-        ReadOptions {
-            resolver: Some(Arc::new(resolver)),
-            ..options
-        },
-    )
-}
-
-fn open_remote(
-    location: &Location,
-    store: Arc<dyn neurochunk_store::Store>,
-    key: &str,
-    options: ReadOptions,
-) -> Result<NwbFile, Failure> {
-    Ok(NwbFile::open_location(
-        FileLocation::named(store, key, location.display()),
-        options,
-    )?)
+/// Open the file at a path or URL, external links confined to the directory (prefix)
+/// holding it.
+fn open_file(location: &Location) -> Result<NwbFile, Failure> {
+    ExternalArgs::default().open(location)
 }
 
 /// A writer of a new file at a URL (the prefix is emptied first; objects are written in
@@ -88,7 +61,7 @@ impl From<ConventionArg> for Convention {
 }
 
 /// Where links and references may lead outside the file.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Default)]
 pub(crate) struct ExternalArgs {
     /// Also follow external links and references into this directory tree (repeatable; by
     /// default only the directory holding the file). For a file opened by URL: a URL prefix
@@ -104,83 +77,27 @@ pub(crate) struct ExternalArgs {
 }
 
 impl ExternalArgs {
-    /// The import options of an HDF5 file read through the import (`nwb validate`): the
-    /// external link policy of these arguments.
-    pub(crate) fn import_options(&self) -> Result<neurochunk_hdf5::ImportOptions, Failure> {
-        let mut allowed_roots = Vec::new();
-        for root in &self.allow_external {
-            let Some(path) = root.local() else {
-                return Err(Failure(format!(
-                    "--allow-external {root}: an HDF5 file allows directories, not URLs"
-                )));
-            };
-            allowed_roots.push(path.to_path_buf());
+    /// Where external links may lead: the one policy of the library
+    /// ([`ExternalPolicy`]), which the Python package applies too.
+    pub(crate) fn policy(&self) -> ExternalPolicy {
+        ExternalPolicy {
+            allowed: self
+                .allow_external
+                .iter()
+                .map(|l| l.store_location().clone())
+                .collect(),
+            allow_any: self.allow_any_external,
         }
-        Ok(neurochunk_hdf5::ImportOptions {
-            allowed_roots,
-            allow_any_external: self.allow_any_external,
-            ..neurochunk_hdf5::ImportOptions::new(Convention::Legacy)
-        })
     }
 
+    /// The NWB file at `location` ([`NwbFile::open_any`]).
     pub(crate) fn open(&self, location: &Location) -> Result<NwbFile, Failure> {
-        let use_consolidated = !self.no_consolidated;
-        if location.local().is_some() {
-            let mut allowed_roots = Vec::new();
-            for root in &self.allow_external {
-                let Some(path) = root.local() else {
-                    return Err(Failure(format!(
-                        "--allow-external {root}: a file on disk allows directories, not URLs"
-                    )));
-                };
-                allowed_roots.push(path.to_path_buf());
-            }
-            let options = ReadOptions {
-                use_consolidated,
-                resolver: Some(Arc::new(FsResolver {
-                    allowed_roots,
-                    allow_any: self.allow_any_external,
-                })),
-            };
-            return open_file(location, options);
-        }
-        // A file opened by URL: links stay in its bucket, below the allowed prefixes.
-        let (store, key) = location.open_parts()?;
-        let resolver = if self.allow_any_external {
-            ScopedStoreResolver {
-                roots: vec![String::new()],
-                root_names: vec![location.display_key("")],
-            }
-        } else if self.allow_external.is_empty() {
-            ScopedStoreResolver::parent_of(&key, |p| location.display_key(p))
-        } else {
-            let mut roots = Vec::new();
-            let mut root_names = Vec::new();
-            for root in &self.allow_external {
-                match root.key_in_store_of(location) {
-                    Some(prefix) => {
-                        roots.push(prefix);
-                        root_names.push(root.display());
-                    }
-                    None => {
-                        return Err(Failure(format!(
-                            "--allow-external {root}: not in the bucket of {location} (links \
-                             of a file opened by URL stay in its bucket)"
-                        )))
-                    }
-                }
-            }
-            ScopedStoreResolver { roots, root_names }
-        };
-        open_remote(
-            location,
-            store,
-            &key,
-            ReadOptions {
-                use_consolidated,
-                resolver: Some(Arc::new(resolver)),
-            },
-        )
+        Ok(NwbFile::open_any(
+            location.store_location(),
+            crate::store_args::remote_options(),
+            !self.no_consolidated,
+            &self.policy(),
+        )?)
     }
 }
 
@@ -479,7 +396,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             neurodata_type,
             object_id,
         } => {
-            let file = open_file(&path, ReadOptions::default())?;
+            let file = open_file(&path)?;
             let found: Vec<_> = file
                 .typed_objects()
                 .into_iter()
@@ -588,7 +505,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                     &options,
                 )?,
             };
-            let file = open_file(&out, ReadOptions::default())?;
+            let file = open_file(&out)?;
             outln!(
                 "wrote {} ({}): {} typed objects, {} electrodes x {} samples, {} units, {} trials, {} cached namespaces",
                 summary.name,
@@ -802,7 +719,7 @@ impl neurochunk_hdf5::Progress for BarProgress<'_> {
 }
 
 fn specs(path: Location, json: bool, show: Option<String>) -> CmdResult {
-    let file = open_file(&path, ReadOptions::default())?;
+    let file = open_file(&path)?;
     if let Some(which) = show {
         let parts: Vec<&str> = which.split('/').collect();
         let [ns, version, doc] = parts.as_slice() else {

@@ -13,18 +13,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
-use neurochunk_hdf5::validate::{import_scratch, is_hdf5_file, ImportedFile, HDF5_MEMORY_LIMIT};
-use neurochunk_hdmf::validate::{namespaces_for, validate_with, SchemaSet, ValidateOptions};
-use neurochunk_hdmf::{load_namespace_file, NamespaceDocs, NwbFile};
-use serde_json::{json, Value};
+use neurochunk_hdf5::validate::{open_for_validation, validate_opened};
+use neurochunk_hdmf::validate::{result_json, status_of, ValidateOptions, UNREADABLE, VALID};
+use neurochunk_hdmf::{load_namespace_file, NamespaceDocs};
+use serde_json::Value;
 
 use crate::nwb_cmd::ExternalArgs;
-use crate::store_args::Location;
-
-/// Exit status of `nwb validate` when a file could not be read or validated.
-pub(crate) const UNREADABLE: u8 = 2;
-/// Exit status when a file does not conform.
-pub(crate) const INVALID: u8 = 1;
+use crate::store_args::{remote_options, Location};
 
 #[derive(Args, Debug)]
 pub(crate) struct ValidateArgs {
@@ -43,34 +38,6 @@ pub(crate) struct ValidateArgs {
     external: ExternalArgs,
 }
 
-/// A file to validate: NWB on Zarr as it is, or an HDF5 file imported into scratch storage
-/// (removed when this is dropped).
-enum Opened {
-    Zarr(NwbFile),
-    Hdf5(ImportedFile),
-}
-
-impl Opened {
-    fn file(&self) -> &NwbFile {
-        match self {
-            Opened::Zarr(file) => file,
-            Opened::Hdf5(imported) => &imported.file,
-        }
-    }
-}
-
-fn open(external: &ExternalArgs, path: &Location) -> Result<Opened, String> {
-    match path.local() {
-        Some(local) if is_hdf5_file(local) => {
-            let options = external.import_options().map_err(|f| f.0)?;
-            import_scratch(local, &options, HDF5_MEMORY_LIMIT)
-                .map(Opened::Hdf5)
-                .map_err(|e| e.to_string())
-        }
-        _ => external.open(path).map(Opened::Zarr).map_err(|f| f.0),
-    }
-}
-
 /// Validate every file; the exit status (0, 1 or 2).
 pub(crate) fn run(args: ValidateArgs) -> u8 {
     let mut given: Vec<NamespaceDocs> = Vec::new();
@@ -87,51 +54,30 @@ pub(crate) fn run(args: ValidateArgs) -> u8 {
         namespaces: given,
         use_cached: true,
     };
-    let mut status = 0u8;
+    let mut status = VALID;
     let mut all: Vec<Value> = Vec::new();
+    let policy = args.external.policy();
     for (i, path) in args.paths.iter().enumerate() {
         let last = i + 1 == args.paths.len();
-        let report = open(&args.external, path).and_then(|opened| {
-            let file = opened.file();
-            let docs = namespaces_for(file, &options).map_err(|e| e.to_string())?;
-            let schema = SchemaSet::from_namespace_docs(&docs);
-            let mut report = validate_with(file, &schema);
-            match opened {
-                Opened::Hdf5(_) => report.file = path.display().to_string(),
-                Opened::Zarr(file) if last => {
+        let name = path.display();
+        let result = open_for_validation(path.store_location(), remote_options(), &policy)
+            .and_then(|opened| {
+                let report = validate_opened(&opened, &name, &options);
+                if last {
                     // The process ends here: freeing the node table of a large file (every
                     // document of every node) takes longer than validating it.
-                    std::mem::forget(file);
+                    std::mem::forget(opened);
                 }
-                Opened::Zarr(_) => {}
-            }
-            Ok(report)
-        });
-        match report {
-            Err(message) => {
-                eprintln!("neurochunk: error: {}", message.replace('\n', " "));
-                if args.json {
-                    all.push(json!({
-                        "file": path.display(),
-                        "severity": "error",
-                        "path": "/",
-                        "type": "",
-                        "rule": "unreadable",
-                        "message": message,
-                    }));
-                }
-                status = status.max(UNREADABLE);
-            }
-            Ok(report) => {
-                if !report.is_valid() {
-                    status = status.max(INVALID);
-                }
-                if args.json {
-                    all.extend(report.to_json());
-                } else {
-                    out!("{}", report.to_text());
-                }
-            }
+                report
+            });
+        status = status.max(status_of(&result));
+        match &result {
+            Err(message) => eprintln!("neurochunk: error: {}", message.replace('\n', " ")),
+            Ok(report) if !args.json => out!("{}", report.to_text()),
+            Ok(_) => {}
+        }
+        if args.json {
+            all.extend(result_json(&name, &result));
         }
     }
     if args.json {

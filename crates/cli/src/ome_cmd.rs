@@ -227,7 +227,8 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
 fn label_pyramid(args: &PyramidArgs, src: &Array, label: &str) -> CmdResult {
     let fail = |e: neurochunk_ome::OmeError| Failure(format!("{}: {e}", args.dst.display()));
     let relative = label_path("", label).map_err(fail)?;
-    let image_store = args.dst.open_read()?;
+    // The image gets a label: written to, not only read.
+    let image_store = args.write.store_at(&args.dst)?;
     let image = MultiscaleImage::open(image_store.clone(), "").map_err(fail)?;
     let method = args.method.unwrap_or(MethodArg::Mode).into();
     let mut options =

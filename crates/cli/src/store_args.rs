@@ -73,7 +73,8 @@ impl RemoteArgs {
     }
 }
 
-fn remote_options() -> &'static RemoteOptions {
+/// The remote options every URL of this run is opened with.
+pub(crate) fn remote_options() -> &'static RemoteOptions {
     REMOTE_OPTIONS.get_or_init(RemoteOptions::default)
 }
 
@@ -101,25 +102,20 @@ impl Location {
     /// The local path, or `None` for a URL and for a path through a LINDI reference file
     /// (`x.lindi.json/group/array`: a read-only store, opened like a URL's).
     pub(crate) fn local(&self) -> Option<&Path> {
-        match &self.0 {
-            StoreLocation::Local(path)
-                if neurochunk_store::lindi::split_reference_path(path).is_none() =>
-            {
-                Some(path)
-            }
-            _ => None,
-        }
+        self.0.local_path()
+    }
+
+    /// The library's location.
+    pub(crate) fn store_location(&self) -> &StoreLocation {
+        &self.0
     }
 
     /// The location of `relative` (`a/b`) below this one.
     pub(crate) fn child(&self, relative: &str) -> Result<Location, Failure> {
-        match &self.0 {
-            StoreLocation::Local(path) => Ok(Location(StoreLocation::Local(path.join(relative)))),
-            StoreLocation::Url { url, .. } => {
-                let text = format!("{}/{relative}", url.as_str().trim_end_matches('/'));
-                text.parse().map_err(Failure)
-            }
-        }
+        self.0
+            .child(relative)
+            .map(Location)
+            .map_err(|e| self.fail(e))
     }
 
     /// The location as a person reads it (for messages).
@@ -173,32 +169,9 @@ impl Location {
             .map_err(|e| self.fail(e))
     }
 
-    /// For two URLs of the same store (bucket, container, host): this location's key in it.
-    pub(crate) fn key_in_store_of(&self, other: &Location) -> Option<String> {
-        match (&self.0, &other.0) {
-            (
-                StoreLocation::Url {
-                    scheme, base, key, ..
-                },
-                StoreLocation::Url {
-                    scheme: other_scheme,
-                    base: other_base,
-                    ..
-                },
-            ) if scheme == other_scheme && base == other_base => Some(key.clone()),
-            _ => None,
-        }
-    }
-
     /// The last segment of the path or key (a file name).
     pub(crate) fn file_name(&self) -> String {
-        match &self.0 {
-            StoreLocation::Local(path) => path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            StoreLocation::Url { key, .. } => key.rsplit('/').next().unwrap_or("").to_string(),
-        }
+        self.0.file_name()
     }
 
     /// The store holding the location and the key (prefix) of the location inside it: for a
@@ -211,36 +184,18 @@ impl Location {
     }
 
     /// A store seen from the location: the tree (array, group, file) to read. A local path
-    /// must exist.
-    ///
-    /// A BigDataViewer XML file opens as the N5 container it names, and an N5 container with
-    /// such a file beside it (as BigDataViewer and BigStitcher write them) opens with the file
-    /// laid over its root, where the multiscale reader looks for the voxel size.
+    /// must exist. A BigDataViewer XML file opens as the N5 container it names, and an N5
+    /// container with such a file beside it with the file laid over its root
+    /// ([`neurochunk_ome::open_location_read`], as the Python package opens it).
     pub(crate) fn open_read(&self) -> Result<Arc<dyn Store>, Failure> {
-        let Some(path) = self.local() else {
-            return self.rooted();
-        };
-        if !path.exists() {
-            return Err(Failure(format!("'{}' does not exist", path.display())));
+        if let Some(path) = self.local() {
+            if !path.exists() {
+                return Err(Failure(format!("'{}' does not exist", path.display())));
+            }
         }
-        let Some(bdv) = neurochunk_ome::bdv_xml_for(path).map_err(|e| Failure(e.to_string()))?
-        else {
-            return self.rooted();
-        };
-        let store = Location(StoreLocation::Local(bdv.container.clone())).rooted()?;
-        bdv.overlay(store)
-            .map_err(|e| Failure(format!("{}: {e}", bdv.xml.display())))
-    }
-
-    /// The store rooted at the location (no check that anything is there).
-    fn rooted(&self) -> Result<Arc<dyn Store>, Failure> {
-        let (store, key) = self.open_parts()?;
-        if key.is_empty() {
-            return Ok(store);
-        }
-        Ok(Arc::new(PrefixStore::new(store, &key).map_err(|e| {
-            Failure(format!("{}: {e}", self.display()))
-        })?))
+        let opened = neurochunk_ome::open_location_read(&self.0, remote_options())
+            .map_err(|e| Failure(format!("{}: {e}", self.display())))?;
+        opened.rooted().map_err(|e| self.fail(e))
     }
 
     /// For a URL: a store rooted at it to write a new tree of `kind` into, emptied first

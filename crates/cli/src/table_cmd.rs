@@ -19,7 +19,7 @@ use neurochunk_table::{Format, Registry, RowFilter, TableError, TableTarget};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::store_args::{Location, ReplaceArgs, URL_FORMS};
+use crate::store_args::{remote_options, Location, ReplaceArgs, URL_FORMS};
 use std::process::ExitCode;
 
 /// Parquet compression codecs offered on the command line.
@@ -403,27 +403,15 @@ pub fn run(cmd: TableCommand) -> ExitCode {
     }
 }
 
-/// The table at a path (a file or a Hive directory) or a URL (the object at the URL's key,
-/// else the Hive directory under it).
+/// The table at a path (a file or a Hive directory) or a URL
+/// ([`TableSource::open_location`]).
 fn open_table(location: &Location) -> Result<TableSource, TableError> {
-    if let Some(path) = location.local() {
-        return TableSource::open(path);
-    }
-    let (store, key) = location.open_parts().map_err(|e| TableError::Usage(e.0))?;
-    TableSource::open_store_named(store, &key, &location.display())
+    TableSource::open_location(location.store_location(), remote_options())
 }
 
-/// Where a table at a path or URL is written.
+/// Where a table at a path or URL is written ([`TableTarget::at`]).
 fn table_target(location: &Location) -> Result<TableTarget, TableError> {
-    if let Some(path) = location.local() {
-        return Ok(TableTarget::Path(path.to_path_buf()));
-    }
-    let (store, key) = location.open_parts().map_err(|e| TableError::Usage(e.0))?;
-    Ok(TableTarget::Store {
-        store,
-        key,
-        name: location.display(),
-    })
+    TableTarget::at(location.store_location(), remote_options())
 }
 
 /// The SWC files named by paths (files or directories of them) and URLs (an object ending in

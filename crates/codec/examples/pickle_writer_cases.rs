@@ -6,9 +6,6 @@
 //! cargo run --release -p neurochunk-codec --example pickle_writer_cases -- DIR
 //! ```
 
-#[path = "../tests/pickle_cases/mod.rs"]
-mod pickle_cases;
-
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -16,7 +13,7 @@ fn main() -> ExitCode {
         eprintln!("usage: pickle_writer_cases DIR");
         return ExitCode::from(2);
     };
-    match pickle_cases::write_all(std::path::Path::new(&dir)) {
+    match neurochunk_testkit::pickle_cases::write_all(std::path::Path::new(&dir)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("pickle_writer_cases: {e}");

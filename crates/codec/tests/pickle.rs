@@ -1,5 +1,5 @@
 //! The numcodecs `pickle` codec (on `neurochunk-pickle`'s restricted reader and writer) against
-//! real pickles made by CPython / NumPy / hdmf-zarr (`fixtures`, shared with `neurochunk-pickle`'s
+//! real pickles made by CPython / NumPy / hdmf-zarr (`neurochunk_testkit::pickle_fixtures`, shared with `neurochunk-pickle`'s
 //! tests) and chunks zarr-python wrote: decoding through the v2 chain, element texts, Fortran
 //! order, round trips, the allow-list the codec decodes under, registration.
 //!
@@ -14,20 +14,18 @@
 //! c[...] = np.array([(0, 5, ref('/a', 'o1')), (5, 3, ref('/b', 'o2'))], dtype=cdt)
 //! ```
 //! (with `ref(p, o) = ZarrReference(source='.', path=p, object_id=o, source_object_id='root-0')`
-//! and `cdt` as in `fixtures`).
+//! and `cdt` as in `neurochunk_testkit::pickle_fixtures`).
 
-#[path = "../../pickle/tests/fixtures/mod.rs"]
-mod fixtures;
-mod pickle_cases;
-
-use fixtures::{b64, DICTS_P5, EVIL_SYSTEM_P2, FORTRAN_P5, MIXED_P2, REFS_P5};
 use neurochunk_codec::{
     AnyCodec, ArrayBytes, ArrayToBytesCodec, ChunkRepr, CodecChain, CodecError, CodecRegistry,
     PickleCodec,
 };
 use neurochunk_dtype::DataType;
 use neurochunk_pickle::{decode_object_array, AllowList};
-use pickle_cases::{pickle_chain, repr, variable};
+use neurochunk_testkit::pickle_cases::{pickle_chain, repr, variable};
+use neurochunk_testkit::pickle_fixtures::{
+    b64, DICTS_P5, EVIL_SYSTEM_P2, FORTRAN_P5, MIXED_P2, REFS_P5,
+};
 use serde_json::json;
 
 // refs/.zarray: {"chunks": [2], "compressor": {"blocksize": 0, "clevel": 5, "cname": "lz4", "id": "blosc", "shuffle": 1}, "dtype": "|O", "fill_value": 0, "filters": [{"id": "pickle", "protocol": 5}], "order": "C", "shape": [3], "zarr_format": 2}

@@ -73,6 +73,33 @@ impl ImportOptions {
             ..Self::default()
         }
     }
+
+    /// Options for `convention` whose external links may lead where `external` allows (its
+    /// places must be directories: an HDF5 file is read from disk).
+    #[cfg(feature = "remote")]
+    pub fn with_external(
+        convention: Convention,
+        external: &neurochunk_hdmf::ExternalPolicy,
+    ) -> Result<Self, String> {
+        let mut allowed_roots = Vec::new();
+        for root in &external.allowed {
+            match root.local_path() {
+                Some(path) => allowed_roots.push(path.to_path_buf()),
+                None => {
+                    return Err(format!(
+                        "{}: an HDF5 file allows external files in directories, not at URLs",
+                        root.display()
+                    ))
+                }
+            }
+        }
+        Ok(ImportOptions {
+            convention,
+            allowed_roots,
+            allow_any_external: external.allow_any,
+            ..Self::default()
+        })
+    }
 }
 
 /// What an import wrote.

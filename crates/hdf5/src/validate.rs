@@ -95,3 +95,65 @@ pub fn validate_hdf5(source: &Path, options: &ValidateOptions) -> Hdf5Result<Rep
     report.file = source.display().to_string();
     Ok(report)
 }
+
+/// A file opened to be validated: NWB on Zarr where it is, or an HDF5 file imported into
+/// scratch storage (removed when this is dropped).
+pub enum Validated {
+    /// A file on Zarr (a directory, a URL, a LINDI reference file).
+    Zarr(NwbFile),
+    /// An HDF5 file, imported.
+    Hdf5(ImportedFile),
+}
+
+impl Validated {
+    /// The file to validate.
+    pub fn file(&self) -> &NwbFile {
+        match self {
+            Validated::Zarr(file) => file,
+            Validated::Hdf5(imported) => &imported.file,
+        }
+    }
+}
+
+/// Open the NWB file at `location` to validate it, its external links confined by
+/// `external` ([`NwbFile::open_any`]): a local HDF5 file is imported into scratch storage
+/// (the legacy convention, which keeps ASCII text apart from UTF-8); anything else is opened
+/// where it is. Errors are one line naming the file. The one way the command line and the
+/// Python package open files for validation.
+#[cfg(feature = "remote")]
+pub fn open_for_validation(
+    location: &neurochunk_store::StoreLocation,
+    remote: &neurochunk_store::RemoteOptions,
+    external: &neurochunk_hdmf::ExternalPolicy,
+) -> Result<Validated, String> {
+    if let Some(path) = location.local_path() {
+        if is_hdf5_file(path) {
+            let options = ImportOptions::with_external(Convention::Legacy, external)
+                .map_err(|e| e.to_string())?;
+            return import_scratch(path, &options, HDF5_MEMORY_LIMIT)
+                .map(Validated::Hdf5)
+                .map_err(|e| e.to_string());
+        }
+        if !path.exists() {
+            return Err(format!("{}: no such file or directory", path.display()));
+        }
+    }
+    NwbFile::open_any(location, remote, true, external)
+        .map(Validated::Zarr)
+        .map_err(|e| e.to_string())
+}
+
+/// Validate the file `opened` against the namespaces `options` name (cached, or given), the
+/// report naming the file `name`.
+pub fn validate_opened(
+    opened: &Validated,
+    name: &str,
+    options: &ValidateOptions,
+) -> Result<Report, String> {
+    let file = opened.file();
+    let docs =
+        neurochunk_hdmf::validate::namespaces_for(file, options).map_err(|e| e.to_string())?;
+    let mut report = validate_with(file, &SchemaSet::from_namespace_docs(&docs));
+    report.file = name.to_string();
+    Ok(report)
+}

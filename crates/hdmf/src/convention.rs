@@ -27,6 +27,28 @@ impl Convention {
         }
     }
 
+    /// The separator of chunk keys hdmf-zarr writes (`.` legacy, `/` v3).
+    pub fn chunk_key_separator(self) -> char {
+        match self {
+            Convention::Legacy => '.',
+            Convention::V3 => '/',
+        }
+    }
+
+    /// The compression hdmf-zarr gives datasets: Blosc/LZ4 level 5 with byte shuffle
+    /// (legacy), Zstandard level 0 (v3).
+    pub fn default_compressors(self) -> Vec<neurochunk_codec::Codec> {
+        use neurochunk_codec::{BloscCompressor, BloscShuffle, Codec};
+        match self {
+            Convention::Legacy => vec![Codec::Blosc {
+                cname: BloscCompressor::Lz4,
+                clevel: 5,
+                shuffle: BloscShuffle::Shuffle,
+            }],
+            Convention::V3 => vec![Codec::zstd(0)],
+        }
+    }
+
     /// The command-line spelling (`zarr2` / `zarr3`).
     pub fn label(self) -> &'static str {
         match self {

@@ -71,6 +71,9 @@ pub mod file;
 pub mod fs;
 mod index;
 pub mod inspect;
+mod interpret;
+#[cfg(feature = "remote")]
+pub mod location;
 pub mod reference;
 pub mod specs;
 pub mod validate;
@@ -88,6 +91,8 @@ pub use file::{
 pub use fs::FsResolver;
 pub use index::NodeKind;
 pub use inspect::{check, consolidated_problems, structure_problems, Inventory, Problem};
+#[cfg(feature = "remote")]
+pub use location::ExternalPolicy;
 pub use neurochunk_store::Durability;
 pub use reference::{Reference, Region, RegionSlice};
 pub use specs::{cached_namespaces, load_namespace_file, parse_namespaces};

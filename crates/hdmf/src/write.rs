@@ -10,9 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use neurochunk_array::convert::{convert_array, derive_metadata, ConvertOptions};
-use neurochunk_array::{consolidate, create_group, Array, ArrayMetadata, DataType};
-use neurochunk_codec::ArrayBytes;
+use neurochunk_array::convert::{convert_array, ConvertOptions};
+use neurochunk_array::{consolidate, create_group, Array, ArrayBuilder, DataType};
+use neurochunk_codec::{ArrayBytes, Codec};
 use neurochunk_dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk_dtype::Endian;
 use neurochunk_pickle::{encode_object_array, RecordField, RecordKind};
@@ -79,6 +79,15 @@ pub struct WriteOptions {
     pub overwrite: neurochunk_store::replace::Overwrite,
 }
 
+/// How a dataset's elements are stored: the array's shape and data type, the array→bytes
+/// codec, and whether the session's compressors apply (numeric datasets).
+struct StoredArray<'a> {
+    shape: &'a [usize],
+    data_type: DataType,
+    serializer: Codec,
+    compressible: bool,
+}
+
 /// A namespace to cache: its name, version, and documents (`namespace` plus one per schema
 /// source, each a JSON value).
 #[derive(Clone, Debug, PartialEq)]
@@ -127,7 +136,6 @@ impl std::fmt::Debug for Staging {
     }
 }
 
-const LEGACY_BLOSC: &str = r#"{"blocksize":0,"clevel":5,"cname":"lz4","id":"blosc","shuffle":1}"#;
 /// Elements per chunk aimed at (bytes), as zarr-python's chunk guess does.
 const TARGET_CHUNK_BYTES: usize = 1 << 20;
 /// Minimum characters of v3 compound text fields (hdmf-zarr's constant).
@@ -349,32 +357,32 @@ impl NwbWriter {
             DatasetValue::Numeric { data_type, bytes } => {
                 let name = numeric_type_name(data_type).unwrap_or("object");
                 attrs.insert(LEGACY_DTYPE.into(), marker(name));
-                let v2 = neurochunk_dtype::v2::dtype_to_json(data_type, Endian::Little)
-                    .map_err(|e| self.err(path, e.to_string()))?;
-                let fill =
-                    neurochunk_dtype::v2::fill_value_to_v2_json(&data_type.zero_fill(), data_type);
-                let chunks = chunk_shape(&shape, data_type.fixed_size().unwrap_or(8), options);
-                let compressor: Value = serde_json::from_str(LEGACY_BLOSC).unwrap_or(Value::Null);
-                let doc = json!({"chunks": chunks, "compressor": compressor, "dtype": v2.dtype, "fill_value": fill, "filters": null, "order": "C", "shape": shape, "zarr_format": 2});
-                self.engine_write(path, &doc, attrs, ArrayBytes::Fixed(bytes.clone()), true)
+                let stored = StoredArray {
+                    shape: &shape,
+                    data_type: data_type.clone(),
+                    serializer: Codec::Bytes {
+                        endian: Endian::Little,
+                    },
+                    compressible: true,
+                };
+                let data = ArrayBytes::Fixed(bytes.clone());
+                self.write_array(path, stored, attrs, data, options)
             }
             DatasetValue::Text { values, bytes } => {
-                let (codec, name) = if *bytes {
-                    ("vlen-bytes", "bytes")
+                let (data_type, serializer, name) = if *bytes {
+                    (DataType::Bytes, Codec::VlenBytes, "bytes")
                 } else {
-                    ("vlen-utf8", "str")
+                    (DataType::String, Codec::VlenUtf8, "str")
                 };
                 attrs.insert(LEGACY_DTYPE.into(), marker(name));
-                let chunks = chunk_shape(&shape, 64, options);
-                let compressor: Value = serde_json::from_str(LEGACY_BLOSC).unwrap_or(Value::Null);
-                let doc = json!({"chunks": chunks, "compressor": compressor, "dtype": "|O", "fill_value": 0, "filters": [{"id": codec}], "order": "C", "shape": shape, "zarr_format": 2});
-                self.engine_write(
-                    path,
-                    &doc,
-                    attrs,
-                    variable(values.iter().map(String::as_bytes)),
-                    false,
-                )
+                let stored = StoredArray {
+                    shape: &shape,
+                    data_type,
+                    serializer,
+                    compressible: false,
+                };
+                let data = variable(values.iter().map(String::as_bytes));
+                self.write_array(path, stored, attrs, data, options)
             }
             DatasetValue::References(refs) => {
                 if shape.len() != 1 {
@@ -413,17 +421,16 @@ impl NwbWriter {
                 {
                     let (data_type, bytes) =
                         compound_to_structured(fields, rows, 0).map_err(|m| self.err(path, m))?;
-                    let v2 = neurochunk_dtype::v2::dtype_to_json(&data_type, Endian::Little)
-                        .map_err(|e| self.err(path, e.to_string()))?;
-                    let fill = neurochunk_dtype::v2::fill_value_to_v2_json(
-                        &data_type.zero_fill(),
-                        &data_type,
-                    );
-                    let chunks = chunk_shape(&shape, data_type.fixed_size().unwrap_or(8), options);
-                    let compressor: Value =
-                        serde_json::from_str(LEGACY_BLOSC).unwrap_or(Value::Null);
-                    let doc = json!({"chunks": chunks, "compressor": compressor, "dtype": v2.dtype, "fill_value": fill, "filters": null, "order": "C", "shape": shape, "zarr_format": 2});
-                    return self.engine_write(path, &doc, attrs, ArrayBytes::Fixed(bytes), false);
+                    let stored = StoredArray {
+                        shape: &shape,
+                        data_type,
+                        serializer: Codec::Bytes {
+                            endian: Endian::Little,
+                        },
+                        compressible: false,
+                    };
+                    let data = ArrayBytes::Fixed(bytes);
+                    return self.write_array(path, stored, attrs, data, options);
                 }
                 // References or text in a compound: a pickled structured array, the one
                 // encoding every legacy reader accepts.
@@ -531,32 +538,22 @@ impl NwbWriter {
         options: &DatasetOptions,
     ) -> HdmfResult<()> {
         let shape = self.stored_shape(data);
-        let zstd = json!({"name": "zstd", "configuration": {"level": 0, "checksum": false}});
-        let bytes_codec = json!({"name": "bytes", "configuration": {"endian": "little"}});
-        let vlen = json!({"name": "vlen-utf8", "configuration": {}});
-        let (data_type, payload, codecs, fill, compress) = match &data.value {
+        let little = Codec::Bytes {
+            endian: Endian::Little,
+        };
+        let (data_type, serializer, payload, compressible) = match &data.value {
             DatasetValue::Numeric { data_type, bytes } => {
                 attrs.insert(
                     V3_DTYPE.into(),
                     numeric_type_name(data_type).unwrap_or("object").into(),
                 );
-                (
-                    data_type.clone(),
-                    ArrayBytes::Fixed(bytes.clone()),
-                    vec![bytes_codec, zstd],
-                    None,
-                    true,
-                )
+                let payload = ArrayBytes::Fixed(bytes.clone());
+                (data_type.clone(), little, payload, true)
             }
             DatasetValue::Text { values, .. } => {
                 attrs.insert(V3_DTYPE.into(), "str".into());
-                (
-                    DataType::String,
-                    variable(values.iter().map(String::as_bytes)),
-                    vec![vlen, zstd],
-                    Some(json!("")),
-                    false,
-                )
+                let payload = variable(values.iter().map(String::as_bytes));
+                (DataType::String, Codec::VlenUtf8, payload, false)
             }
             DatasetValue::References(refs) => {
                 let region = refs.iter().flatten().any(|r| r.region.is_some());
@@ -573,13 +570,8 @@ impl NwbWriter {
                     .iter()
                     .map(|r| r.as_ref().map(Reference::to_v3_element).unwrap_or_default())
                     .collect();
-                (
-                    DataType::String,
-                    variable(texts.iter().map(String::as_bytes)),
-                    vec![vlen, zstd],
-                    Some(json!("")),
-                    false,
-                )
+                let payload = variable(texts.iter().map(String::as_bytes));
+                (DataType::String, Codec::VlenUtf8, payload, false)
             }
             DatasetValue::Compound { fields, rows } => {
                 let reference_fields: Vec<&str> = fields
@@ -593,64 +585,49 @@ impl NwbWriter {
                 let (data_type, bytes) =
                     compound_to_structured(fields, rows, V3_MIN_COMPOUND_CHARS)
                         .map_err(|m| self.err(path, m))?;
-                (
-                    // Zarr v3 has one byte order per element: the `bytes` codec's.
-                    data_type.without_field_byte_orders(),
-                    ArrayBytes::Fixed(bytes),
-                    vec![bytes_codec, zstd],
-                    None,
-                    false,
-                )
+                (data_type, little, ArrayBytes::Fixed(bytes), false)
             }
         };
-        let fill = match fill {
-            Some(f) => f,
-            None => neurochunk_dtype::v3::fill_value_to_v3_json(&data_type.zero_fill(), &data_type),
+        let stored = StoredArray {
+            shape: &shape,
+            data_type,
+            serializer,
+            compressible,
         };
-        let dt_json = data_type
-            .to_v3_json()
-            .map_err(|e| self.err(path, e.to_string()))?;
-        let chunks = chunk_shape(&shape, data_type.fixed_size().unwrap_or(64), options);
-        let doc = json!({
-            "shape": shape,
-            "data_type": dt_json,
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
-            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-            "fill_value": fill,
-            "codecs": codecs,
-            "attributes": attrs,
-            "zarr_format": 3,
-            "node_type": "array",
-        });
-        self.engine_write(path, &doc, Map::new(), payload, compress)
+        self.write_array(path, stored, attrs, payload, options)
     }
 
-    /// Create the array from its metadata document through the engine and write all data.
-    fn engine_write(
+    /// Describe a dataset's array as hdmf-zarr stores it in this convention (its chunks from
+    /// `options`, the serializer `stored` names, then Blosc/LZ4 (legacy) or Zstandard level 0
+    /// (v3) as hdmf-zarr writes them, or the session's compressors for a numeric dataset), create
+    /// it through the array layer's [`ArrayBuilder`] and write `data`.
+    fn write_array(
         &mut self,
         path: &str,
-        doc: &Value,
+        stored: StoredArray<'_>,
         attrs: Map<String, Value>,
         data: ArrayBytes,
-        custom_compression: bool,
+        options: &DatasetOptions,
     ) -> HdmfResult<()> {
+        let compressors = match (&self.options.compressors, stored.compressible) {
+            (Some(chosen), true) => chosen.clone(),
+            _ => self.convention.default_compressors(),
+        };
+        let mut codecs = vec![stored.serializer];
+        codecs.extend(compressors);
+        // A variable-length element counts as 64 bytes when chunks are sized.
+        let item_size = stored.data_type.fixed_size().unwrap_or(64);
+        let chunks = chunk_shape(stored.shape, item_size, options);
+        let shape: Vec<u64> = stored.shape.iter().map(|&d| d as u64).collect();
         let key = store_key(path);
-        let mut meta = match self.convention {
-            Convention::Legacy => ArrayMetadata::from_v2(doc, Some(&Value::Object(attrs)), key),
-            Convention::V3 => ArrayMetadata::from_v3(doc, key),
-        }
-        .map_err(|e| self.array_err(e))?;
-        crate::file::json2_reference_objects(&mut meta);
-        if custom_compression {
-            if let Some(codecs) = &self.options.compressors {
-                let options = ConvertOptions {
-                    compressors: Some(codecs.clone()),
-                    ..ConvertOptions::default()
-                };
-                meta = derive_metadata(&meta, &options, key).map_err(|e| self.array_err(e))?;
-            }
-        }
-        let array = Array::create(self.store.clone(), key, meta).map_err(|e| self.array_err(e))?;
+        let array = ArrayBuilder::new(shape, stored.data_type)
+            .format(self.convention.zarr_format())
+            .chunk_key_separator(self.convention.chunk_key_separator())
+            .chunks(chunks)
+            .codecs(codecs)
+            .attributes(attrs)
+            .create(self.store.clone(), key)
+            .map_err(|e| self.array_err(e))?;
         if array.shape().iter().all(|&d| d > 0) {
             array.write_all(&data).map_err(|e| self.array_err(e))?;
         }
@@ -679,10 +656,7 @@ impl NwbWriter {
         let options = ConvertOptions {
             format: Some(self.convention.zarr_format()),
             compressors: self.options.compressors.clone(),
-            separator: Some(match self.convention {
-                Convention::Legacy => '.',
-                Convention::V3 => '/',
-            }),
+            separator: Some(self.convention.chunk_key_separator()),
             ..ConvertOptions::default()
         };
         let key = store_key(&path).to_string();
@@ -711,7 +685,6 @@ impl NwbWriter {
         codecs: Option<Vec<neurochunk_codec::Codec>>,
         fill_value: neurochunk_array::FillValue,
     ) -> HdmfResult<Array> {
-        use neurochunk_codec::{BloscCompressor, BloscShuffle, Codec};
         let path = crate::reference::absolute(path);
         if self.groups.contains_key(&path) || !self.datasets.insert(path.clone()) {
             return Err(self.err(&path, "an object already exists at this path"));
@@ -723,23 +696,13 @@ impl NwbWriter {
         let compressors = match (&self.options.compressors, codecs) {
             (Some(c), _) => c.clone(),
             (None, Some(c)) => c,
-            (None, None) => match self.convention {
-                Convention::Legacy => vec![Codec::Blosc {
-                    cname: BloscCompressor::Lz4,
-                    clevel: 5,
-                    shuffle: BloscShuffle::Shuffle,
-                }],
-                Convention::V3 => vec![Codec::zstd(0)],
-            },
+            (None, None) => self.convention.default_compressors(),
         };
         let mut all = vec![Codec::Bytes { endian }];
         all.extend(compressors);
-        let builder = neurochunk_array::ArrayBuilder::new(shape.to_vec(), data_type.clone())
+        let builder = ArrayBuilder::new(shape.to_vec(), data_type.clone())
             .format(self.convention.zarr_format())
-            .chunk_key_separator(match self.convention {
-                Convention::Legacy => '.',
-                Convention::V3 => '/',
-            })
+            .chunk_key_separator(self.convention.chunk_key_separator())
             .chunks(chunks.iter().map(|&c| c.max(1)).collect::<Vec<_>>())
             .codecs(all)
             .fill_value(fill_value)

@@ -61,7 +61,7 @@ pub use neurochunk_array::convert::{convert_array, convert_hierarchy, ConvertOpt
 pub use neurochunk_array::{
     consolidate, create_group, list_nodes, open_node, selection, Array, ArrayBuilder, ArrayBytes,
     ArrayError, ArrayMetadata, AxisSelection, CacheStats, Codec, DataType, Element, FillValue,
-    N5AxisOrder, NodeMetadata, Selection, ZarrFormat, DEFAULT_CACHE_BYTES,
+    IndexRun, N5AxisOrder, NodeMetadata, Selection, Slab, ZarrFormat, DEFAULT_CACHE_BYTES,
 };
 pub use neurochunk_store::{
     Bytes, Durability, FsStore, MemoryStore, PrefixStore, Store, StoreError,

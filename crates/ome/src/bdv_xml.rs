@@ -161,6 +161,55 @@ pub fn bdv_xml_for(path: &Path) -> OmeResult<Option<BdvXml>> {
     }))
 }
 
+/// A local `path` to read with its BigDataViewer XML, when one is involved: an XML file, or a
+/// path below one (`dataset.xml/setup0/timepoint0/s0`), reads as the N5 container the file
+/// names; the root of a container with such a file beside it reads with the file laid over
+/// its root ([`BdvXml::overlay`]). The store is the container's (read-only) and the key the
+/// node's path inside it; `None` when no BigDataViewer XML is involved.
+pub fn open_bdv_path(path: &Path) -> OmeResult<Option<(Arc<dyn Store>, String)>> {
+    let xml_file = path.ancestors().find(|a| is_xml(a) && a.is_file());
+    let (described, key) = match xml_file {
+        Some(file) => {
+            let key = path
+                .strip_prefix(file)
+                .map(|rest| rest.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            (bdv_xml_for(file)?, key)
+        }
+        None => (bdv_xml_for(path)?, String::new()),
+    };
+    let Some(bdv) = described else {
+        return Ok(None);
+    };
+    let container: Arc<dyn Store> =
+        Arc::new(neurochunk_store::FsStore::read_only(bdv.container.clone()));
+    Ok(Some((bdv.overlay(container)?, key)))
+}
+
+/// Open a location for reading as multiscale images are read: a local path with its
+/// BigDataViewer XML ([`open_bdv_path`]), any other path or URL as
+/// [`StoreLocation::open_for`](neurochunk_store::StoreLocation::open_for) opens it. The one
+/// place the command line and the Python package turn a location into a store to read.
+#[cfg(feature = "remote")]
+pub fn open_location_read(
+    location: &neurochunk_store::StoreLocation,
+    options: &neurochunk_store::RemoteOptions,
+) -> OmeResult<neurochunk_store::remote::OpenedLocation> {
+    let display = location.display();
+    if let Some(path) = location.local_path() {
+        if let Some((store, key)) = open_bdv_path(path)? {
+            return Ok(neurochunk_store::remote::OpenedLocation {
+                store,
+                key,
+                display,
+            });
+        }
+    }
+    location
+        .open_for(options, neurochunk_store::remote::Access::Read)
+        .map_err(OmeError::from)
+}
+
 /// Whether `dir` is the root of an N5 container (`attributes.json` with the `n5` version).
 fn is_n5_root(dir: &Path) -> bool {
     std::fs::read(dir.join("attributes.json"))

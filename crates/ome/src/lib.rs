@@ -55,7 +55,9 @@ mod stream;
 mod validate;
 mod write;
 
-pub use bdv_xml::{bdv_xml_beside, bdv_xml_container, bdv_xml_for, is_xml, BdvXml};
+#[cfg(feature = "remote")]
+pub use bdv_xml::open_location_read;
+pub use bdv_xml::{bdv_xml_beside, bdv_xml_container, bdv_xml_for, is_xml, open_bdv_path, BdvXml};
 pub use collection::{
     container_images, convert_container, convert_container_images, ContainerKind,
 };

@@ -17,24 +17,8 @@ use crate::error::{shown, OmeError, OmeResult};
 use crate::image::MultiscaleImage;
 use crate::ngff::ome_object;
 
-/// How serious a problem is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    /// A MUST rule is broken: readers may refuse the image.
-    Error,
-    /// A SHOULD rule is broken.
-    Warning,
-}
-
-impl Severity {
-    /// `error` or `warning`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
+/// How serious a problem is (the one severity of neurochunk's validators).
+pub use neurochunk_report::Severity;
 
 /// One rule a multiscale image breaks.
 #[derive(Clone, Debug, PartialEq)]

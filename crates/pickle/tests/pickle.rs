@@ -3,18 +3,17 @@
 //! writer output, and the allow-list: which globals each list accepts and that code-running
 //! globals are refused under every list.
 
-mod fixtures;
-mod writer_cases;
-
 use std::sync::LazyLock;
 
-use fixtures::*;
 use neurochunk_pickle::{
     decode_object_array, decode_value, encode_object_array, AllowList, Meaning, PickleError,
     PickledArray, RecordField,
 };
+use neurochunk_testkit::pickle_cases::{
+    golden_cases, nan, neg_inf, record_dtype, record_fields, writer_cases, zref,
+};
+use neurochunk_testkit::pickle_fixtures::*;
 use serde_json::{json, Value};
-use writer_cases::{golden_cases, nan, neg_inf, record_dtype, record_fields, writer_cases, zref};
 
 /// The list the reader used before it was a parameter: NumPy plus hdmf-zarr's references.
 static HDMF: LazyLock<AllowList> = LazyLock::new(AllowList::hdmf_zarr);

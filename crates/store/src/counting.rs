@@ -200,6 +200,10 @@ impl Store for CountingStore {
     fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
         self.inner.writer(key)
     }
+
+    fn owned_writer(self: Arc<Self>, key: &str) -> StoreResult<Box<dyn ValueWriter>> {
+        self.inner.clone().owned_writer(key)
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,10 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, ErrorKind, Read, Seek, SeekFrom, Write};
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -117,7 +119,7 @@ impl FsStore {
     /// Writes one value of a batch: its temporary file (synced with [`Durability::Fsync`])
     /// renamed into place, leaving its directory to the caller to sync; returns the directory.
     fn set_deferred(&self, key: &str, value: &[u8]) -> StoreResult<PathBuf> {
-        let mut writer = self.temp_writer(key)?;
+        let mut writer = self.temp_writer(self, key)?;
         writer
             .write_all(value)
             .and_then(|()| writer.finish(false))
@@ -287,7 +289,11 @@ impl FsStore {
     }
 
     /// A writer to a new temporary file beside the file of `key`.
-    fn temp_writer(&self, key: &str) -> StoreResult<FsValueWriter<'_>> {
+    fn temp_writer<H: Deref<Target = FsStore>>(
+        &self,
+        store: H,
+        key: &str,
+    ) -> StoreResult<FsValueWriter<H>> {
         self.check_writable(key)?;
         let path = self.key_path(key)?;
         self.ensure_root(key)?;
@@ -304,7 +310,7 @@ impl FsStore {
             .open(&temp)
             .map_err(|e| self.io_error(key, e))?;
         Ok(FsValueWriter {
-            store: self,
+            store,
             key: key.to_string(),
             path,
             temp,
@@ -316,8 +322,8 @@ impl FsStore {
 
 /// A value being written to a temporary file; [`ValueWriter::commit`] renames it into place,
 /// dropping it uncommitted removes it.
-struct FsValueWriter<'a> {
-    store: &'a FsStore,
+struct FsValueWriter<H: Deref<Target = FsStore>> {
+    store: H,
     key: String,
     path: PathBuf,
     temp: PathBuf,
@@ -327,7 +333,7 @@ struct FsValueWriter<'a> {
     committed: bool,
 }
 
-impl FsValueWriter<'_> {
+impl<H: Deref<Target = FsStore>> FsValueWriter<H> {
     fn file(&mut self) -> std::io::Result<&mut BufWriter<File>> {
         self.file
             .as_mut()
@@ -355,7 +361,7 @@ impl FsValueWriter<'_> {
     }
 }
 
-impl Write for FsValueWriter<'_> {
+impl<H: Deref<Target = FsStore>> Write for FsValueWriter<H> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.file()?.write(buf)
     }
@@ -369,7 +375,7 @@ impl Write for FsValueWriter<'_> {
     }
 }
 
-impl ValueWriter for FsValueWriter<'_> {
+impl<H: Deref<Target = FsStore> + Send> ValueWriter for FsValueWriter<H> {
     fn commit(mut self: Box<Self>) -> StoreResult<()> {
         match self.finish(true) {
             Ok(()) => Ok(()),
@@ -379,7 +385,7 @@ impl ValueWriter for FsValueWriter<'_> {
     }
 }
 
-impl Drop for FsValueWriter<'_> {
+impl<H: Deref<Target = FsStore>> Drop for FsValueWriter<H> {
     fn drop(&mut self) {
         // Uncommitted (or a failed commit): the temporary file must not stay behind.
         if !self.committed {
@@ -500,7 +506,7 @@ impl Store for FsStore {
     }
 
     fn set(&self, key: &str, value: Bytes) -> StoreResult<()> {
-        let mut writer = Box::new(self.temp_writer(key)?);
+        let mut writer = Box::new(self.temp_writer(self, key)?);
         writer
             .write_all(&value)
             .map_err(|e| self.io_error(key, e))?;
@@ -542,7 +548,11 @@ impl Store for FsStore {
     /// Streams into a temporary file in the value's directory, renamed into place on commit
     /// (the same atomicity as [`Store::set`]) and removed when dropped uncommitted.
     fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
-        Ok(Box::new(self.temp_writer(key)?))
+        Ok(Box::new(self.temp_writer(self, key)?))
+    }
+
+    fn owned_writer(self: Arc<Self>, key: &str) -> StoreResult<Box<dyn ValueWriter>> {
+        Ok(Box::new(self.temp_writer(self.clone(), key)?))
     }
 
     /// Removes the value's file; a key that is a symbolic link removes the link. Refuses,

@@ -94,6 +94,7 @@ pub use writer::{BufferedWriter, ValueWriter};
 
 use std::fmt::Debug;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Sorted ranges merged where they overlap or lie less than `gap` bytes apart: how a ranged
 /// read of many pieces of one value (a shard's inner chunks) becomes few reads.
@@ -459,6 +460,18 @@ pub trait Store: Send + Sync + Debug {
     ///
     /// The default buffers the value in memory and [`set`](Store::set)s it on commit.
     fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
+        validate_key(key)?;
+        Ok(Box::new(BufferedWriter::new(self, key)))
+    }
+
+    /// Like [`Store::writer`], but the writer holds a handle of its own on the store, so it
+    /// can be kept beside other state (a table writer's sink) without borrowing: the same
+    /// streaming (a temporary file renamed on commit, a multipart upload), the same
+    /// atomicity. The default buffers the value in memory.
+    fn owned_writer(self: Arc<Self>, key: &str) -> StoreResult<Box<dyn ValueWriter>>
+    where
+        Self: 'static,
+    {
         validate_key(key)?;
         Ok(Box::new(BufferedWriter::new(self, key)))
     }

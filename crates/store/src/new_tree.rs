@@ -24,6 +24,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
+use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::memory::{list_sorted_dir, list_sorted_prefix};
@@ -318,17 +319,29 @@ impl Store for NewTreeStore {
             written: 0,
         }))
     }
+
+    fn owned_writer(self: Arc<Self>, key: &str) -> StoreResult<Box<dyn ValueWriter>> {
+        validate_key(key)?;
+        let inner = self.inner.clone().owned_writer(key)?;
+        Ok(Box::new(TreeWriter {
+            tree: self,
+            key: key.to_string(),
+            inner,
+            written: 0,
+        }))
+    }
 }
 
-/// [`NewTreeStore::writer`]: the inner store's writer, which records the key on commit.
-struct TreeWriter<'a> {
-    tree: &'a NewTreeStore,
+/// [`NewTreeStore::writer`]: the inner store's writer, which records the key on commit;
+/// `H` is the handle on the tree (borrowed, or shared for [`Store::owned_writer`]).
+struct TreeWriter<'a, H: Deref<Target = NewTreeStore>> {
+    tree: H,
     key: String,
     inner: Box<dyn ValueWriter + 'a>,
     written: u64,
 }
 
-impl std::io::Write for TreeWriter<'_> {
+impl<H: Deref<Target = NewTreeStore>> std::io::Write for TreeWriter<'_, H> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.inner.write(buf)?;
         self.written += n as u64;
@@ -340,7 +353,7 @@ impl std::io::Write for TreeWriter<'_> {
     }
 }
 
-impl ValueWriter for TreeWriter<'_> {
+impl<H: Deref<Target = NewTreeStore> + Send> ValueWriter for TreeWriter<'_, H> {
     fn commit(self: Box<Self>) -> StoreResult<()> {
         let TreeWriter {
             tree,

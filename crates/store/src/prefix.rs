@@ -174,6 +174,10 @@ impl Store for PrefixStore {
         self.inner.writer(&self.inner_key(key)?)
     }
 
+    fn owned_writer(self: Arc<Self>, key: &str) -> StoreResult<Box<dyn ValueWriter>> {
+        self.inner.clone().owned_writer(&self.inner_key(key)?)
+    }
+
     fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
         self.inner.delete_prefix(&self.inner_prefix(prefix)?)
     }

@@ -320,14 +320,17 @@ pub fn remove_stale(target: &Path) -> usize {
         let Ok(meta) = fs::symlink_metadata(&path) else {
             continue;
         };
-        if !meta.is_dir() {
+        // A live writer's directory is left alone, without even taking its lock to look (a
+        // writer that just created its directory must be able to lock it).
+        if !meta.is_dir() || process_alive(pid) {
             continue;
         }
-        // A live writer holds the lock: leave its directory alone.
+        // A process of that id is gone; its lock, if it is held, is another process's (the
+        // id reused): leave it.
         let Ok(lock) = lock_dir(&path, true) else {
             continue;
         };
-        if !process_alive(pid) && fs::remove_dir_all(&path).is_ok() {
+        if fs::remove_dir_all(&path).is_ok() {
             removed += 1;
         }
         drop(lock);

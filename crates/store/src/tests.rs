@@ -238,3 +238,62 @@ fn a_suffix_longer_than_the_value_does_not_fit() {
     assert_eq!(ByteRange::Suffix { length: 16 }.resolve(16), Some((0, 16)));
     assert_eq!(ByteRange::Suffix { length: u64::MAX }.resolve(0), None);
 }
+
+#[test]
+fn owned_writers_stream_like_borrowed_ones_and_outlive_the_borrow() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let disk: Arc<dyn Store> = Arc::new(FsStore::new(dir.path()));
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let stores: Vec<Arc<dyn Store>> = vec![
+        disk.clone(),
+        memory.clone(),
+        Arc::new(PrefixStore::new(disk.clone(), "sub").unwrap()),
+        Arc::new(CountingStore::new(memory.clone())),
+        Arc::new(NewTreeStore::new(Arc::new(MemoryStore::new()))),
+    ];
+    for (n, store) in stores.into_iter().enumerate() {
+        let key = format!("t{n}/value");
+        let key = key.as_str();
+        // Kept in a struct with no lifetime: the writer holds its own handle on the store.
+        struct Sink {
+            writer: Box<dyn ValueWriter>,
+        }
+        let mut sink = Sink {
+            writer: store.clone().owned_writer(key).unwrap(),
+        };
+        sink.writer.write_all(b"streamed ").unwrap();
+        sink.writer.write_all(b"value").unwrap();
+        assert_eq!(store.get(key).unwrap(), None, "{store:?}");
+        sink.writer.commit().unwrap();
+        assert_eq!(
+            store.get(key).unwrap().as_deref(),
+            Some(&b"streamed value"[..]),
+            "{store:?}"
+        );
+        // Dropped uncommitted: nothing changes.
+        let mut abandoned = store.clone().owned_writer(key).unwrap();
+        abandoned.write_all(b"never seen").unwrap();
+        drop(abandoned);
+        assert_eq!(
+            store.get(key).unwrap().as_deref(),
+            Some(&b"streamed value"[..])
+        );
+        assert!(store.clone().owned_writer("../escape").is_err());
+    }
+    // The filesystem's owned writer streams to a temporary file, as its borrowed one does.
+    let mut writer = disk.clone().owned_writer("w/v").unwrap();
+    writer.write_all(b"partial").unwrap();
+    writer.flush().unwrap();
+    let temps = std::fs::read_dir(dir.path().join("w"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".neurochunk-tmp-")
+        })
+        .count();
+    assert_eq!(temps, 1);
+}

@@ -1,7 +1,8 @@
 //! Streaming writes: [`ValueWriter`], and [`BufferedWriter`], the in-memory writer behind
-//! the default [`Store::writer`].
+//! the default [`Store::writer`] and [`Store::owned_writer`].
 
 use std::io::Write;
+use std::ops::Deref;
 
 use crate::{Bytes, Store, StoreResult};
 
@@ -15,17 +16,19 @@ pub trait ValueWriter: Write + Send {
     fn commit(self: Box<Self>) -> StoreResult<()>;
 }
 
-/// A [`ValueWriter`] that collects the value in memory and [`Store::set`]s it on commit.
+/// A [`ValueWriter`] that collects the value in memory and [`Store::set`]s it on commit,
+/// through `H`: a borrowed store (`&S`, [`Store::writer`]) or a handle of its own (`Arc<S>`,
+/// [`Store::owned_writer`]).
 #[derive(Debug)]
-pub struct BufferedWriter<'a, S: Store + ?Sized> {
-    store: &'a S,
+pub struct BufferedWriter<H> {
+    store: H,
     key: String,
     buffer: Vec<u8>,
 }
 
-impl<'a, S: Store + ?Sized> BufferedWriter<'a, S> {
-    /// A writer that will set `key` in `store`.
-    pub fn new(store: &'a S, key: &str) -> Self {
+impl<H> BufferedWriter<H> {
+    /// A writer that will set `key` in the store `store` leads to.
+    pub fn new(store: H, key: &str) -> Self {
         BufferedWriter {
             store,
             key: key.to_string(),
@@ -34,7 +37,7 @@ impl<'a, S: Store + ?Sized> BufferedWriter<'a, S> {
     }
 }
 
-impl<S: Store + ?Sized> Write for BufferedWriter<'_, S> {
+impl<H> Write for BufferedWriter<H> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.buffer.extend_from_slice(buf);
         Ok(buf.len())
@@ -45,7 +48,11 @@ impl<S: Store + ?Sized> Write for BufferedWriter<'_, S> {
     }
 }
 
-impl<S: Store + ?Sized> ValueWriter for BufferedWriter<'_, S> {
+impl<H, S> ValueWriter for BufferedWriter<H>
+where
+    H: Deref<Target = S> + Send,
+    S: Store + ?Sized,
+{
     fn commit(self: Box<Self>) -> StoreResult<()> {
         let this = *self;
         this.store.set(&this.key, Bytes::from(this.buffer))

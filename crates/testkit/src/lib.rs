@@ -1,6 +1,8 @@
 //! Helpers the workspace's tests share (a dev-dependency only, never published): the files of
 //! a written tree with their bytes, and those bytes with the random object ids an NWB write
-//! draws blanked, so that two writes of the same content compare equal.
+//! draws blanked, so that two writes of the same content compare equal; real pickles made by
+//! CPython and NumPy ([`pickle_fixtures`]) and the pickle writer's cases ([`pickle_cases`]),
+//! which the pickle crate's and the codec crate's tests share.
 //!
 //! ```
 //! let dir = tempfile_free_dir();
@@ -17,6 +19,9 @@
 //! #     d
 //! # }
 //! ```
+
+pub mod pickle_cases;
+pub mod pickle_fixtures;
 
 use std::path::{Path, PathBuf};
 

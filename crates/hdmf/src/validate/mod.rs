@@ -140,3 +140,36 @@ pub fn validate_with(file: &NwbFile, schema: &SchemaSet) -> Report {
         findings,
     }
 }
+
+/// The exit status of a validation of one file (as `neurochunk nwb validate` exits): 0 valid
+/// (warnings allowed), 1 invalid, 2 not readable or without specifications (`Err`).
+pub fn status_of(result: &Result<Report, String>) -> u8 {
+    match result {
+        Ok(report) if report.is_valid() => VALID,
+        Ok(_) => INVALID,
+        Err(_) => UNREADABLE,
+    }
+}
+
+/// [`status_of`] a valid file.
+pub const VALID: u8 = 0;
+/// [`status_of`] a file that does not conform.
+pub const INVALID: u8 = 1;
+/// [`status_of`] a file that could not be read or validated.
+pub const UNREADABLE: u8 = 2;
+
+/// The findings of `result` as the JSON list `nwb validate --json` prints: a report's own, or
+/// one `unreadable` error naming `file` for a file that could not be validated.
+pub fn result_json(file: &str, result: &Result<Report, String>) -> Vec<serde_json::Value> {
+    match result {
+        Ok(report) => report.to_json(),
+        Err(message) => vec![serde_json::json!({
+            "file": file,
+            "severity": "error",
+            "path": "/",
+            "type": "",
+            "rule": "unreadable",
+            "message": message,
+        })],
+    }
+}

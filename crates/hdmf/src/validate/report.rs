@@ -5,25 +5,8 @@ use std::fmt::{self, Write as _};
 
 use serde_json::{json, Value};
 
-/// How serious a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    /// The file does not conform to its specification.
-    Error,
-    /// Worth a look, but the file conforms (e.g. an object the specification does not
-    /// describe).
-    Warning,
-}
-
-impl Severity {
-    /// `error` / `warning`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
+/// How serious a finding is (the one severity of neurochunk's validators).
+pub use neurochunk_report::Severity;
 
 /// The rule a finding is about. [`Rule::id`] is the stable name used in reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -341,22 +341,171 @@ impl StoreLocation {
                 }
                 // A URL through a LINDI reference file: the file's read-only store (its
                 // ranges read from the same server) and the key after it.
-                if let Some(i) = key.find(".lindi.json").map(|i| i + ".lindi.json".len()) {
-                    if key.len() == i || key[i..].starts_with('/') {
-                        let file_key = &key[..i];
-                        let file_url = format!("{base}/{file_key}");
-                        let lindi =
-                            crate::LindiStore::open_url(&file_url, &store, file_key, options)?;
-                        return Ok((
-                            Arc::new(lindi),
-                            key[i..].trim_start_matches('/').to_string(),
-                        ));
-                    }
+                if let Some((file_key, inside)) = lindi_split(key) {
+                    let file_url = format!("{base}/{file_key}");
+                    let lindi = crate::LindiStore::open_url(&file_url, &store, file_key, options)?;
+                    return Ok((Arc::new(lindi), inside.to_string()));
                 }
                 Ok((Arc::new(store), key.clone()))
             }
         }
     }
+}
+
+/// What a location is opened for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Reading only: a local directory opens read-only, a LINDI reference file is allowed.
+    Read,
+    /// Reading and writing: a LINDI reference file (always read-only) is refused.
+    Write,
+}
+
+/// A location opened: the store holding it, the key of the location inside the store, and
+/// the name messages give it. See [`StoreLocation::open_for`].
+#[derive(Clone, Debug)]
+pub struct OpenedLocation {
+    /// The store holding the location (a bucket's, a reference file's, a local directory's).
+    pub store: Arc<dyn Store>,
+    /// The location's key (prefix) inside `store` (`""`: its root).
+    pub key: String,
+    /// The location as a person names it (the path or URL as given).
+    pub display: String,
+}
+
+impl OpenedLocation {
+    /// The store seen from the location: `store` itself when `key` is empty, otherwise a
+    /// [`PrefixStore`](crate::PrefixStore) at `key`.
+    pub fn rooted(&self) -> StoreResult<Arc<dyn Store>> {
+        if self.key.is_empty() {
+            return Ok(self.store.clone());
+        }
+        Ok(Arc::new(crate::PrefixStore::new(
+            self.store.clone(),
+            &self.key,
+        )?))
+    }
+
+    /// The location of `key` of the store, as a person names it: the store's URL (or the
+    /// opened path) joined with the key relative to the location.
+    pub fn display_key(&self, key: &str) -> String {
+        let rel = key
+            .strip_prefix(self.key.as_str())
+            .map(|r| r.trim_start_matches('/'))
+            .unwrap_or(key);
+        if rel.is_empty() {
+            self.display.clone()
+        } else {
+            format!("{}/{rel}", self.display.trim_end_matches('/'))
+        }
+    }
+}
+
+impl StoreLocation {
+    /// Open the location for `access`: the one place where a path or URL becomes a store.
+    ///
+    /// - A local path is an [`FsStore`] rooted at it (read-only for [`Access::Read`]; the path
+    ///   need not exist), key `""`.
+    /// - A path or URL through a LINDI reference file (`run.lindi.json/acquisition/data`) is
+    ///   the file's read-only [`LindiStore`](crate::LindiStore) and the key after it; refused
+    ///   for [`Access::Write`].
+    /// - Any other URL is the bucket's (container's, host's) [`RemoteStore`] and the URL's
+    ///   path ([`StoreLocation::open`]).
+    ///
+    /// ```
+    /// use neurochunk_store::remote::Access;
+    /// use neurochunk_store::{Bytes, RemoteOptions, Store, StoreLocation};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("out.zarr").display().to_string();
+    /// let opened = StoreLocation::parse(&path)?.open_for(&RemoteOptions::default(), Access::Write)?;
+    /// opened.store.set("zarr.json", Bytes::from_static(b"{}"))?;
+    /// let url = format!("file://{path}");
+    /// let read = StoreLocation::parse(&url)?.open_for(&RemoteOptions::default(), Access::Read)?;
+    /// assert!(read.rooted()?.exists("zarr.json")?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_for(&self, options: &RemoteOptions, access: Access) -> StoreResult<OpenedLocation> {
+        let display = self.display();
+        let through_lindi = match self {
+            StoreLocation::Local(path) => crate::lindi::split_reference_path(path).is_some(),
+            StoreLocation::Url { key, .. } => lindi_split(key).is_some(),
+        };
+        if through_lindi && access == Access::Write {
+            return Err(StoreError::ReadOnly { key: display });
+        }
+        let (store, key) = match self {
+            StoreLocation::Local(path) if !through_lindi && access == Access::Read => (
+                Arc::new(FsStore::read_only(path)) as Arc<dyn Store>,
+                String::new(),
+            ),
+            _ => self.open(options)?,
+        };
+        Ok(OpenedLocation {
+            store,
+            key,
+            display,
+        })
+    }
+
+    /// The local path, unless this is a URL or a path through a LINDI reference file (whose
+    /// store is opened like a URL's).
+    pub fn local_path(&self) -> Option<&std::path::Path> {
+        match self {
+            StoreLocation::Local(path) if crate::lindi::split_reference_path(path).is_none() => {
+                Some(path)
+            }
+            _ => None,
+        }
+    }
+
+    /// The location of `relative` (`a/b`) below this one.
+    pub fn child(&self, relative: &str) -> StoreResult<StoreLocation> {
+        match self {
+            StoreLocation::Local(path) => Ok(StoreLocation::Local(path.join(relative))),
+            StoreLocation::Url { url, .. } => StoreLocation::parse(&format!(
+                "{}/{}",
+                url.as_str().trim_end_matches('/'),
+                relative.trim_start_matches('/')
+            )),
+        }
+    }
+
+    /// The last segment of the path or key (a file name; `""` for a bucket's root).
+    pub fn file_name(&self) -> String {
+        match self {
+            StoreLocation::Local(path) => path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            StoreLocation::Url { key, .. } => key.rsplit('/').next().unwrap_or("").to_string(),
+        }
+    }
+
+    /// For two URLs of the same store (bucket, container, host): this location's key in it.
+    pub fn key_in_store_of(&self, other: &StoreLocation) -> Option<String> {
+        match (self, other) {
+            (
+                StoreLocation::Url {
+                    scheme, base, key, ..
+                },
+                StoreLocation::Url {
+                    scheme: other_scheme,
+                    base: other_base,
+                    ..
+                },
+            ) if scheme == other_scheme && base == other_base => Some(key.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// For a key through a LINDI reference file (`a/run.lindi.json/b`): the file's key and the
+/// key after it.
+fn lindi_split(key: &str) -> Option<(&str, &str)> {
+    let i = key.find(".lindi.json")? + ".lindi.json".len();
+    (key.len() == i || key[i..].starts_with('/'))
+        .then(|| (&key[..i], key[i..].trim_start_matches('/')))
 }
 
 /// Open the store a path or URL names, and the key (prefix) inside it that the URL points

@@ -31,7 +31,9 @@ use tokio::runtime::Runtime;
 use crate::merge_ranges;
 use tokio::sync::OnceCell;
 
-pub use location::{is_url, open_url, RemoteOptions, Scheme, StoreLocation};
+pub use location::{
+    is_url, open_url, Access, OpenedLocation, RemoteOptions, Scheme, StoreLocation,
+};
 
 use crate::{
     validate_key, validate_prefix, ByteRange, Bytes, DirListing, ReadRequest, ReadResponse, Store,
@@ -899,6 +901,13 @@ impl Store for RemoteStore {
     }
 
     fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
+        let path = Self::path(key)?;
+        self.refuse_write(key)?;
+        self.forget(key);
+        Ok(Box::new(writer::RemoteWriter::new(self, key, path)))
+    }
+
+    fn owned_writer(self: Arc<Self>, key: &str) -> StoreResult<Box<dyn ValueWriter>> {
         let path = Self::path(key)?;
         self.refuse_write(key)?;
         self.forget(key);

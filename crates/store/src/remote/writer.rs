@@ -1,6 +1,7 @@
 //! Streamed values of a [`RemoteStore`]: one `PUT` when small, a multipart upload when large.
 
 use std::io::Write;
+use std::ops::Deref;
 
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload, WriteMultipart};
@@ -15,16 +16,18 @@ const PARTS_IN_FLIGHT: usize = 4;
 /// a value that stays smaller is stored with one `PUT` on commit, a larger one is uploaded in
 /// parts as it is written and completed on commit. Nothing is visible before the commit; a
 /// failed or dropped writer aborts its upload.
-pub(super) struct RemoteWriter<'a> {
-    store: &'a RemoteStore,
+pub(super) struct RemoteWriter<H: Deref<Target = RemoteStore>> {
+    store: H,
     key: String,
     path: Path,
     buffer: Vec<u8>,
     upload: Option<WriteMultipart>,
 }
 
-impl<'a> RemoteWriter<'a> {
-    pub(super) fn new(store: &'a RemoteStore, key: &str, path: Path) -> Self {
+impl<H: Deref<Target = RemoteStore>> RemoteWriter<H> {
+    /// A writer of `key` (`path` in the object store) through the handle `store`: borrowed
+    /// (`Store::writer`) or shared (`Store::owned_writer`).
+    pub(super) fn new(store: H, key: &str, path: Path) -> Self {
         RemoteWriter {
             store,
             key: key.to_string(),
@@ -36,7 +39,7 @@ impl<'a> RemoteWriter<'a> {
 
     /// Hand the buffered bytes to the upload (started on the first call).
     fn ship(&mut self) -> StoreResult<()> {
-        let store = self.store;
+        let store = &*self.store;
         if self.upload.is_none() {
             super::count_requests(1);
             let upload = store
@@ -55,8 +58,9 @@ impl<'a> RemoteWriter<'a> {
         }
         let waited = store.block_on(upload.wait_for_capacity(PARTS_IN_FLIGHT));
         if let Err(e) = waited {
+            let error = store.error(&self.key, e);
             self.abort();
-            return Err(store.error(&self.key, e));
+            return Err(error);
         }
         Ok(())
     }
@@ -68,7 +72,7 @@ impl<'a> RemoteWriter<'a> {
     }
 }
 
-impl Write for RemoteWriter<'_> {
+impl<H: Deref<Target = RemoteStore>> Write for RemoteWriter<H> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.buffer.extend_from_slice(buf);
         if self.buffer.len() >= self.store.part_size {
@@ -82,9 +86,9 @@ impl Write for RemoteWriter<'_> {
     }
 }
 
-impl ValueWriter for RemoteWriter<'_> {
+impl<H: Deref<Target = RemoteStore> + Send> ValueWriter for RemoteWriter<H> {
     fn commit(mut self: Box<Self>) -> StoreResult<()> {
-        let store = self.store;
+        let store = &*self.store;
         store.forget(&self.key);
         let Some(mut upload) = self.upload.take() else {
             let value = Bytes::from(std::mem::take(&mut self.buffer));
@@ -110,7 +114,7 @@ impl ValueWriter for RemoteWriter<'_> {
     }
 }
 
-impl Drop for RemoteWriter<'_> {
+impl<H: Deref<Target = RemoteStore>> Drop for RemoteWriter<H> {
     fn drop(&mut self) {
         self.abort();
     }

@@ -694,6 +694,25 @@ impl TableSource {
         Self::open_store_named(store, key_or_prefix, key_or_prefix)
     }
 
+    /// Opens the table at a path (a file or a Hive directory) or a URL (the object at the
+    /// URL's key, else the Hive directory under it), read with `remote`'s settings; errors
+    /// name the location as given. The command line and the Python package open tables
+    /// through it.
+    #[cfg(feature = "remote")]
+    pub fn open_location(
+        location: &neurochunk_store::StoreLocation,
+        remote: &neurochunk_store::RemoteOptions,
+    ) -> Result<Self> {
+        if let Some(path) = location.local_path() {
+            return Self::open(path);
+        }
+        let name = location.display();
+        let (store, key) = location
+            .open(remote)
+            .map_err(|e| TableError::store(&name, e))?;
+        Self::open_store_named(store, &key, &name)
+    }
+
     /// Like [`TableSource::open_store`], but errors, [`TableSource::path`] and the files'
     /// display names use `name` (for example a URL of the store) instead of the key.
     pub fn open_store_named(

@@ -155,41 +155,26 @@ fn parquet_props(schema: &Schema, opts: &WriteOptions) -> WriterProperties {
         .build()
 }
 
-/// A value being streamed into a store. It holds its own handle on the store, so that
-/// writers need no lifetime: nothing is visible until [`StoreSink::commit`], and dropping it
-/// abandons the value.
+/// A value being streamed into a store through a writer that holds its own handle on the
+/// store ([`Store::owned_writer`]), so that writers need no lifetime: nothing is visible until
+/// [`StoreSink::commit`], and dropping it abandons the value.
 struct StoreSink {
-    /// Borrows the store behind `store`: declared first, so it is dropped first.
-    writer: Box<dyn ValueWriter + 'static>,
+    writer: Box<dyn ValueWriter>,
     key: String,
-    store: Arc<dyn Store>,
 }
 
 impl StoreSink {
     /// Starts the value at `key`.
     fn new(store: Arc<dyn Store>, key: &str) -> StoreResult<Self> {
-        let writer = store.writer(key)?;
-        // SAFETY: `writer` borrows the store that `store` points to. That store lives on the
-        // heap, does not move when the `Arc` does, and is kept alive by the `Arc` held in
-        // this struct for as long as the writer exists: the writer is dropped before the
-        // `Arc` (field order) or consumed by `commit` while the `Arc` is still held, and it
-        // is never handed out, so the `'static` it is given here is never observed.
-        let writer = unsafe {
-            std::mem::transmute::<Box<dyn ValueWriter + '_>, Box<dyn ValueWriter + 'static>>(writer)
-        };
         Ok(StoreSink {
-            writer,
+            writer: store.owned_writer(key)?,
             key: key.to_string(),
-            store,
         })
     }
 
     /// Makes the written bytes the value of the key.
     fn commit(self) -> StoreResult<()> {
-        let StoreSink { writer, store, .. } = self;
-        let result = writer.commit();
-        drop(store);
-        result
+        self.writer.commit()
     }
 }
 
@@ -241,6 +226,23 @@ pub enum TableTarget {
 }
 
 impl TableTarget {
+    /// Where a table at a path or URL is written: a path, or the key of the URL's store
+    /// (opened with `remote`'s settings).
+    #[cfg(feature = "remote")]
+    pub fn at(
+        location: &neurochunk_store::StoreLocation,
+        remote: &neurochunk_store::RemoteOptions,
+    ) -> Result<Self> {
+        if let Some(path) = location.local_path() {
+            return Ok(TableTarget::Path(path.to_path_buf()));
+        }
+        let name = location.display();
+        let (store, key) = location
+            .open(remote)
+            .map_err(|e| TableError::store(&name, e))?;
+        Ok(TableTarget::Store { store, key, name })
+    }
+
     /// The name errors give the table: the path, or the store target's name.
     pub fn name(&self) -> String {
         match self {

@@ -42,14 +42,8 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Severity of a violation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    /// A MUST is broken (or a configurable rule in strict mode).
-    Error,
-    /// A SHOULD is broken, or a lint.
-    Warning,
-}
+/// Severity of a violation (the one severity of neurochunk's validators).
+pub use neurochunk_report::Severity;
 
 /// One broken rule.
 #[derive(Debug, Clone)]

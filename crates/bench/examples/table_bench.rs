@@ -1,8 +1,7 @@
 //! Runs the table benchmark module of the bench crate stand-alone:
-//! `cargo run --release -p neurochunk-table --example table_bench -- ROWS DIR`.
+//! `cargo run --release -p neurochunk-bench --example table_bench -- ROWS DIR`.
 
-#[path = "../../bench/src/table_bench.rs"]
-mod table_bench;
+use neurochunk_bench::table_bench;
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -1,11 +1,12 @@
 //! The pickle writer's cases, its golden outputs and small constructors, shared by the tests of
-//! `neurochunk-pickle` and by `neurochunk-codec`'s `pickle_cases` (its tests and the
+//! `neurochunk-pickle` and of `neurochunk-codec` (its `pickle` tests and the
 //! `pickle_writer_cases` example, whose output the interop suite loads with NumPy:
-//! `tests/interop/*/test_pickle_writer_numpy_*.py`).
+//! `tests/interop/*/test_pickle_writer_numpy_*.py`), with the codec chain helpers and
+//! [`write_all`], which writes every case to a directory.
 
-#![allow(dead_code)]
-
+use neurochunk_codec::{ArrayBytes, ChunkRepr, CodecChain};
 use neurochunk_dtype::json::non_finite_value;
+use neurochunk_dtype::DataType;
 use neurochunk_pickle::{encode_object_array, RecordField, RecordKind};
 use serde_json::{json, Value};
 
@@ -111,4 +112,53 @@ pub fn golden_cases() -> Vec<(&'static str, Vec<u8>)> {
     )
     .unwrap();
     vec![("golden_objects", objects), ("golden_record", record)]
+}
+
+pub fn repr(shape: &[usize]) -> ChunkRepr {
+    ChunkRepr {
+        shape: shape.to_vec(),
+        data_type: DataType::String,
+        fill_value: Vec::new(),
+    }
+}
+
+pub fn pickle_chain(shape: &[usize]) -> CodecChain {
+    CodecChain::from_v2(
+        false,
+        Some(&[json!({"id": "pickle", "protocol": 5})]),
+        None,
+        None,
+        &repr(shape),
+    )
+    .unwrap()
+}
+
+pub fn variable(texts: &[&str]) -> ArrayBytes {
+    let mut data = Vec::new();
+    let mut offsets = vec![0];
+    for t in texts {
+        data.extend_from_slice(t.as_bytes());
+        offsets.push(data.len());
+    }
+    ArrayBytes::Variable { data, offsets }
+}
+
+/// Write every writer case, the golden outputs and the codec's own output (2500 texts, three
+/// `APPENDS` batches) to `dir/<name>.pickle`.
+pub fn write_all(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (name, shape, items, record) in writer_cases() {
+        let bytes = encode_object_array(&shape, &items, record.as_deref())
+            .map_err(|e| std::io::Error::other(format!("{name}: {e}")))?;
+        std::fs::write(dir.join(format!("{name}.pickle")), bytes)?;
+    }
+    for (name, bytes) in golden_cases() {
+        std::fs::write(dir.join(format!("{name}.pickle")), bytes)?;
+    }
+    let texts: Vec<String> = (0..2500).map(|i| format!("t{i}é")).collect();
+    let data = variable(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+    let bytes = pickle_chain(&[2500])
+        .encode(data, &repr(&[2500]))
+        .map_err(|e| std::io::Error::other(format!("codec_texts: {e}")))?;
+    std::fs::write(dir.join("codec_texts.pickle"), bytes)
 }
