@@ -31,15 +31,26 @@ pub(crate) enum N5LayoutArg {
 
 /// The layout a `--format` (and `--n5-layout`) choice writes; N5 defaults to BigDataViewer
 /// for 3-D spatial images and n5-viewer otherwise.
-pub(crate) fn target_layout(format: FormatArg, n5: Option<N5LayoutArg>, bdv_fits: bool) -> Layout {
-    match (format, n5) {
+pub(crate) fn target_layout(
+    format: FormatArg,
+    n5: Option<N5LayoutArg>,
+    bdv_fits: bool,
+) -> Result<Layout, Failure> {
+    Ok(match (format, n5) {
         (FormatArg::Zarr2, _) => Layout::OmeZarr04,
         (FormatArg::Zarr3, _) => Layout::OmeZarr05,
         (FormatArg::N5, Some(N5LayoutArg::Bdv)) => Layout::N5Bdv,
         (FormatArg::N5, Some(N5LayoutArg::N5Viewer)) => Layout::N5Viewer,
         (FormatArg::N5, None) if bdv_fits => Layout::N5Bdv,
         (FormatArg::N5, None) => Layout::N5Viewer,
-    }
+        (FormatArg::Precomputed, _) => {
+            return Err(Failure(
+                "multiscale images are not yet written as precomputed layers; convert one \
+                 level at a time (convert IMAGE/LEVEL LAYER/KEY --format precomputed)"
+                    .into(),
+            ))
+        }
+    })
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -204,7 +215,7 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
     let mut options = PyramidOptions::new(
         levels,
         args.method.unwrap_or(MethodArg::Mean).into(),
-        target_layout(args.format, args.n5_layout, rank == 3),
+        target_layout(args.format, args.n5_layout, rank == 3)?,
     );
     options.factors = args
         .factors
@@ -337,7 +348,7 @@ pub(crate) fn multiscale_plan(
             });
         let target = match format {
             Some(f) if Some(neurochunk_array::ZarrFormat::from(f)) != source_format => {
-                target_layout(f, n5_layout, true)
+                target_layout(f, n5_layout, true)?
             }
             _ => return Ok(None),
         };
@@ -358,10 +369,10 @@ pub(crate) fn multiscale_plan(
     let image = MultiscaleImage::open(src_store.clone(), "").map_err(fail)?;
     let bdv_fits = image.axes().len() == 3 && image.axes().iter().all(|a| a.is_spatial());
     let target = match format {
-        Some(f) => target_layout(f, n5_layout, bdv_fits),
+        Some(f) => target_layout(f, n5_layout, bdv_fits)?,
         None => match n5_layout {
             Some(n) if layout.format() == neurochunk_array::ZarrFormat::N5 => {
-                target_layout(FormatArg::N5, Some(n), bdv_fits)
+                target_layout(FormatArg::N5, Some(n), bdv_fits)?
             }
             _ => layout,
         },

@@ -151,6 +151,10 @@ impl MultiscaleImage {
                 crate::ngff::open(store, &path, group.format, &group.attributes)
             }
             ZarrFormat::N5 => crate::n5::open(store, &path, &group.attributes),
+            ZarrFormat::Precomputed => Err(OmeError::not_image(
+                &path,
+                "it is a Neuroglancer precomputed layer; its scales are arrays LAYER/KEY",
+            )),
         }
     }
 
@@ -171,6 +175,7 @@ impl MultiscaleImage {
         match group.format {
             ZarrFormat::V2 | ZarrFormat::V3 => crate::ngff::detect(group.format, &group.attributes),
             ZarrFormat::N5 => crate::n5::detect(store, path, &group.attributes),
+            ZarrFormat::Precomputed => None,
         }
     }
 

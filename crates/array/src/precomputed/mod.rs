@@ -875,15 +875,16 @@ pub fn new_scale_metadata(
             chunk_shape[3]
         )));
     }
-    let (layer, key) = match path.trim_matches('/').rsplit_once('/') {
-        Some((layer, key)) if !key.is_empty() => (layer.to_string(), key.to_string()),
+    // The scale's key is the last part of its path (a layer at the store's root holds its
+    // scales at `KEY`).
+    let key = match path.trim_matches('/').rsplit('/').next() {
+        Some(key) if !key.is_empty() => key.to_string(),
         _ => {
             return Err(unsupported(
                 "a precomputed scale lives at LAYER/KEY (its layer directory and scale key)".into(),
             ))
         }
     };
-    let _ = layer;
     let layer_type = options.layer_type.clone().unwrap_or_else(|| {
         if matches!(encoding, Encoding::CompressedSegmentation { .. }) {
             "segmentation".to_string()
