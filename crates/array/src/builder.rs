@@ -272,8 +272,14 @@ impl ArrayBuilder {
                 shape.push(1);
                 chunk_shape.push(1);
             }
-            if shape.len() == 4 && chunk_shape.len() == 4 {
-                chunk_shape[3] = usize::try_from(shape[3]).unwrap_or(usize::MAX);
+            let channels = shape
+                .get(3)
+                .map(|&c| usize::try_from(c).unwrap_or(usize::MAX));
+            match (channels, chunk_shape.len()) {
+                // Chunk sizes given for x, y, z only.
+                (Some(channels), 3) if shape.len() == 4 => chunk_shape.push(channels),
+                (Some(channels), 4) if shape.len() == 4 => chunk_shape[3] = channels,
+                _ => {}
             }
         }
         let codecs = self

@@ -252,37 +252,25 @@ impl Location {
     }
 
     fn precomputed_scale(&self) -> Result<Option<StoreNode>, Failure> {
-        let (layer, key): (Arc<dyn Store>, String) = match &self.0 {
-            StoreLocation::Local(path) => {
-                let documents = NODE_DOCUMENTS.iter().chain(&[PRECOMPUTED_INFO]);
-                if documents.clone().any(|d| path.join(d).is_file()) {
-                    return Ok(None);
-                }
-                match (path.parent(), path.file_name()) {
-                    (Some(parent), Some(name)) if parent.join(PRECOMPUTED_INFO).is_file() => (
-                        Arc::new(FsStore::new(parent)),
-                        name.to_string_lossy().into_owned(),
-                    ),
-                    _ => return Ok(None),
-                }
-            }
-            StoreLocation::Url { .. } => {
-                let (store, key) = self.open_parts()?;
-                if key.is_empty() {
-                    return Ok(None);
-                }
-                let (parent, name) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
-                let name = name.to_string();
-                (rooted_at(store, parent).map_err(|e| self.fail(e))?, name)
-            }
+        let StoreLocation::Url { .. } = &self.0 else {
+            return Ok(self
+                .local()
+                .and_then(neurochunk_array::precomputed::local_scale_dir)
+                .map(|(layer, key)| (Arc::new(FsStore::new(layer)) as Arc<dyn Store>, key)));
         };
+        let (store, key) = self.open_parts()?;
+        if key.is_empty() {
+            return Ok(None);
+        }
+        let (parent, name) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
+        let layer = rooted_at(store, parent).map_err(|e| self.fail(e))?;
         // Not a layer, or not one of its scales: the location is read as it is.
         let scales =
             neurochunk_array::precomputed::layer_scales(layer.as_ref(), "").unwrap_or_default();
         Ok(scales
             .iter()
-            .any(|s| s.trim_matches('/') == key)
-            .then_some((layer, key)))
+            .any(|s| s.trim_matches('/') == name)
+            .then(|| (layer, name.to_string())))
     }
 
     fn fail(&self, e: StoreError) -> Failure {
@@ -292,9 +280,6 @@ impl Location {
 
 /// A store and the path of a node in it.
 pub(crate) type StoreNode = (Arc<dyn Store>, String);
-
-/// The document of a Neuroglancer precomputed layer.
-const PRECOMPUTED_INFO: &str = neurochunk_array::precomputed::INFO;
 
 /// The names of the documents that make a prefix a node (Zarr v2, v3, N5).
 const NODE_DOCUMENTS: [&str; 4] = [".zarray", ".zgroup", "zarr.json", "attributes.json"];

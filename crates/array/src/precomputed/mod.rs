@@ -650,6 +650,25 @@ pub(crate) fn read_node(store: &dyn Store, path: &str) -> ArrayResult<Option<Nod
     }
 }
 
+/// When the local directory `dir` is a scale of a layer (it holds no `info` of its own and its
+/// parent's `info` lists a scale named like it): the layer's directory and the scale's key.
+/// Opening the layer's directory and the array at the key reads the scale.
+pub fn local_scale_dir(dir: &std::path::Path) -> Option<(std::path::PathBuf, String)> {
+    if dir.join(INFO).is_file() {
+        return None;
+    }
+    let (parent, name) = (dir.parent()?, dir.file_name()?.to_str()?);
+    if !parent.join(INFO).is_file() {
+        return None;
+    }
+    let layer = neurochunk_store::FsStore::new(parent);
+    let scales = layer_scales(&layer, "").ok()?;
+    scales
+        .iter()
+        .any(|key| key.trim_matches('/') == name)
+        .then(|| (parent.to_path_buf(), name.to_string()))
+}
+
 /// The keys of the scales of the layer at `path` (an error when there is no layer there).
 pub fn layer_scales(store: &dyn Store, path: &str) -> ArrayResult<Vec<String>> {
     read_layer(store, path)?
