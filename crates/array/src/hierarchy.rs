@@ -207,8 +207,10 @@ pub(crate) fn write_group(
 /// `attributes.json`) is a node; below a node, its metadata documents, XML documents beside
 /// them (BigDataViewer's `dataset.xml`, bioformats2raw's `METADATA.ome.xml`) and chunk keys
 /// (`c`, numbers, numbers joined by `.`, `c.` and numbers, in any depth of directories) are
-/// its own, and so are nested nodes. Anything else (a file of another name, a directory with no
-/// node above it) is not.
+/// its own, and so are nested nodes. A directory holding a Neuroglancer precomputed `info` is a
+/// layer: the files of its scale directories named like chunks (`0-64_0-64_0-16`, with `.gz`)
+/// or shards (`0a.shard`) are its own. Anything else (a file of another name, a directory with
+/// no node above it) is not.
 ///
 /// ```
 /// use neurochunk_array::NodeTree;
@@ -229,7 +231,7 @@ pub struct NodeTree;
 
 impl neurochunk_store::replace::TreeKind for NodeTree {
     fn name(&self) -> &'static str {
-        "a Zarr or N5 node"
+        "a Zarr, N5 or precomputed node"
     }
 
     fn is_anchor(&self, file_name: &str) -> bool {
@@ -240,6 +242,7 @@ impl neurochunk_store::replace::TreeKind for NodeTree {
             ZMETADATA,
             ZARR_JSON,
             ATTRIBUTES_JSON,
+            crate::precomputed::INFO,
         ]
         .contains(&file_name)
     }
@@ -249,7 +252,8 @@ impl neurochunk_store::replace::TreeKind for NodeTree {
         // root, bioformats2raw's `OME/METADATA.ome.xml`.
         anchored
             && (matches!(rest, [doc] if self.is_anchor(doc) || doc.ends_with(".xml"))
-                || rest.iter().all(|part| is_chunk_key_part(part)))
+                || rest.iter().all(|part| is_chunk_key_part(part))
+                || matches!(rest, [_scale, file] if crate::precomputed::is_scale_file(file)))
     }
 }
 

@@ -314,3 +314,36 @@ fn convert_to_zarr_and_back_keeps_scales() {
     );
     assert!(seg.join("s0").is_dir());
 }
+
+#[test]
+fn a_layer_is_replaced_only_when_it_holds_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let grey = npy(dir.path(), "grey.npy", DataType::UInt8, |i| vec![i as u8]);
+    let layer = dir.path().join("layer");
+    let put = |extra: &[&str]| {
+        let mut args = vec!["put", s(&grey), s(&layer), "--format", "precomputed"];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    assert!(put(&["--chunks", "8,8,8", "--codec", "raw,gzip"])
+        .status
+        .success());
+    // A layer of its own kind (info, chunk files, .gz files) is replaced.
+    let again = put(&["--chunks", "16,16,4", "--resolution", "2,2,2"]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let info: Value = serde_json::from_slice(&std::fs::read(layer.join("info")).unwrap()).unwrap();
+    assert_eq!(info["scales"].as_array().unwrap().len(), 1);
+    assert_eq!(info["scales"][0]["key"], "2_2_2");
+    assert!(!layer.join("1_1_1").exists());
+    // A file that is not the layer's is kept, and the layer with it.
+    std::fs::write(layer.join("2_2_2/notes.txt"), "mine").unwrap();
+    let refused = put(&[]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("notes.txt"), "{err}");
+    assert!(layer.join("2_2_2/notes.txt").is_file());
+}

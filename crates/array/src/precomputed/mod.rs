@@ -669,6 +669,29 @@ pub fn local_scale_dir(dir: &std::path::Path) -> Option<(std::path::PathBuf, Str
         .then(|| (parent.to_path_buf(), name.to_string()))
 }
 
+/// Whether a file name in a scale directory is one of the scale's: a chunk
+/// (`xBegin-xEnd_yBegin-yEnd_zBegin-zEnd`, bounds possibly negative, optionally `.gz`) or a
+/// shard (`HEX.shard`).
+pub fn is_scale_file(name: &str) -> bool {
+    if let Some(hex) = name.strip_suffix(".shard") {
+        return !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    }
+    let chunk = name.strip_suffix(".gz").unwrap_or(name);
+    let parts: Vec<&str> = chunk.split('_').collect();
+    parts.len() == 3
+        && parts.iter().all(|part| {
+            // The end's `-` is the first after the begin's digits (a begin may be negative).
+            let split = part
+                .char_indices()
+                .skip(1)
+                .find(|&(_, c)| c == '-')
+                .map(|(i, _)| i);
+            split.is_some_and(|i| {
+                part[..i].parse::<i64>().is_ok() && part[i + 1..].parse::<i64>().is_ok()
+            })
+        })
+}
+
 /// The keys of the scales of the layer at `path` (an error when there is no layer there).
 pub fn layer_scales(store: &dyn Store, path: &str) -> ArrayResult<Vec<String>> {
     read_layer(store, path)?
