@@ -43,13 +43,7 @@ pub(crate) fn target_layout(
         (FormatArg::N5, Some(N5LayoutArg::N5Viewer)) => Layout::N5Viewer,
         (FormatArg::N5, None) if bdv_fits => Layout::N5Bdv,
         (FormatArg::N5, None) => Layout::N5Viewer,
-        (FormatArg::Precomputed, _) => {
-            return Err(Failure(
-                "multiscale images are not yet written as precomputed layers; convert one \
-                 level at a time (convert IMAGE/LEVEL LAYER/KEY --format precomputed)"
-                    .into(),
-            ))
-        }
+        (FormatArg::Precomputed, _) => Layout::Precomputed,
     })
 }
 
@@ -201,6 +195,13 @@ fn reporter(total: u64, lines: bool, what: &'static str) -> (progress::Bar, impl
 }
 
 pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
+    if matches!(args.format, FormatArg::Precomputed) {
+        return Err(Failure(
+            "pyramid writes OME-Zarr or N5; convert its output to precomputed (neurochunk \
+             convert IMAGE LAYER --format precomputed)"
+                .into(),
+        ));
+    }
     local_only_fsync(&args.write, &args.dst)?;
     let src_store = args.src.open_read()?;
     let src = Array::open_with(src_store, "", &args.axis_order.open_options())

@@ -246,22 +246,59 @@ fn put_refuses_what_precomputed_cannot_hold() {
     assert!(!layer.exists());
 }
 
+/// `[x, y, z, c]` C-order bytes of one-byte elements as `[c, z, y, x]`.
+fn reversed_axes(shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let [x, y, z, c] = [shape[0], shape[1], shape[2], shape[3]];
+    let mut out = Vec::with_capacity(data.len());
+    for ci in 0..c {
+        for zi in 0..z {
+            for yi in 0..y {
+                for xi in 0..x {
+                    out.push(data[((xi * y + yi) * z + zi) * c + ci]);
+                }
+            }
+        }
+    }
+    out
+}
+
 #[test]
-fn convert_to_zarr_and_back_keeps_scales() {
+fn convert_carries_scales_as_ome_zarr_levels_and_back() {
     let dir = tempfile::tempdir().unwrap();
-    let zarr = dir.path().join("raw.zarr");
+    let ome = dir.path().join("img.ome.zarr");
     let layer = dir.path().join("layer");
-    // A layer (two scales) to a Zarr group of two arrays, and back to a layer.
+    // A layer of two scales: an OME-Zarr 0.5 image of two levels, axes c, z, y, x.
     ok(&[
         "convert",
         &fixture("ts_raw_u8"),
-        s(&zarr),
+        s(&ome),
         "--format",
         "zarr3",
     ]);
-    let tree = ok(&["tree", s(&zarr)]);
-    assert!(tree.contains("4_4_40  [20, 18, 7, 1] uint8"), "{tree}");
-    ok(&["convert", s(&zarr), s(&layer), "--format", "precomputed"]);
+    let tree = ok(&["tree", s(&ome)]);
+    assert!(tree.contains("multiscale ome-zarr-0.5: 2 levels"), "{tree}");
+    assert!(tree.contains("0  [1, 7, 18, 20] uint8"), "{tree}");
+    let image: Value = serde_json::from_str(&ok(&["ome", "info", s(&ome), "--json"])).unwrap();
+    let levels = image["levels"].as_array().unwrap();
+    assert_eq!(levels[1]["scale"], serde_json::json!([1.0, 40.0, 8.0, 8.0]));
+    // The voxel offset times the resolution.
+    assert_eq!(
+        levels[1]["translation"],
+        serde_json::json!([0.0, 80.0, 16.0, 8.0])
+    );
+    ok(&["ome", "validate", s(&ome)]);
+    for (k, key) in ["4_4_40", "8_8_40"].iter().enumerate() {
+        let out = dir.path().join(format!("level{k}.npy"));
+        ok(&["get", &format!("{}/{k}", s(&ome)), "-o", s(&out)]);
+        let (shape, want) = expected("ts_raw_u8", key);
+        assert_eq!(
+            read_npy(&out).unwrap().1,
+            reversed_axes(&shape, &want),
+            "{key}"
+        );
+    }
+    // And back: the levels are scales named after their resolution, offsets restored.
+    ok(&["convert", s(&ome), s(&layer), "--format", "precomputed"]);
     let info: Value = serde_json::from_slice(&std::fs::read(layer.join("info")).unwrap()).unwrap();
     let keys: Vec<&str> = info["scales"]
         .as_array()
@@ -287,32 +324,70 @@ fn convert_to_zarr_and_back_keeps_scales() {
             "{key}"
         );
     }
-    // One compressed_segmentation scale to a Zarr array, and back into a new layer.
-    let array = dir.path().join("seg.zarr");
+}
+
+#[test]
+fn a_pyramid_becomes_a_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    // A (z, y, x) volume: a three-level OME-Zarr 0.4 pyramid, then a precomputed layer.
+    let zyx = npy(dir.path(), "zyx.npy", DataType::UInt16, |i| {
+        ((i % 97) as u16 * 300).to_le_bytes().to_vec()
+    });
+    let raw = dir.path().join("raw.zarr");
+    ok(&["put", s(&zyx), s(&raw), "--format", "zarr2"]);
+    let ome = dir.path().join("p.zarr");
     ok(&[
-        "convert",
-        &fixture("ts_cseg_u64_442/s0"),
-        s(&array),
+        "pyramid",
+        s(&raw),
+        s(&ome),
+        "--levels",
+        "3",
         "--format",
         "zarr2",
     ]);
-    let seg = dir.path().join("seg");
+    let layer = dir.path().join("layer");
     ok(&[
         "convert",
-        s(&array),
-        s(&seg),
+        s(&ome),
+        s(&layer),
         "--format",
         "precomputed",
+        "--chunks",
+        "8,8,8",
         "--codec",
-        "compressed_segmentation:4:4:2",
+        "png",
     ]);
-    let out = dir.path().join("seg.npy");
-    ok(&["get", s(&seg), "-o", s(&out)]);
-    assert_eq!(
-        read_npy(&out).unwrap().1,
-        expected("ts_cseg_u64_442", "s0").1
-    );
-    assert!(seg.join("s0").is_dir());
+    let info: Value = serde_json::from_slice(&std::fs::read(layer.join("info")).unwrap()).unwrap();
+    assert_eq!(info["scales"].as_array().unwrap().len(), 3);
+    assert_eq!(info["scales"][0]["size"], serde_json::json!([10, 20, 24]));
+    assert_eq!(info["scales"][0]["encoding"], "png");
+    assert_eq!(info["scales"][1]["size"], serde_json::json!([5, 10, 12]));
+    let out = dir.path().join("s0.npy");
+    ok(&["get", s(&layer), "-o", s(&out)]);
+    let (header, got) = read_npy(&out).unwrap();
+    assert_eq!(header.shape, [10, 20, 24, 1]);
+    // x, y, z of the (z, y, x) input.
+    let (_, input) = read_npy(&zyx).unwrap();
+    for (x, y, z) in [(0, 0, 0), (9, 19, 23), (3, 7, 11)] {
+        let at_in = ((z * 20 + y) * 10 + x) * 2;
+        let at_out = ((x * 20 + y) * 24 + z) * 2;
+        assert_eq!(
+            got[at_out..at_out + 2],
+            input[at_in..at_in + 2],
+            "({x}, {y}, {z})"
+        );
+    }
+    // pyramid itself writes OME-Zarr or N5.
+    let refused = run(&[
+        "pyramid",
+        s(&raw),
+        s(&dir.path().join("q")),
+        "--levels",
+        "2",
+        "--format",
+        "precomputed",
+    ]);
+    assert!(!refused.status.success());
 }
 
 #[test]

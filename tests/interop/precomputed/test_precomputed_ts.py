@@ -149,12 +149,23 @@ def test_tensorstore_reads_what_neurochunk_puts(nc, tmp_path, id_, dtype, channe
         np.testing.assert_array_equal(got, data)
 
 
-def test_convert_to_zarr_keeps_values_and_description(nc, tmp_path):
+def test_convert_to_ome_zarr_and_back_keeps_values_and_description(nc, tmp_path):
     case = CASES[7]  # sharded compressed_segmentation uint64
     want = write_ts(tmp_path / "layer", case)
+    # An OME-Zarr 0.5 image: axes c, z, y, x, the resolution and voxel offset as its transforms.
     nc.convert(tmp_path / "layer", tmp_path / "seg.zarr", "zarr3")
-    np.testing.assert_array_equal(nc.get(tmp_path / "seg.zarr/8_8_40"), want)
-    nc.convert(tmp_path / "seg.zarr", tmp_path / "back", "precomputed")
+    np.testing.assert_array_equal(nc.get(tmp_path / "seg.zarr/0"), np.transpose(want, (3, 2, 1, 0)))
+    ome = json.loads((tmp_path / "seg.zarr" / "zarr.json").read_text())["attributes"]["ome"]
+    transforms = ome["multiscales"][0]["datasets"][0]["coordinateTransformations"]
+    assert transforms[0] == {"type": "scale", "scale": [1.0, 40.0, 8.0, 8.0]}
+    assert transforms[1] == {"type": "translation", "translation": [0.0, 4000.0, -24.0, 40.0]}
+    # ome-zarr-models accepts it.
+    import zarr
+    from ome_zarr_models.v05 import Image
+
+    Image.from_zarr(zarr.open_group(str(tmp_path / "seg.zarr"), mode="r"))
+    nc.run("convert", tmp_path / "seg.zarr", tmp_path / "back", "--format", "precomputed",
+           "--codec", "compressed_segmentation")
     store = ts.open(ts_spec(tmp_path / "back")).result()
     assert list(store.domain.inclusive_min) == [5, -3, 100, 0]
     np.testing.assert_array_equal(np.asarray(store.read().result()), want)
