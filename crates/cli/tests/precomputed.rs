@@ -377,6 +377,22 @@ fn a_pyramid_becomes_a_layer() {
             "({x}, {y}, {z})"
         );
     }
+    // Through an n5-viewer N5 image and back (N5 keeps no offsets).
+    let n5 = dir.path().join("p.n5");
+    ok(&["convert", s(&layer), s(&n5), "--format", "n5"]);
+    let again = dir.path().join("again");
+    ok(&[
+        "convert",
+        s(&n5),
+        s(&again),
+        "--format",
+        "precomputed",
+        "--codec",
+        "png",
+    ]);
+    let out2 = dir.path().join("again.npy");
+    ok(&["get", s(&again), "-o", s(&out2)]);
+    assert_eq!(read_npy(&out2).unwrap().1, got);
     // pyramid itself writes OME-Zarr or N5.
     let refused = run(&[
         "pyramid",

@@ -121,16 +121,8 @@ pub(crate) fn axis_order(src: &MultiscaleImage, layout: Layout) -> OmeResult<Opt
             }
             order
         }
-        (true, false) if layout.is_ome_zarr() => vec![3, 2, 1, 0],
-        (true, false) => {
-            return Err(OmeError::invalid(
-                &src.path,
-                format!(
-                    "a precomputed layer is converted to OME-Zarr, not to {}",
-                    layout.name()
-                ),
-            ))
-        }
+        // Channel first, then space as z, y, x (OME-Zarr's order, and n5-viewer's as presented).
+        (true, false) => vec![3, 2, 1, 0],
         _ => return Ok(None),
     };
     Ok((!order.iter().enumerate().all(|(i, &a)| i == a)).then_some(order))
@@ -200,6 +192,7 @@ pub(crate) fn copy_permuted(
     let chunks = chunks.unwrap_or_else(|| order.iter().map(|&a| src_chunks[a]).collect());
     let mut builder = ArrayBuilder::new(shape.clone(), array.metadata().data_type.clone())
         .format(writer.format())
+        .n5_axis_order(writer.n5_axis_order())
         .chunks(crate::write::fit_chunks(&shape, &chunks, None).0);
     if let Some(codecs) = codecs {
         builder = builder.codecs(codecs);
