@@ -178,3 +178,35 @@ def test_damaged_shard_is_a_clean_error(nc, tmp_path):
     shard.write_bytes(shard.read_bytes()[:40])
     err = nc.fails("get", layer, "-o", tmp_path / "out.npy")
     assert shard.name in err
+
+
+def test_a_layer_over_http(nc, tmp_path):
+    """A sharded layer and a scale read over plain HTTP (Range requests, no listing)."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    write_ts(tmp_path / "layer", CASES[7])
+    want = np.asarray(ts.open(ts_spec(tmp_path / "layer")).result().read().result())
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "RangeHTTPServer", str(port), "--bind", "127.0.0.1"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/layer"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{url}/info", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.05)
+        np.testing.assert_array_equal(nc.get(url), want)
+        np.testing.assert_array_equal(nc.get(f"{url}/8_8_40", region="1:20,3,:,:"), want[1:20, 3])
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
