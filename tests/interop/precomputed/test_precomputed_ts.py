@@ -181,7 +181,8 @@ def test_damaged_shard_is_a_clean_error(nc, tmp_path):
 
 
 def test_a_layer_over_http(nc, tmp_path):
-    """A sharded layer and a scale read over plain HTTP (Range requests, no listing)."""
+    """A sharded layer and a scale read over plain HTTP (Range requests, no listing), served by
+    RangeHTTPServer (installed in .peers/py312 with ome-zarr, which requires it)."""
     import socket
     import subprocess
     import sys
