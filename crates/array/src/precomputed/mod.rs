@@ -750,7 +750,7 @@ pub fn scale_metadata(info: &LayerInfo, index: usize, path: &str) -> ArrayResult
 }
 
 /// What a new precomputed scale looks like beyond the array's shape, data type, chunks and
-/// encoding (see [`crate::ArrayBuilder::precomputed`] and [`crate::ConvertOptions`]).
+/// encoding (see [`crate::ArrayBuilder::precomputed`] and [`crate::convert::ConvertOptions`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PrecomputedOptions {
     /// `voxel_offset` (default: the source's `precomputed` attribute, else zeros).

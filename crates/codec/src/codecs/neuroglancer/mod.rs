@@ -11,7 +11,7 @@
 //!   1–4 channels of 8 or 16 bits.
 //!
 //! The formats store chunks at the upper bound of the volume truncated, so each codec encodes
-//! the leading `extent` of a chunk ([`ArrayToBytesCodec::encode_extent`]) and decodes into a
+//! the leading `extent` of a chunk ([`crate::ArrayToBytesCodec::encode_extent`]) and decodes into a
 //! full chunk whose elements outside the extent are the fill value. They know nothing of the
 //! `info` document, chunk keys or sharding (the array layer's precomputed front end).
 
