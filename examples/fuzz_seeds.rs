@@ -6,7 +6,7 @@
 //! cargo run --release -p neurochunk --example fuzz_seeds -- OUT_DIR
 //! ```
 //! writes `OUT_DIR/<target>/<case>` for the targets `metadata`, `chunk`, `pickle`, `npy`,
-//! `nwb_attributes`, `table_file`, `swc` and `lindi`.
+//! `nwb_attributes`, `table_file`, `swc`, `lindi` and `h5`.
 //!
 //! Framed inputs (`metadata`, `chunk`, `nwb_attributes`) are `selector | u16 LE document length |
 //! document | payload`, the layout `fuzz/src/lib.rs` splits.
@@ -497,6 +497,22 @@ fn lindi_seeds(seeds: &mut Seeds) -> Result<()> {
     Ok(())
 }
 
+/// HDF5 files: the reader's documentation example and a small NWB-like file written by h5py
+/// (chunked + deflate + shuffle, big-endian contiguous, fill values, a soft link).
+fn h5_seeds(seeds: &mut Seeds) -> Result<()> {
+    seeds.put(
+        "h5",
+        "tiny",
+        include_bytes!("../crates/h5/tests/data/tiny.h5"),
+    )?;
+    seeds.put(
+        "h5",
+        "source",
+        include_bytes!("../crates/hdf5/tests/data/source.nwb"),
+    )?;
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let Some(dir) = std::env::args_os().nth(1) else {
         return Err("usage: fuzz_seeds OUT_DIR".into());
@@ -510,6 +526,7 @@ fn main() -> Result<()> {
     nwb_seeds(&mut seeds)?;
     table_and_swc_seeds(&mut seeds)?;
     lindi_seeds(&mut seeds)?;
+    h5_seeds(&mut seeds)?;
     println!("{} seeds in {}", seeds.written, seeds.dir.display());
     Ok(())
 }

@@ -444,6 +444,12 @@ class File(Group):
         return str(self._info["convention"])
 
     @property
+    def storage(self) -> str:
+        """``"zarr"`` (a tree of Zarr nodes) or ``"hdf5"`` (an HDF5 file read in place, shown
+        in the legacy convention's form)."""
+        return str(self._info["storage"])
+
+    @property
     def nwb_version(self) -> str | None:
         """The file's NWB version (``None`` for a plain HDMF file)."""
         v = self._info["nwb_version"]
@@ -493,9 +499,11 @@ class File(Group):
 
 
 def open(path: Any, *, storage_options: Mapping[str, Any] | None = None) -> File:  # noqa: A001
-    """Open the NWB (or HDMF) file on Zarr at ``path`` (a directory or a URL, see
-    :func:`neurochunk.open` for ``storage_options``), in either convention. The node tree
-    is read once (from consolidated metadata when present); datasets are read when
+    """Open the NWB (or HDMF) file at ``path``: a Zarr tree in either convention, a LINDI
+    reference file or an HDF5 file (as pynwb's ``NWBHDF5IO`` writes them), a local path or a
+    URL (see :func:`neurochunk.open` for ``storage_options``). An HDF5 file is read in place
+    by ranged reads: its metadata when opened, the chunks a slice touches when indexed. The
+    node tree is read once (from consolidated metadata when present); datasets are read when
     indexed."""
     return File(_native.nwb_open(_fspath(path), json.dumps(dict(storage_options or {}))))
 

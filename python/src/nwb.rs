@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use neurochunk::hdf5::validate::{open_for_validation, validate_opened};
 use neurochunk::hdf5::{
-    import_file, write_reference_file, Hdf5Error, ImportOptions, VirtualOptions,
+    import_location, write_reference_location, Hdf5Error, ImportOptions, VirtualOptions,
 };
 use neurochunk::nwb::load_namespace_file;
 use neurochunk::nwb::validate::{result_json, status_of, ValidateOptions, VALID};
@@ -206,6 +206,7 @@ impl RawNwbFile {
         json!({
             "display": self.display,
             "convention": convention_name(self.file.convention()),
+            "storage": if self.file.is_single_file() { "hdf5" } else { "zarr" },
             "nwb_version": self.file.nwb_version(),
             "consolidated": self.file.used_consolidated_metadata(),
         })
@@ -434,7 +435,15 @@ fn open_nwb(location: &str, options: &Value) -> Result<NwbFile, HdmfError> {
         file: location.to_string(),
         source: Box::new(e),
     })?;
-    NwbFile::open_any(&parsed, &remote, true, &ExternalPolicy::default())
+    NwbFile::open_any(&parsed, &remote, true, &external_policy())
+}
+
+/// External links confined as the command line confines them, HDF5 files opened in place.
+fn external_policy() -> ExternalPolicy {
+    ExternalPolicy {
+        files: Some(neurochunk::hdf5::hdf5_files()),
+        ..ExternalPolicy::default()
+    }
 }
 
 /// A location and the remote options of its `storage_options`.
@@ -547,7 +556,7 @@ pub(crate) fn nwb_validate(
         };
         let mut status = VALID;
         let mut problems: Vec<Value> = Vec::new();
-        let policy = ExternalPolicy::default();
+        let policy = external_policy();
         for location in &locations {
             let result = parse_location(location, &options)
                 .map_err(|e| e.to_string())
@@ -602,7 +611,7 @@ fn hdf5_err(err: Hdf5Error) -> PyErr {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn nwb_import(
     py: Python<'_>,
-    src: PathBuf,
+    src: String,
     dst: PathBuf,
     convention: &str,
     virtual_refs: bool,
@@ -612,11 +621,15 @@ pub(crate) fn nwb_import(
     compressors: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    if !src.exists() {
-        return Err(py_error(
-            "NodeNotFoundError",
-            format!("{}: no such file", src.display()),
-        ));
+    let (source, remote) =
+        parse_location(&src, &Value::Null).map_err(|e| invalid(format!("{src}: {e}")))?;
+    if let Some(path) = source.local_path() {
+        if !path.exists() {
+            return Err(py_error(
+                "NodeNotFoundError",
+                format!("{}: no such file", path.display()),
+            ));
+        }
     }
     if virtual_refs {
         let options = VirtualOptions {
@@ -626,7 +639,7 @@ pub(crate) fn nwb_import(
         let s = py
             .detach(|| {
                 catch_unwind(AssertUnwindSafe(|| {
-                    write_reference_file(&src, &dst, &options)
+                    write_reference_location(&source, &remote, &dst, &options)
                 }))
             })
             .map_err(panic_error)?
@@ -637,6 +650,7 @@ pub(crate) fn nwb_import(
             "inline": s.inline,
             "chunk_refs": s.chunk_refs,
             "links": s.links,
+            "external_links": s.external_links,
             "notes": s.notes,
         })
         .to_string());
@@ -664,8 +678,8 @@ pub(crate) fn nwb_import(
     let s = py
         .detach(|| {
             catch_unwind(AssertUnwindSafe(|| match &progress {
-                Some(p) => import_file(&src, &dst, &options, p),
-                None => import_file(&src, &dst, &options, &|_: u64| {}),
+                Some(p) => import_location(&source, &remote, &dst, &options, p),
+                None => import_location(&source, &remote, &dst, &options, &|_: u64| {}),
             }))
         })
         .map_err(panic_error)?

@@ -113,7 +113,8 @@ pub(crate) fn remote_options(options: &Value) -> Result<RemoteOptions, String> {
 /// Open `location` (a local directory path or a URL, configured by `options`, the
 /// `storage_options` as JSON) as a store and the node path inside it, writable unless
 /// `read_only`. The library decides what a location is (a path, a URL, a path through a LINDI
-/// reference file, a BigDataViewer XML file or a container described by one:
+/// reference file, an HDF5 file (`neurochunk::hdf5::open_hdf5_location`, its read-only view), a
+/// BigDataViewer XML file or a container described by one:
 /// `neurochunk::ome::open_location_read` for reading, `StoreLocation::open_for` for writing),
 /// as it does for the command line.
 pub(crate) fn open_store(location: &str, read_only: bool, options: &str) -> PyResult<Location> {
@@ -133,7 +134,15 @@ pub(crate) fn open_store(location: &str, read_only: bool, options: &str) -> PyRe
         })
     })?;
     let parsed = StoreLocation::parse(location).map_err(store_to_py)?;
-    let opened = if read_only {
+    let hdf5 = if read_only {
+        neurochunk::hdf5::open_hdf5_location(&parsed, &remote)
+            .map_err(|e| invalid(e.to_string()))?
+    } else {
+        None
+    };
+    let opened = if let Some(opened) = hdf5 {
+        opened
+    } else if read_only {
         neurochunk::ome::open_location_read(&parsed, &remote).map_err(|e| match e {
             neurochunk::ome::OmeError::Store(e) => store_to_py(e),
             other => invalid(format!("'{location}': {other}")),

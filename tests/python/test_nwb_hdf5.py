@@ -71,6 +71,62 @@ def variants(tmp_path_factory) -> dict[str, dict[str, Path]]:
     return written
 
 
+# --- HDF5 files opened in place -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["ecephys", "ophys"])
+def test_hdf5_files_open_in_place_with_h5py_values(sources, kind):
+    """nc.nwb.open of an HDF5 file reads it where it is: every numeric dataset h5py sees, by
+    slices too, typed objects with pynwb's types, DynamicTables as dictionaries."""
+    import h5py
+
+    f = nc.nwb.open(sources[kind])
+    assert f.storage == "hdf5"
+    compared = []
+    with h5py.File(sources[kind], "r") as h:
+
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and not name.startswith("specifications"):
+                if obj.dtype.kind in "iufb" and obj.shape not in ((), (0,)):
+                    np.testing.assert_array_equal(f["/" + name][...], obj[()], err_msg=name)
+                    first = slice(0, max(1, obj.shape[0] // 3))
+                    np.testing.assert_array_equal(f["/" + name][first], obj[first], err_msg=name)
+                    compared.append(name)
+
+        h.visititems(visit)
+        typed = sorted(
+            "/" + name
+            for name, obj in _walk(h)
+            if "neurodata_type" in obj.attrs and not name.startswith("specifications")
+        )
+    assert len(compared) > 3, compared
+    assert sorted(o.path for o in f.objects()) == ["/", *typed]
+    with nwbh5.open_hdf5(sources[kind]) as io:
+        nwbfile = io.read()
+        for table in ("units", "electrodes") if kind == "ecephys" else ():
+            theirs = (nwbfile.units if table == "units" else nwbfile.electrodes).to_dataframe()
+            ours = f[f"/{table}" if table == "units" else "/general/extracellular_ephys/electrodes"].to_dict()
+            np.testing.assert_array_equal(np.asarray(ours["id"]), theirs.index.to_numpy())
+
+
+def _walk(h) -> list:
+    found = []
+    h.visititems(lambda name, obj: found.append((name, obj)) and None)
+    return found
+
+
+def test_nc_open_reads_an_hdf5_file_as_a_store(sources):
+    import h5py
+
+    group = nc.open(sources["ecephys"], mode="r")
+    with h5py.File(sources["ecephys"], "r") as h:
+        expected = h["acquisition/compressed/data"][()]
+    np.testing.assert_array_equal(group["acquisition/compressed/data"][100:200], expected[100:200])
+    array = nc.open(str(sources["ecephys"]) + "/acquisition/compressed/data", mode="r")
+    assert array.shape == expected.shape
+    np.testing.assert_array_equal(array[...], expected)
+
+
 # --- import_file -------------------------------------------------------------------------------
 
 

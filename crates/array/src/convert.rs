@@ -767,10 +767,12 @@ pub fn copy_data(src: &Array, dst: &Array, progress: &(dyn Fn(u64) + Sync)) -> A
     copy_chunks(src, dst, false, progress)
 }
 
-/// Whether `src` and `dst` store every chunk as the same bytes: same format, shape, chunk
-/// grid, data type, fill value and codecs (chunk keys may differ).
+/// Whether `src` and `dst` store every chunk as the same bytes: same shape, chunk grid, data
+/// type, fill value and codecs, in the same format or in Zarr v2 and v3 (whose chunks are the
+/// codecs' output alike; N5 blocks carry a header); chunk keys may differ.
 pub fn same_encoding(src: &ArrayMetadata, dst: &ArrayMetadata) -> bool {
-    src.format == dst.format
+    let zarr = |f: ZarrFormat| matches!(f, ZarrFormat::V2 | ZarrFormat::V3);
+    (src.format == dst.format || (zarr(src.format) && zarr(dst.format)))
         && src.shape == dst.shape
         && src.chunk_shape == dst.chunk_shape
         && src.data_type == dst.data_type

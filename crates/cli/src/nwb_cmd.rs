@@ -87,6 +87,7 @@ impl ExternalArgs {
                 .map(|l| l.store_location().clone())
                 .collect(),
             allow_any: self.allow_any_external,
+            files: Some(neurochunk_hdf5::hdf5_files()),
         }
     }
 
@@ -239,8 +240,9 @@ pub(crate) enum NwbCommand {
     /// --allow-external tree); their target file is named with `.zarr` appended, the name it
     /// gets when imported beside this one.
     Import {
-        /// The HDF5 file: a path, or a URL (https://, s3://, ...; read once into a temporary
-        /// file, which is removed afterwards; with --virtual the chunk entries name the URL).
+        /// The HDF5 file: a path, or a URL (https://, s3://, ...; read by ranged requests as
+        /// the import goes, nothing downloaded first; with --virtual the chunk entries name
+        /// the URL).
         src: Location,
         /// The NWB Zarr file to write (a directory, replaced if it exists); with --virtual, the
         /// reference file (`NAME.lindi.json`).
@@ -574,21 +576,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             write,
             replace,
         } => {
-            // A URL is read into a temporary file (kept until the end of the import).
-            let fetched = match src.local() {
-                Some(_) => None,
-                None => Some(fetch_to_temporary(&src)?),
-            };
-            let url = match (&fetched, url) {
-                (Some(_), None) => Some(src.display()),
-                (_, url) => url,
-            };
             let src_shown = src.display();
-            let src: PathBuf = match (&fetched, src.local()) {
-                (Some((_, path)), _) => path.clone(),
-                (None, Some(path)) => path.to_path_buf(),
-                (None, None) => unreachable!("a URL is fetched"),
-            };
             if virtual_refs {
                 if !dst.to_string_lossy().ends_with(".lindi.json") {
                     return Err(Failure(format!(
@@ -602,19 +590,25 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                     allow_any_external,
                     overwrite: replace.policy(),
                 };
-                let summary = neurochunk_hdf5::write_reference_file(&src, &dst, &options)?;
+                let summary = neurochunk_hdf5::write_reference_location(
+                    src.store_location(),
+                    crate::store_args::remote_options(),
+                    &dst,
+                    &options,
+                )?;
                 for note in &summary.notes {
                     eprintln!("note: {note}");
                 }
                 outln!(
-                    "wrote {} -> {}: {} groups, {} datasets ({} inline), {} chunk references, {} links",
+                    "wrote {} -> {}: {} groups, {} datasets ({} inline), {} chunk references, {} links, {} external links",
                     src_shown,
                     dst.display(),
                     summary.groups,
                     summary.datasets,
                     summary.inline,
                     summary.chunk_refs,
-                    summary.links
+                    summary.links,
+                    summary.external_links
                 );
                 return Ok(());
             }
@@ -637,7 +631,13 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             };
             let bar = crate::progress::bytes_bar("importing");
             let progress = BarProgress(&bar);
-            let summary = neurochunk_hdf5::import_file(&src, &dst, &options, &progress)?;
+            let summary = neurochunk_hdf5::import_location(
+                src.store_location(),
+                crate::store_args::remote_options(),
+                &dst,
+                &options,
+                &progress,
+            )?;
             bar.finish_and_clear();
             for note in &summary.notes {
                 eprintln!("note: {note}");
@@ -659,50 +659,6 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             Ok(())
         }
     }
-}
-
-/// Read the file at a URL into a temporary directory, in ranges of 64 MiB: the directory
-/// (removed when dropped) and the file's path in it.
-fn fetch_to_temporary(src: &Location) -> Result<(tempfile::TempDir, PathBuf), Failure> {
-    use std::io::Write;
-
-    const PART: u64 = 64 << 20;
-    let shown = src.display();
-    let (store, key) = src.open_parts()?;
-    let size = store
-        .size(&key)
-        .map_err(|e| Failure(e.to_string()))?
-        .ok_or_else(|| Failure(format!("{shown}: no such file")))?;
-    let dir = tempfile::Builder::new()
-        .prefix("neurochunk-import-")
-        .tempdir()
-        .map_err(|e| Failure(format!("temporary directory: {e}")))?;
-    let name = key
-        .rsplit('/')
-        .next()
-        .filter(|n| !n.is_empty())
-        .unwrap_or("source.nwb");
-    let path = dir.path().join(name);
-    let mut out =
-        std::fs::File::create(&path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
-    let mut offset = 0u64;
-    while offset < size {
-        let length = PART.min(size - offset);
-        let range = neurochunk_store::ByteRange::FromStart {
-            offset,
-            length: Some(length),
-        };
-        let parts = store
-            .get_ranges(&key, &[range])
-            .map_err(|e| Failure(e.to_string()))?
-            .ok_or_else(|| Failure(format!("{shown}: no such file")))?;
-        for part in parts {
-            out.write_all(&part)
-                .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
-        }
-        offset += length;
-    }
-    Ok((dir, path))
 }
 
 /// The import's progress on a bar of bytes.

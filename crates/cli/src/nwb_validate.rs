@@ -4,8 +4,8 @@
 //! Output: per file a summary line, then one line per problem (`error [rule] /path (Type):
 //! message`), errors before warnings; with `--json`, one list of objects (`file`, `severity`,
 //! `path`, `type`, `rule`, `message`, and `attribute` for attribute problems) for all files.
-//! An HDF5 file is imported (memory, or a temporary directory for large files) and the import
-//! validated: it keeps every object path, so the problems name the HDF5 objects.
+//! An HDF5 file, local or at a URL, is validated in place (read by ranged reads, nothing
+//! copied); the problems name the HDF5 objects.
 //! Exit status: 0 every file valid (warnings allowed), 1 at least one invalid, 2 at least one
 //! that could not be read or validated (no specifications, unreadable cache or metadata).
 
@@ -23,8 +23,8 @@ use crate::store_args::{remote_options, Location};
 
 #[derive(Args, Debug)]
 pub(crate) struct ValidateArgs {
-    /// The NWB files (.nwb.zarr directories or URLs, or HDF5 files: those are imported into
-    /// scratch storage, removed afterwards, and the import is validated).
+    /// The NWB files: .nwb.zarr directories, HDF5 files, LINDI reference files, or their
+    /// URLs (read in place).
     #[arg(required = true)]
     paths: Vec<Location>,
     /// Validate against this namespace YAML (and its schema sources) instead of the cached

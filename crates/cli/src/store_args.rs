@@ -188,6 +188,11 @@ impl Location {
     /// container with such a file beside it with the file laid over its root
     /// ([`neurochunk_ome::open_location_read`], as the Python package opens it).
     pub(crate) fn open_read(&self) -> Result<Arc<dyn Store>, Failure> {
+        let hdf5 = neurochunk_hdf5::open_hdf5_location(&self.0, remote_options())
+            .map_err(|e| Failure(e.to_string()))?;
+        if let Some(opened) = hdf5 {
+            return opened.rooted().map_err(|e| self.fail(e));
+        }
         if let Some(path) = self.local() {
             if !path.exists() {
                 return Err(Failure(format!("'{}' does not exist", path.display())));

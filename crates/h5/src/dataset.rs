@@ -398,6 +398,16 @@ impl Dataset {
             .collect())
     }
 
+    /// The stored bytes of the chunk `info` (as [`Dataset::read_chunk_stored`] or
+    /// [`Dataset::read_chunks_stored`] returned them) decoded through the filter pipeline,
+    /// honouring the chunk's filter mask: the whole chunk's elements as stored in the file
+    /// (its byte order), edge chunks at full size.
+    pub fn decode_stored(&self, info: &ChunkInfo, stored: Vec<u8>) -> H5Result<Vec<u8>> {
+        self.check_readable().map_err(|e| self.err(e))?;
+        let geom = self.geometry().map_err(|e| self.err(e))?;
+        self.decode(&geom, info, stored)
+    }
+
     /// A chunk decoded through the filter pipeline: the whole chunk's elements (edge chunks
     /// included at full size), or `None` when it was never written.
     pub fn read_chunk(&self, coords: &[u64]) -> H5Result<Option<Vec<u8>>> {
@@ -409,18 +419,33 @@ impl Dataset {
         self.decode(&geom, &info, stored).map(Some)
     }
 
-    fn decode(&self, geom: &Geometry, info: &ChunkInfo, stored: Vec<u8>) -> H5Result<Vec<u8>> {
-        let expected = geom.chunk_bytes as usize;
+    /// The filters skipped for the chunk `info` (bit `i`: filter `i` not applied): its own
+    /// filter mask, or every filter for an edge chunk of a dataset created not to filter
+    /// partial chunks (`H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS`).
+    pub fn skipped_filters(&self, info: &ChunkInfo) -> u32 {
+        match self.geometry() {
+            Ok(geom) => self.mask_of(&geom, info),
+            Err(_) => info.filter_mask,
+        }
+    }
+
+    fn mask_of(&self, geom: &Geometry, info: &ChunkInfo) -> u32 {
         let partial = info
             .offset
             .iter()
             .zip(&geom.chunk)
             .zip(&geom.dims)
             .any(|((&o, &c), &d)| o.saturating_add(c) > d);
-        let mut mask = info.filter_mask;
         if self.state.layout.dont_filter_partial && partial {
-            mask = u32::MAX;
+            u32::MAX
+        } else {
+            info.filter_mask
         }
+    }
+
+    fn decode(&self, geom: &Geometry, info: &ChunkInfo, stored: Vec<u8>) -> H5Result<Vec<u8>> {
+        let expected = geom.chunk_bytes as usize;
+        let mask = self.mask_of(geom, info);
         let mut out = decode_chunk(
             &self.state.filters,
             mask,

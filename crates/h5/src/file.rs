@@ -529,6 +529,16 @@ impl H5File {
         &self.inner.name
     }
 
+    /// The store the file is read from.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        self.inner.io.location().0
+    }
+
+    /// The key of the file in its store.
+    pub fn key(&self) -> &str {
+        self.inner.io.location().1
+    }
+
     /// The size of the file in bytes.
     pub fn size(&self) -> u64 {
         self.inner.io.size()
@@ -690,6 +700,21 @@ impl H5File {
     pub fn prefetch(&self, addresses: &[u64]) -> H5Result<()> {
         let spans: Vec<(u64, u64)> = addresses.iter().map(|&a| (a, 512)).collect();
         self.inner.prefetch(&spans).map_err(|e| self.err(e, ""))
+    }
+
+    /// Fetch into the page cache, in one batch, the pages covering each of `spans`
+    /// (absolute byte offset, length): later reads of them (of small datasets' elements, say)
+    /// are answered without a request each.
+    pub fn prefetch_spans(&self, spans: &[(u64, u64)]) -> H5Result<()> {
+        self.inner.io.prefetch(spans).map_err(|e| self.err(e, ""))
+    }
+
+    /// The bytes of `spans` (absolute byte offsets in the stored file, user block included,
+    /// and lengths), read past the metadata cache in batches of many requests (one
+    /// [`Store::get_many`] call per batch), in the order given: how a caller reads the data
+    /// of contiguous datasets or other byte ranges it found in the file's structures.
+    pub fn read_spans(&self, spans: &[(u64, u64)]) -> H5Result<Vec<Bytes>> {
+        self.inner.io.read_many(spans).map_err(|e| self.err(e, ""))
     }
 
     /// Every object reachable from the root by hard links, with the first path found for

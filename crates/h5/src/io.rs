@@ -51,6 +51,11 @@ fn past_end(abs: u64, len: u64, size: u64) -> H5Error {
 }
 
 impl Io {
+    /// The store the file is read from, and its key there.
+    pub fn location(&self) -> (&Arc<dyn Store>, &str) {
+        (&self.store, &self.key)
+    }
+
     /// Reads of `key` in `store` (`size` bytes), through pages of `page` bytes, keeping at most
     /// about `budget` bytes of pages.
     pub fn new(store: Arc<dyn Store>, key: &str, size: u64, page: u64, budget: usize) -> Self {
@@ -282,6 +287,44 @@ impl Io {
         for &(abs, len) in spans {
             self.check(abs, len)?;
         }
+        // Spans whose pages are all cached (prefetched, or metadata read nearby) are answered
+        // from the cache; the others are read from the store.
+        let mut cached: Vec<Option<Bytes>> = spans.iter().map(|&s| self.from_cache(s)).collect();
+        let wanted: Vec<(u64, u64)> = spans
+            .iter()
+            .zip(&cached)
+            .filter(|(_, c)| c.is_none())
+            .map(|(&s, _)| s)
+            .collect();
+        let mut fetched = self.read_many_uncached(&wanted)?.into_iter();
+        Ok(cached
+            .iter_mut()
+            .map(|c| c.take().or_else(|| fetched.next()).unwrap_or_default())
+            .collect())
+    }
+
+    /// `len` bytes at `abs` when every page covering them is cached.
+    fn from_cache(&self, (abs, len): (u64, u64)) -> Option<Bytes> {
+        if len == 0 {
+            return Some(Bytes::new());
+        }
+        let (a, b) = self.page_span(abs, len);
+        let cache = self.lock();
+        let mut out = Vec::with_capacity(len as usize);
+        for p in a..=b {
+            let (bytes, _) = cache.pages.get(&p)?;
+            let page_start = p * self.page;
+            let from = abs.max(page_start) - page_start;
+            let to = (abs + len).min(page_start + bytes.len() as u64) - page_start;
+            if from > to || to as usize > bytes.len() {
+                return None;
+            }
+            out.extend_from_slice(&bytes[from as usize..to as usize]);
+        }
+        (out.len() as u64 == len).then(|| Bytes::from(out))
+    }
+
+    fn read_many_uncached(&self, spans: &[(u64, u64)]) -> H5Result<Vec<Bytes>> {
         let per_batch = (self.concurrency() * 4).clamp(16, 256);
         let mut out = Vec::with_capacity(spans.len());
         for batch in spans.chunks(per_batch) {

@@ -62,3 +62,26 @@ impl Hdf5Error {
         }
     }
 }
+
+impl From<Hdf5Error> for HdmfError {
+    /// An error of an HDF5 file as the NWB layer reports it.
+    fn from(e: Hdf5Error) -> Self {
+        match e {
+            Hdf5Error::Hdmf(e) => e,
+            Hdf5Error::File { file, message } => HdmfError::Input { file, message },
+            Hdf5Error::Object {
+                file,
+                path,
+                message,
+            } => HdmfError::Malformed {
+                file,
+                path,
+                message,
+            },
+            other @ Hdf5Error::ExternalRefused { .. } => HdmfError::Input {
+                file: String::new(),
+                message: other.to_string(),
+            },
+        }
+    }
+}

@@ -1,7 +1,7 @@
-//! The import against files written here through the HDF5 library (chunked + deflate + shuffle,
-//! big-endian contiguous, attributes, soft links, fill values) and a pynwb back-compat file,
-//! read back through the NWB layer; and bad input, which must fail naming the object and leave
-//! nothing at the destination.
+//! The import against files written by h5py (`tests/data/make_files.py`: chunked + deflate +
+//! shuffle, big-endian contiguous, attributes, soft links, fill values, a user block) and a
+//! pynwb back-compat file, read back through the NWB layer; and bad input, which must fail
+//! naming the object and leave nothing at the destination.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,82 +19,15 @@ fn data_file(name: &str) -> PathBuf {
         .join(name)
 }
 
-const GRID_SHAPE: (usize, usize) = (20, 10);
-
 fn grid() -> Vec<i32> {
     (0..200).map(|i| i * 3 - 100).collect()
 }
 
-/// A small HDF5 file with an NWB root, a chunked + deflate + shuffle dataset, a big-endian
-/// contiguous one, a partly written chunked one with a fill value, attributes and a soft link.
+/// `tests/data/source.nwb` (see `make_files.py`): an NWB root, a chunked + deflate + shuffle
+/// grid, a big-endian contiguous array, a partly written chunked one with a fill value,
+/// attributes and a soft link, copied to `path`.
 fn write_source(path: &Path) {
-    let file = hdf5_metno::File::create(path).unwrap();
-    let root: &hdf5_metno::Group = &file;
-    for (k, v) in [
-        ("neurodata_type", "NWBFile"),
-        ("namespace", "core"),
-        ("nwb_version", "2.8.0"),
-    ] {
-        root.new_attr::<hdf5_metno::types::VarLenUnicode>()
-            .create(k)
-            .unwrap()
-            .write_scalar(&v.parse::<hdf5_metno::types::VarLenUnicode>().unwrap())
-            .unwrap();
-    }
-    let acq = file.create_group("acquisition").unwrap();
-    let ds = acq
-        .new_dataset::<i32>()
-        .shape([GRID_SHAPE.0, GRID_SHAPE.1])
-        .chunk([7, 4])
-        .shuffle()
-        .deflate(4)
-        .create("grid")
-        .unwrap();
-    ds.write_raw(&grid()[..]).unwrap();
-    ds.new_attr::<f64>()
-        .shape([3])
-        .create("scale")
-        .unwrap()
-        .write_raw(&[0.5, 1.5, 2.5][..])
-        .unwrap();
-    // A big-endian contiguous dataset (the binding has no builder for byte orders).
-    let values = [1.0f64, -2.0, 3.5, 0.0, 1e300, -1e-300];
-    hdf5_metno::sync::sync(|| unsafe {
-        use hdf5_metno_sys as sys;
-        let dims = [6u64];
-        let space = sys::h5s::H5Screate_simple(1, dims.as_ptr(), std::ptr::null());
-        let name = std::ffi::CString::new("floats").unwrap();
-        let ds = sys::h5d::H5Dcreate2(
-            acq.id(),
-            name.as_ptr(),
-            *hdf5_metno::globals::H5T_IEEE_F64BE,
-            space,
-            sys::h5p::H5P_DEFAULT,
-            sys::h5p::H5P_DEFAULT,
-            sys::h5p::H5P_DEFAULT,
-        );
-        assert!(ds >= 0);
-        let written = sys::h5d::H5Dwrite(
-            ds,
-            *hdf5_metno::globals::H5T_NATIVE_DOUBLE,
-            sys::h5s::H5S_ALL,
-            sys::h5s::H5S_ALL,
-            sys::h5p::H5P_DEFAULT,
-            values.as_ptr().cast(),
-        );
-        assert!(written >= 0);
-        sys::h5d::H5Dclose(ds);
-        sys::h5s::H5Sclose(space);
-    });
-    let fill = acq
-        .new_dataset::<i16>()
-        .shape([25])
-        .chunk([10])
-        .fill_value(-7i16)
-        .create("sparse")
-        .unwrap();
-    fill.write_slice(&[1i16; 10][..], 0..10).unwrap();
-    acq.link_soft("/acquisition/grid", "alias").unwrap();
+    std::fs::copy(data_file("source.nwb"), path).unwrap();
 }
 
 fn le_i32(bytes: &[u8]) -> Vec<i32> {
@@ -120,9 +53,11 @@ fn chunks_are_copied_and_read_back_in_both_conventions() {
         .unwrap();
         let summary =
             import_into(&src, writer, &ImportOptions::new(convention), &|_: u64| {}).unwrap();
-        // 3 x 3 chunks of the grid copied as stored; the contiguous array and the sparse one
-        // (one chunk written, two left to the fill value) encoded.
-        assert_eq!(summary.chunks_copied, 9 + 1, "{summary:?}");
+        // 3 x 3 chunks of the grid copied as stored; the arrays HDF5 stores uncompressed
+        // (the sparse one's 3 chunks, one written and two left to the fill value, and the
+        // contiguous one as one chunk of whole rows) get the convention's compression.
+        assert_eq!(summary.chunks_copied, 9, "{summary:?}");
+        assert_eq!(summary.chunks_encoded, 3 + 1, "{summary:?}");
         assert_eq!(summary.links, 1);
         let file =
             NwbFile::open_store(store.clone(), "out.nwb.zarr", ReadOptions::default()).unwrap();
@@ -259,14 +194,7 @@ fn bad_input_names_the_object_and_writes_nothing() {
     assert!(e.to_string().contains("truncated.nwb"), "{e}");
     assert_nothing_written(&dst);
 
-    let dangling = dir.path().join("dangling.nwb");
-    {
-        let f = hdf5_metno::File::create(&dangling).unwrap();
-        f.create_group("g")
-            .unwrap()
-            .link_soft("/missing/target", "broken")
-            .unwrap();
-    }
+    let dangling = data_file("dangling.nwb");
     let e = import_file(&dangling, &dst, &options, &|_: u64| {}).unwrap_err();
     let message = e.to_string();
     assert!(
@@ -275,15 +203,14 @@ fn bad_input_names_the_object_and_writes_nothing() {
     );
     assert_nothing_written(&dst);
 
-    let outside = tempfile::tempdir().unwrap();
-    let target = outside.path().join("other.nwb");
-    write_source(&target);
-    let escaping = dir.path().join("escaping.nwb");
-    {
-        let f = hdf5_metno::File::create(&escaping).unwrap();
-        f.link_external(target.to_str().unwrap(), "/acquisition/grid", "away")
-            .unwrap();
-    }
+    // `escaping.nwb` links to `../outside/other.nwb`.
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    write_source(&outside.join("other.nwb"));
+    let inside = dir.path().join("inside");
+    std::fs::create_dir(&inside).unwrap();
+    let escaping = inside.join("escaping.nwb");
+    std::fs::copy(data_file("escaping.nwb"), &escaping).unwrap();
     let e = import_file(&escaping, &dst, &options, &|_: u64| {}).unwrap_err();
     assert!(
         matches!(e, Hdf5Error::ExternalRefused { ref path, .. } if path == "/away"),
@@ -291,7 +218,7 @@ fn bad_input_names_the_object_and_writes_nothing() {
     );
     assert_nothing_written(&dst);
     let allowed = ImportOptions {
-        allowed_roots: vec![outside.path().to_path_buf()],
+        allowed_roots: vec![outside.clone()],
         ..options.clone()
     };
     let summary = import_file(&escaping, &dst, &allowed, &|_: u64| {}).unwrap();
@@ -334,19 +261,7 @@ fn a_reference_file_reads_like_the_import() {
 
     // A larger chunked dataset is referenced chunk by chunk and read through the store.
     let big = dir.path().join("big.nwb");
-    {
-        let f = hdf5_metno::File::create(&big).unwrap();
-        let values: Vec<i32> = (0..6000).collect();
-        let ds = f
-            .new_dataset::<i32>()
-            .shape([100, 60])
-            .chunk([40, 25])
-            .shuffle()
-            .deflate(3)
-            .create("values")
-            .unwrap();
-        ds.write_raw(&values[..]).unwrap();
-    }
+    std::fs::copy(data_file("big.nwb"), &big).unwrap();
     let out = dir.path().join("big.lindi.json");
     let summary = write_reference_file(&big, &out, &VirtualOptions::default()).unwrap();
     assert_eq!(summary.chunk_refs, 3 * 3);
@@ -384,9 +299,9 @@ fn other_compressors_decode_the_stored_chunks_in_parallel() {
     .unwrap();
     let summary = import_into(&src, writer, &options, &|_: u64| {}).unwrap();
     // Nothing copied as stored: the grid's 9 chunks decoded from deflate + shuffle, the sparse
-    // array's one written chunk, and the contiguous array (read through the library).
+    // array's 3 and the contiguous array's one, counted over the grids.
     assert_eq!(summary.chunks_copied, 0, "{summary:?}");
-    assert_eq!(summary.chunks_encoded, 9 + 1 + 1, "{summary:?}");
+    assert_eq!(summary.chunks_encoded, 9 + 3 + 1, "{summary:?}");
     let file = NwbFile::open_store(store, "z.nwb.zarr", ReadOptions::default()).unwrap();
     let array = file.open_array("/acquisition/grid").unwrap();
     let chain = format!("{:?}", array.metadata().codecs);
@@ -405,27 +320,7 @@ fn chunk_addresses_count_from_the_end_of_a_user_block() {
 
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("ub.h5");
-    {
-        let f = hdf5_metno::File::with_options()
-            .with_fcpl(|p| p.userblock(1024))
-            .create(&src)
-            .unwrap();
-        let ds = f
-            .new_dataset::<i32>()
-            .shape([100, 50])
-            .chunk([30, 20])
-            .shuffle()
-            .deflate(4)
-            .create("x")
-            .unwrap();
-        ds.write_raw(&(0..5000).collect::<Vec<i32>>()[..]).unwrap();
-        f.new_dataset::<f64>()
-            .shape([2000])
-            .create("c")
-            .unwrap()
-            .write_raw(&(0..2000).map(f64::from).collect::<Vec<f64>>()[..])
-            .unwrap();
-    }
+    std::fs::copy(data_file("userblock.h5"), &src).unwrap();
     let expected: Vec<i32> = (0..5000).collect();
     let read_x = |store: Arc<dyn Store>, key: &str| -> Vec<i32> {
         let array = neurochunk_array::Array::open(store, key).unwrap();
@@ -450,6 +345,7 @@ fn chunk_addresses_count_from_the_end_of_a_user_block() {
         &|_: u64| {},
     )
     .unwrap();
+    // 4 x 3 chunks of `x` (the contiguous `c` is compressed: encoded).
     assert_eq!(summary.chunks_copied, 4 * 3);
     assert_eq!(read_x(store, "ub/x"), expected);
     // Referenced: chunk and contiguous entries point at the right bytes.

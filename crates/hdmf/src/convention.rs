@@ -103,7 +103,7 @@ pub const SPECLOC: &str = ".specloc";
 pub const ARRAY_DIMENSIONS: &str = "_ARRAY_DIMENSIONS";
 
 /// Attributes that encode structure rather than user data; hidden from attribute listings.
-pub const RESERVED_ATTRIBUTES: [&str; 9] = [
+pub const RESERVED_ATTRIBUTES: [&str; 11] = [
     LEGACY_DTYPE,
     LEGACY_LINKS,
     V3_DTYPE,
@@ -111,9 +111,11 @@ pub const RESERVED_ATTRIBUTES: [&str; 9] = [
     V3_REFERENCE_FIELDS,
     V3_SCALAR,
     SPECLOC,
-    // LINDI reference files: compound field types and soft-link groups.
+    // LINDI reference files: compound field types, soft and external links.
     "_COMPOUND_DTYPE",
     "_SOFT_LINK",
+    "_EXTERNAL_ARRAY_LINK",
+    "_EXTERNAL_LINK",
 ];
 
 /// Whether `name` is one of the reserved attributes.

@@ -54,6 +54,33 @@ pub struct FileLocation {
     /// The name errors and messages give the file: a path, a URL or a store prefix. Files
     /// reached through links are cached by it, so it should tell files apart.
     pub name: String,
+    /// For a file stored as one value of another store (an HDF5 file shown as a Zarr tree,
+    /// see [`FileOpener`]): that store and the file's key in it. External links and
+    /// references of the file are resolved there, beside the file.
+    pub container: Option<Container>,
+}
+
+/// The store and key of a file stored as one value (see [`FileLocation::container`]).
+#[derive(Clone, Debug)]
+pub struct Container {
+    /// The store holding the file (a directory on disk, a bucket).
+    pub store: Arc<dyn Store>,
+    /// The file's key in it.
+    pub key: String,
+}
+
+/// Opens files stored as one value of a store (HDF5 files, through `neurochunk-hdf5`), so
+/// that a file can be opened, and an external link followed, wherever such a file is.
+pub trait FileOpener: Send + Sync + std::fmt::Debug {
+    /// The file at `key` of `store`, named `name`, as a [`FileLocation`] (with its
+    /// [`FileLocation::container`] set); `None` when the value is not a file this opener
+    /// reads.
+    fn open_file(
+        &self,
+        store: Arc<dyn Store>,
+        key: &str,
+        name: &str,
+    ) -> HdmfResult<Option<FileLocation>>;
 }
 
 impl FileLocation {
@@ -69,6 +96,7 @@ impl FileLocation {
             store,
             prefix,
             name,
+            container: None,
         }
     }
 
@@ -113,7 +141,7 @@ impl ExternalResolver for StoreResolver {
         source: &str,
         referrer: &str,
     ) -> HdmfResult<Option<FileLocation>> {
-        resolve_in_store(from, source, referrer, &|_| true)
+        resolve_in_store(from, source, referrer, &|_| true, None)
     }
 }
 
@@ -130,6 +158,8 @@ pub struct ScopedStoreResolver {
     pub roots: Vec<String>,
     /// How the roots are named in errors (e.g. their URLs), in the order of `roots`.
     pub root_names: Vec<String>,
+    /// Opens external files stored as one value (HDF5 files); `None`: only Zarr trees.
+    pub files: Option<Arc<dyn FileOpener>>,
 }
 
 impl ScopedStoreResolver {
@@ -145,6 +175,7 @@ impl ScopedStoreResolver {
         ScopedStoreResolver {
             root_names: vec![name_of(&parent)],
             roots: vec![parent],
+            files: None,
         }
     }
 
@@ -163,9 +194,15 @@ impl ExternalResolver for ScopedStoreResolver {
         source: &str,
         referrer: &str,
     ) -> HdmfResult<Option<FileLocation>> {
-        let target = resolve_in_store(from, source, referrer, &|p| self.allows(p))?;
+        let target = resolve_in_store(
+            from,
+            source,
+            referrer,
+            &|p| self.allows(p),
+            self.files.as_deref(),
+        )?;
         if let Some(target) = &target {
-            if !self.allows(&target.prefix) {
+            if !self.allows(stored_at(target).1) {
                 return Err(HdmfError::ExternalRefused {
                     file: from.name.clone(),
                     path: referrer.to_string(),
@@ -186,12 +223,22 @@ impl ExternalResolver for ScopedStoreResolver {
 /// The file `source` names from `from` inside `from`'s store: relative to the file's root
 /// first, then to its parent; the first candidate that exists (`preferred` candidates before
 /// the others), `None` for the file itself.
+/// Where a file is stored: its container's store and key, or its store and prefix.
+fn stored_at(file: &FileLocation) -> (&Arc<dyn Store>, &str) {
+    match &file.container {
+        Some(c) => (&c.store, c.key.as_str()),
+        None => (&file.store, file.prefix.as_str()),
+    }
+}
+
 fn resolve_in_store(
     from: &FileLocation,
     source: &str,
     referrer: &str,
     preferred: &dyn Fn(&str) -> bool,
+    files: Option<&dyn FileOpener>,
 ) -> HdmfResult<Option<FileLocation>> {
+    let (store, prefix) = stored_at(from);
     let outside = || HdmfError::ExternalOutsideStore {
         file: from.name.clone(),
         path: referrer.to_string(),
@@ -201,33 +248,48 @@ fn resolve_in_store(
         return Err(outside());
     }
     // Relative to the file's root first; then to its parent (hdmf-zarr 0.10).
-    let Some(first) = join_relative(&from.prefix, source) else {
+    let Some(first) = join_relative(prefix, source) else {
         return Err(outside());
     };
-    let parent = from.prefix.rsplit_once('/').map_or("", |(p, _)| p);
+    let parent = prefix.rsplit_once('/').map_or("", |(p, _)| p);
     let mut candidates = vec![first];
     candidates.extend(join_relative(parent, source));
     // Candidates the caller allows first, so that an allowed file is not hidden by one
     // elsewhere that happens to exist.
     candidates.sort_by_key(|c| !preferred(c));
     for candidate in candidates {
-        if candidate == from.prefix {
+        if candidate == prefix {
             return Ok(None);
         }
-        let listing = from
-            .store
+        // Named like the referring file: its name with its prefix replaced.
+        let name = match from.name.strip_suffix(prefix) {
+            Some(base) if !prefix.is_empty() && !candidate.is_empty() => {
+                format!("{base}{candidate}")
+            }
+            _ => FileLocation::new(store.clone(), &candidate).name,
+        };
+        let listing = store
             .list_dir(&candidate)
             .map_err(|e| HdmfError::store(&from.name, e))?;
         if !listing.keys.is_empty() || !listing.prefixes.is_empty() {
-            // Named like the referring file: its name with its prefix replaced.
-            let mut target = FileLocation::new(from.store.clone(), &candidate);
-            match from.name.strip_suffix(from.prefix.as_str()) {
-                Some(base) if !from.prefix.is_empty() && !candidate.is_empty() => {
-                    target.name = format!("{base}{candidate}");
-                }
-                _ => {}
+            return Ok(Some(FileLocation::named(store.clone(), &candidate, name)));
+        }
+        if let Some(files) = files {
+            let is_value = !candidate.is_empty()
+                && store
+                    .size(&candidate)
+                    .map_err(|e| HdmfError::store(&from.name, e))?
+                    .is_some();
+            if is_value {
+                return match files.open_file(store.clone(), &candidate, &name)? {
+                    Some(file) => Ok(Some(file)),
+                    None => Err(HdmfError::malformed(
+                        &from.name,
+                        referrer,
+                        format!("external file '{source}' is not an NWB file"),
+                    )),
+                };
             }
-            return Ok(Some(target));
         }
     }
     Err(HdmfError::malformed(
@@ -391,6 +453,21 @@ impl NwbFile {
             externals: Mutex::new(HashMap::new()),
             specloc: OnceLock::new(),
         })
+    }
+
+    /// How the file is stored, for people: its convention, or for a file stored as one value
+    /// of a store (an HDF5 file read in place, [`FileLocation::container`]) that.
+    pub fn storage_description(&self) -> String {
+        match &self.location.container {
+            Some(_) => "HDF5 file read in place".into(),
+            None => self.convention.to_string(),
+        }
+    }
+
+    /// Whether the file is stored as one value of a store (an HDF5 file read in place through
+    /// a [`FileOpener`]) rather than as a tree of Zarr nodes.
+    pub fn is_single_file(&self) -> bool {
+        self.location.container.is_some()
     }
 
     /// The file's display name (a path, a URL or a store prefix), as errors give it.

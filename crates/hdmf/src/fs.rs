@@ -13,7 +13,7 @@ use neurochunk_store::{FsStore, Store};
 
 use crate::convention::Convention;
 use crate::error::{HdmfError, HdmfResult};
-use crate::file::{ExternalResolver, FileLocation, NwbFile, ReadOptions};
+use crate::file::{ExternalResolver, FileLocation, FileOpener, NwbFile, ReadOptions};
 use crate::write::{NwbWriter, Staging, WriteOptions};
 
 /// The resolver of files opened from disk ([`NwbFile::open`]): a `source` is a path relative
@@ -36,6 +36,8 @@ pub struct FsResolver {
     pub allowed_roots: Vec<PathBuf>,
     /// Follow external links and references anywhere.
     pub allow_any: bool,
+    /// Opens external files stored as one file (HDF5 files); `None`: only Zarr trees.
+    pub files: Option<Arc<dyn FileOpener>>,
 }
 
 impl ExternalResolver for FsResolver {
@@ -57,7 +59,10 @@ impl ExternalResolver for FsResolver {
             }
             c
         };
-        let Some(target) = candidates.iter().find(|c| c.is_dir()) else {
+        let Some(target) = candidates
+            .iter()
+            .find(|c| c.is_dir() || (self.files.is_some() && c.is_file()))
+        else {
             return Err(HdmfError::malformed(
                 &from.name,
                 referrer,
@@ -88,6 +93,21 @@ impl ExternalResolver for FsResolver {
             }
         }
         let name = target.display().to_string();
+        if let (Some(files), Some(dir), Some(file_name)) = (
+            self.files.as_ref().filter(|_| target.is_file()),
+            target.parent(),
+            target.file_name().and_then(|n| n.to_str()),
+        ) {
+            let store: Arc<dyn Store> = Arc::new(FsStore::read_only(dir));
+            return match files.open_file(store, file_name, &name)? {
+                Some(file) => Ok(Some(file)),
+                None => Err(HdmfError::malformed(
+                    &from.name,
+                    referrer,
+                    format!("external file '{source}' is not an NWB file"),
+                )),
+            };
+        }
         Ok(Some(FileLocation::named(
             Arc::new(FsStore::read_only(target)),
             "",

@@ -148,22 +148,45 @@ impl NodeIndex {
 /// The attribute LINDI reference files mark a soft link's group with: `{"path": target}`.
 pub(crate) const LINDI_SOFT_LINK: &str = "_SOFT_LINK";
 
-/// LINDI reference files store a soft link as a group holding only a `_SOFT_LINK` attribute:
-/// turn each into an entry of its parent's link list (as the legacy convention stores links),
-/// so that links are followed, listed and checked alike.
+/// The attribute LINDI reference files mark a link to a dataset of another HDF5 file with
+/// (on an array node): `{"link_type": "hdf5_dataset", "url": file, "name": path}`.
+pub(crate) const LINDI_EXTERNAL_ARRAY_LINK: &str = "_EXTERNAL_ARRAY_LINK";
+/// The attribute this crate's reference files mark a link to a group of another file with
+/// (LINDI has no form for it): `{"url": file, "name": path}`.
+pub(crate) const LINDI_EXTERNAL_LINK: &str = "_EXTERNAL_LINK";
+
+/// The link a LINDI node stands for: `(target path, source file)`.
+fn lindi_link(node: &NodeDoc) -> Option<(String, String)> {
+    let attrs = &node.attributes;
+    if node.kind == NodeKind::Group {
+        if let Some(target) = attrs.get(LINDI_SOFT_LINK).and_then(|l| l.get("path")) {
+            return Some((target.as_str()?.to_string(), ".".into()));
+        }
+    }
+    let external = match node.kind {
+        NodeKind::Group => attrs.get(LINDI_EXTERNAL_LINK)?,
+        NodeKind::Dataset => attrs.get(LINDI_EXTERNAL_ARRAY_LINK)?,
+    };
+    Some((
+        external.get("name")?.as_str()?.to_string(),
+        external.get("url")?.as_str()?.to_string(),
+    ))
+}
+
+/// LINDI reference files store a soft link as a group holding only a `_SOFT_LINK` attribute,
+/// and an external link as a node marked `_EXTERNAL_ARRAY_LINK` (datasets) or
+/// `_EXTERNAL_LINK` (groups): turn each into an entry of its parent's link list (as the
+/// legacy convention stores links), so that links are followed, listed and checked alike.
 fn fold_lindi_soft_links(nodes: &mut BTreeMap<String, NodeDoc>) {
-    let links: Vec<(String, String)> = nodes
+    let links: Vec<(String, String, String)> = nodes
         .iter()
-        .filter(|(p, n)| n.kind == NodeKind::Group && p.as_str() != "/")
-        .filter_map(|(p, n)| {
-            let target = n.attributes.get(LINDI_SOFT_LINK)?.get("path")?.as_str()?;
-            Some((p.clone(), target.to_string()))
-        })
+        .filter(|(p, _)| p.as_str() != "/")
+        .filter_map(|(p, n)| lindi_link(n).map(|(target, source)| (p.clone(), target, source)))
         .collect();
-    for (path, target) in links {
+    for (path, target, source) in links {
         nodes.remove(&path);
         let (parent, name) = split_parent(&path);
-        let entry = serde_json::json!({"name": name, "path": target, "source": "."});
+        let entry = serde_json::json!({"name": name, "path": target, "source": source});
         if let Some(p) = nodes.get_mut(&parent) {
             match p.attributes.get_mut(crate::convention::LEGACY_LINKS) {
                 Some(Value::Array(list)) => list.push(entry),

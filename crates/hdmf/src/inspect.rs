@@ -101,7 +101,7 @@ impl Inventory {
             out,
             "{} ({}, NWB {})",
             file.name(),
-            file.convention(),
+            file.storage_description(),
             file.nwb_version().unwrap_or("unknown")
         );
         // Group links and references under the nearest typed object at or above them.

@@ -81,12 +81,15 @@ pub mod values;
 pub mod write;
 
 pub use convention::Convention;
-pub use convert::{convert_file, convert_into, ConvertSummary};
+pub use convert::{
+    convert_file, convert_into, copy_into, ChunkChoice, CompressorChoice, ConvertSummary,
+    CopyOptions,
+};
 pub use error::{HdmfError, HdmfResult};
 pub use file::{
     json2_reference_objects, reference_source_adapter, AttributeRef, AttributeValue,
-    CachedNamespace, DatasetRef, ExternalResolver, FileLocation, Link, NwbFile, ReadOptions,
-    ScopedStoreResolver, StoreResolver, Target, TypedObject,
+    CachedNamespace, Container, DatasetRef, ExternalResolver, FileLocation, FileOpener, Link,
+    NwbFile, ReadOptions, ScopedStoreResolver, StoreResolver, Target, TypedObject,
 };
 pub use fs::FsResolver;
 pub use index::NodeKind;
@@ -97,4 +100,4 @@ pub use neurochunk_store::Durability;
 pub use reference::{Reference, Region, RegionSlice};
 pub use specs::{cached_namespaces, load_namespace_file, parse_namespaces};
 pub use values::{to_npy, CompoundField, Dataset, DatasetValue, FieldKind, FieldValue};
-pub use write::{DatasetOptions, NamespaceDocs, NwbWriter, TypeInfo, WriteOptions};
+pub use write::{CopyLayout, DatasetOptions, NamespaceDocs, NwbWriter, TypeInfo, WriteOptions};

@@ -6,10 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use neurochunk_store::remote::{Access, RemoteOptions};
-use neurochunk_store::StoreLocation;
+use neurochunk_store::{FsStore, Store, StoreLocation};
 
 use crate::error::{HdmfError, HdmfResult};
-use crate::file::{ExternalResolver, FileLocation, NwbFile, ReadOptions, ScopedStoreResolver};
+use crate::file::{
+    ExternalResolver, FileLocation, FileOpener, NwbFile, ReadOptions, ScopedStoreResolver,
+};
 use crate::fs::FsResolver;
 
 /// Where the external links and references of a file may lead.
@@ -28,6 +30,10 @@ pub struct ExternalPolicy {
     pub allowed: Vec<StoreLocation>,
     /// Allow external files anywhere (on disk), or anywhere in the file's bucket (by URL).
     pub allow_any: bool,
+    /// Opens files stored as one file or object (HDF5 NWB files, through
+    /// `neurochunk_hdf5::hdf5_files()`): the file opened, and the external files it links to,
+    /// may then be such files. `None`: Zarr trees only.
+    pub files: Option<Arc<dyn FileOpener>>,
 }
 
 impl ExternalPolicy {
@@ -50,6 +56,7 @@ impl ExternalPolicy {
         Ok(FsResolver {
             allowed_roots,
             allow_any: self.allow_any,
+            files: self.files.clone(),
         })
     }
 
@@ -65,10 +72,14 @@ impl ExternalPolicy {
             return Ok(ScopedStoreResolver {
                 roots: vec![String::new()],
                 root_names: vec![name_of("")],
+                files: self.files.clone(),
             });
         }
         if self.allowed.is_empty() {
-            return Ok(ScopedStoreResolver::parent_of(key, name_of));
+            return Ok(ScopedStoreResolver {
+                files: self.files.clone(),
+                ..ScopedStoreResolver::parent_of(key, name_of)
+            });
         }
         let mut roots = Vec::new();
         let mut root_names = Vec::new();
@@ -90,7 +101,11 @@ impl ExternalPolicy {
                 }
             }
         }
-        Ok(ScopedStoreResolver { roots, root_names })
+        Ok(ScopedStoreResolver {
+            roots,
+            root_names,
+            files: self.files.clone(),
+        })
     }
 }
 
@@ -128,6 +143,31 @@ impl NwbFile {
     ) -> HdmfResult<NwbFile> {
         if let Some(path) = location.local_path() {
             let resolver: Arc<dyn ExternalResolver> = Arc::new(external.on_disk()?);
+            if let (Some(files), true) = (&external.files, path.is_file()) {
+                let (dir, name) = match (path.parent(), path.file_name().and_then(|n| n.to_str())) {
+                    (Some(dir), Some(name)) => (dir, name),
+                    _ => return Err(not_nwb(location, "not a file name")),
+                };
+                let dir = if dir.as_os_str().is_empty() {
+                    std::path::Path::new(".")
+                } else {
+                    dir
+                };
+                let store: Arc<dyn Store> = Arc::new(FsStore::read_only(dir));
+                let Some(file) = files.open_file(store, name, &path.display().to_string())? else {
+                    return Err(not_nwb(
+                        location,
+                        "neither a directory tree nor an HDF5 file",
+                    ));
+                };
+                return NwbFile::open_location(
+                    file,
+                    ReadOptions {
+                        use_consolidated,
+                        resolver: Some(resolver),
+                    },
+                );
+            }
             return NwbFile::open_with(
                 path,
                 ReadOptions {
@@ -144,12 +184,36 @@ impl NwbFile {
                 source: Box::new(e),
             })?;
         let resolver = external.in_store(location, &opened.key, |key| opened.display_key(key))?;
+        let options = ReadOptions {
+            use_consolidated,
+            resolver: Some(Arc::new(resolver)),
+        };
+        // A single object (an HDF5 file) rather than a prefix of a tree.
+        if let Some(files) = &external.files {
+            let is_object = !opened.key.is_empty()
+                && opened
+                    .store
+                    .size(&opened.key)
+                    .map_err(|e| HdmfError::store(&display, e))?
+                    .is_some();
+            if is_object {
+                let Some(file) = files.open_file(opened.store.clone(), &opened.key, &display)?
+                else {
+                    return Err(not_nwb(location, "an object that is not an HDF5 file"));
+                };
+                return NwbFile::open_location(file, options);
+            }
+        }
         NwbFile::open_location(
             FileLocation::named(opened.store.clone(), &opened.key, display),
-            ReadOptions {
-                use_consolidated,
-                resolver: Some(Arc::new(resolver)),
-            },
+            options,
         )
+    }
+}
+
+fn not_nwb(location: &StoreLocation, message: &str) -> HdmfError {
+    HdmfError::NotNwb {
+        file: location.display(),
+        message: message.into(),
     }
 }

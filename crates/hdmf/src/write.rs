@@ -60,6 +60,15 @@ pub struct DatasetOptions {
     pub dims: Option<Vec<String>>,
 }
 
+/// How [`NwbWriter::copy_array`] lays out the copy: `None` keeps the source's.
+#[derive(Clone, Debug, Default)]
+pub struct CopyLayout {
+    /// The chunk shape.
+    pub chunks: Option<Vec<usize>>,
+    /// The bytes→bytes codecs (compressions).
+    pub compressors: Option<Vec<neurochunk_codec::Codec>>,
+}
+
 /// Options of a write session.
 #[derive(Clone, Debug, Default)]
 pub struct WriteOptions {
@@ -635,15 +644,19 @@ impl NwbWriter {
     }
 
     /// Copy a numeric array chunk by chunk (no whole-array buffer) into a dataset of this
-    /// file, with `attrs` (the type marker is added).
+    /// file, with `attrs` (the type marker is added). `layout` re-chunks or re-compresses it
+    /// (the session's [`WriteOptions::compressors`] win over its compressors); `progress(n)`
+    /// counts chunks of the destination's grid. Chunks are copied as stored when the
+    /// destination stores them as the same bytes. Returns the new array.
     pub fn copy_array(
         &mut self,
         path: &str,
         source: &Array,
         typed: Option<&TypeInfo>,
         attrs: &[(String, AttributeValue)],
+        layout: CopyLayout,
         progress: &(dyn Fn(u64) + Sync),
-    ) -> HdmfResult<()> {
+    ) -> HdmfResult<Array> {
         let path = crate::reference::absolute(path);
         if !self.datasets.insert(path.clone()) {
             return Err(self.err(&path, "an object already exists at this path"));
@@ -655,15 +668,16 @@ impl NwbWriter {
         map.insert(self.convention.dtype_attribute().into(), name.into());
         let options = ConvertOptions {
             format: Some(self.convention.zarr_format()),
-            compressors: self.options.compressors.clone(),
+            compressors: self.options.compressors.clone().or(layout.compressors),
             separator: Some(self.convention.chunk_key_separator()),
+            chunks: layout.chunks,
             ..ConvertOptions::default()
         };
         let key = store_key(&path).to_string();
         let (mut dst, _) = convert_array(source, self.store.clone(), &key, &options, progress)
             .map_err(|e| self.array_err(e))?;
         dst.set_attributes(map).map_err(|e| self.array_err(e))?;
-        Ok(())
+        Ok(dst)
     }
 
     /// Create an empty numeric dataset that the caller fills chunk by chunk (through the

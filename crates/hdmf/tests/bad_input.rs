@@ -199,6 +199,7 @@ fn external_sources_escaping_the_allowed_tree_are_refused_unless_allowed() {
             resolver: Some(std::sync::Arc::new(neurochunk_hdmf::FsResolver {
                 allowed_roots: vec![dir.path().to_path_buf()],
                 allow_any: false,
+                files: None,
             })),
             ..Default::default()
         },

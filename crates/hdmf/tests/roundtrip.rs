@@ -451,6 +451,7 @@ fn external_links_resolve_inside_the_allowed_tree_only() {
             resolver: Some(std::sync::Arc::new(neurochunk_hdmf::FsResolver {
                 allowed_roots: vec![base.join("main.nwb.zarr")],
                 allow_any: false,
+                files: None,
             })),
             ..Default::default()
         },

@@ -373,6 +373,7 @@ fn scoped_resolvers_keep_links_below_the_allowed_prefixes() {
     let wider = |roots: &[&str]| ScopedStoreResolver {
         roots: roots.iter().map(|r| r.to_string()).collect(),
         root_names: roots.iter().map(|r| format!("s3://bkt/{r}")).collect(),
+        files: None,
     };
     let far = open("lab/a/b/far.nwb.zarr", wider(&["lab"]));
     assert_eq!(far.read_dataset("/view/data", None).unwrap(), i64s(&[3]));

@@ -5,8 +5,9 @@
 //! * chunked N-d arrays in **Zarr v2**, **Zarr v3** (sharding, consolidated metadata) and
 //!   **N5**, with Zarr's whole data type model ([`array`](mod@array), [`dtype`], [`codec`]);
 //! * with the `nwb` feature, **NWB files on Zarr** as pynwb and hdmf-zarr write them, in both
-//!   hdmf-zarr conventions (module `nwb`); with the `hdf5` feature, HDF5 NWB files imported
-//!   into either convention (module `hdf5`, through the HDF5 C library);
+//!   hdmf-zarr conventions (module `nwb`); with the `hdf5` feature, HDF5 NWB files read in
+//!   place, locally and remotely, imported or referenced (module `hdf5`, the project's own
+//!   HDF5 reader, no C library);
 //! * with the `tables` feature, **neurarrow tables** as Arrow IPC, Parquet and Hive-partitioned
 //!   Parquet, with the specification's validator (module `table`);
 //! * with the `ome` feature, **multiscale images** (OME-Zarr 0.4 / 0.5, BigDataViewer and
@@ -43,7 +44,7 @@ pub use neurochunk_dtype as dtype;
 pub use neurochunk_pickle as pickle;
 pub use neurochunk_store as store;
 
-/// NWB from HDF5: import HDF5 NWB files into either convention: see [`neurochunk_hdf5`].
+/// NWB in HDF5 files, read in place, imported or referenced: see [`neurochunk_hdf5`].
 #[cfg(feature = "hdf5")]
 pub use neurochunk_hdf5 as hdf5;
 /// NWB files on Zarr (both hdmf-zarr conventions): see [`neurochunk_hdmf`].

@@ -128,8 +128,9 @@ def test_reference_file_ranges_outside_its_directory_are_refused(nwb, sources, t
 @pytest.mark.parametrize("kind", ["ecephys", "ophys", "linking"])
 def test_nwb_inspect_of_the_reference_file_equals_the_import(nwb, sources, tmp_path, kind):
     """The NWB layer reads LINDI's conventions (`_SOFT_LINK` groups as links, `_REFERENCE`
-    elements as references, `_COMPOUND_DTYPE` compounds, `_SCALAR` scalars): the reference
-    file's inventory is the import's, except external links, which LINDI cannot hold."""
+    elements as references, `_COMPOUND_DTYPE` compounds, `_SCALAR` scalars, external links as
+    `_EXTERNAL_ARRAY_LINK` / `_EXTERNAL_LINK` nodes): the reference file's inventory is the
+    import's, external links naming the HDF5 file itself rather than its import."""
     from nwbcli import assert_inspect_equal
 
     src = sources[kind]
@@ -140,10 +141,29 @@ def test_nwb_inspect_of_the_reference_file_equals_the_import(nwb, sources, tmp_p
     got, expected = nwb.inspect(out), nwb.inspect(imported)
     if kind == "linking":
         assert [link["source"] for link in expected["links"]] == ["../second.nwb.zarr"]
-        expected["links"] = []
+        assert [link["source"] for link in got["links"]] == [str((src.parent / "second.nwb").resolve())]
+        assert [link["target"] for link in got["links"]] == [link["target"] for link in expected["links"]]
+        expected["links"] = got["links"] = []
     assert_inspect_equal(got, expected)
     if kind == "ecephys":
         for path in ("/intervals/trials/timeseries", "/general/extracellular_ephys/electrodes/group",
                      "/units/spike_times_index", "/session_start_time", "/acquisition/compressed/data"):
             np.testing.assert_array_equal(nwb.nwb_get(out, path), nwb.nwb_get(imported, path), err_msg=path)
         assert nwb.check(out).returncode == 0
+
+
+def test_lindi_follows_an_external_link_of_the_reference_file(nwb, sources, tmp_path):
+    """An HDF5 external link to a dataset becomes lindi's `_EXTERNAL_ARRAY_LINK`: lindi reads
+    the linked data from the other file, as h5py does through the link."""
+    import shutil
+
+    shutil.copy(sources["second"], tmp_path / "second.nwb")
+    src = tmp_path / "pointing.h5"
+    with h5py.File(src, "w") as f:
+        f["linked_data"] = h5py.ExternalLink("second.nwb", "/acquisition/remote_ts/data")
+    out = tmp_path / "pointing.lindi.json"
+    _virtual(nwb, src, out)
+    attrs = json.loads(out.read_text())["refs"]["linked_data/.zattrs"]
+    assert attrs["_EXTERNAL_ARRAY_LINK"]["name"] == "/acquisition/remote_ts/data", attrs
+    client = lindi.LindiH5pyFile.from_lindi_file(str(out))
+    np.testing.assert_array_equal(client["linked_data"][()], np.arange(12.0))
