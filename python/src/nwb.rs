@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use neurochunk::dtype::json::{to_python_json, PyJsonStyle};
 use neurochunk::hdf5::validate::{open_for_validation, validate_opened};
 use neurochunk::hdf5::{
     import_location, write_reference_location, Hdf5Error, ImportOptions, VirtualOptions,
@@ -171,11 +172,13 @@ fn dataset_payload(py: Python<'_>, d: Dataset) -> PyResult<(Vec<usize>, bool, St
                 .collect();
             (
                 "compound",
-                json!({"fields": fields, "rows": rows})
-                    .to_string()
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind(),
+                to_python_json(
+                    &json!({"fields": fields, "rows": rows}),
+                    PyJsonStyle::COMPACT,
+                )
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
             )
         }
     };
@@ -323,7 +326,8 @@ impl RawNwbFile {
                 },
             );
         }
-        Ok(Value::Object(out).to_string())
+        // Non-finite numbers as the bare `NaN` / `Infinity` tokens Python's json reads.
+        Ok(to_python_json(&Value::Object(out), PyJsonStyle::COMPACT))
     }
 
     /// The links stored anywhere in the file: `(path, target, source)`.

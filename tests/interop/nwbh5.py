@@ -269,3 +269,77 @@ def diff(a: dict, b: dict, limit: int = 12) -> str:
         if len(lines) >= limit:
             break
     return "\n".join(lines[:limit])
+
+
+# --------------------------------------------------------------------------------------------
+# An HDF5 file read in place, against h5py
+
+
+def _same_value(ours: Any, theirs: Any, h5, where: str) -> None:
+    """One value neurochunk read (`ours`) equals what h5py read (`theirs`)."""
+    import h5py
+
+    if isinstance(theirs, h5py.Reference):
+        if not theirs:
+            assert ours is None, f"{where}: {ours!r} for a null reference"
+        else:
+            assert ours is not None and ours.path == h5[theirs].name, f"{where}: {ours!r} != {h5[theirs].name}"
+        return
+    if isinstance(theirs, bytes):
+        assert ours == theirs.decode(), f"{where}: {ours!r} != {theirs!r}"
+        return
+    if isinstance(theirs, str):
+        assert ours == theirs, f"{where}: {ours!r} != {theirs!r}"
+        return
+    if isinstance(theirs, np.void) and theirs.dtype.names:
+        for i, name in enumerate(theirs.dtype.names):
+            _same_value(ours[i] if isinstance(ours, (list, tuple)) else ours[name], theirs[name], h5, f"{where}.{name}")
+        return
+    if isinstance(theirs, np.ndarray):
+        if theirs.dtype.names:
+            assert len(ours) == len(theirs), where
+            for i, (a, b) in enumerate(zip(ours, theirs)):
+                _same_value(a, b, h5, f"{where}[{i}]")
+            return
+        if theirs.dtype.kind in "OSU":
+            ours = np.asarray(ours, dtype=object)
+            assert ours.shape == theirs.shape, f"{where}: shape {ours.shape} != {theirs.shape}"
+            for i, (a, b) in enumerate(zip(ours.ravel(), theirs.ravel())):
+                _same_value(a, b, h5, f"{where}[{i}]")
+            return
+        got = np.asarray(ours)
+        assert got.shape == theirs.shape, f"{where}: shape {got.shape} != {theirs.shape}"
+        np.testing.assert_array_equal(got.astype(theirs.dtype), theirs, err_msg=where)
+        return
+    if isinstance(theirs, (float, np.floating)) and math.isnan(theirs):
+        assert isinstance(ours, float) and math.isnan(ours), f"{where}: {ours!r} is not NaN"
+        return
+    assert ours == theirs, f"{where}: {ours!r} != {theirs!r}"
+
+
+def assert_reads_like_h5py(f, path: Path) -> int:
+    """Every dataset (values, element type class) and every attribute h5py reads from the HDF5
+    file at `path` equals what the neurochunk NWB file `f` (`nc.nwb.open` of that file, where
+    it is) reads; references compare by target path. Returns how many values were compared."""
+    import h5py
+
+    compared = 0
+    with h5py.File(path, "r") as h5:
+        found: list = []
+        h5.visititems(lambda name, obj: found.append((name, obj)) and None)
+        for name, obj in [("", h5), *found]:
+            if name.startswith("specifications"):
+                continue
+            node = f["/" + name]
+            for key, value in obj.attrs.items():
+                if key == ".specloc":
+                    continue
+                assert key in node.attrs, f"/{name}: attribute {key} missing"
+                _same_value(node.attrs[key], value, h5, f"/{name}@{key}")
+                compared += 1
+            if isinstance(obj, h5py.Dataset):
+                theirs = obj[()]
+                ours = node[()] if obj.shape == () else node[...]
+                _same_value(ours, theirs, h5, f"/{name}")
+                compared += 1
+    return compared

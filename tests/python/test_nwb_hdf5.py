@@ -115,6 +115,12 @@ def _walk(h) -> list:
     return found
 
 
+@pytest.mark.parametrize("kind", ["ecephys", "ophys", "constructs", "second", "linking"])
+def test_every_value_h5py_reads_is_read_in_place(sources, kind):
+    f = nc.nwb.open(sources[kind])
+    assert nwbh5.assert_reads_like_h5py(f, sources[kind]) > 5
+
+
 def test_nc_open_reads_an_hdf5_file_as_a_store(sources):
     import h5py
 

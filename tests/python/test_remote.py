@@ -210,3 +210,30 @@ def test_https_and_file_urls(tmp_path_factory):
     w[0] = -1
     data[0] = -1
     np.testing.assert_array_equal(nc.open(root / "v.zarr")[...], data)
+
+
+@pytest.fixture(scope="module")
+def h5_sources(tmp_path_factory):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
+    import nwbh5
+
+    return nwbh5.write_sources(tmp_path_factory.mktemp("h5"))
+
+
+@pytest.mark.parametrize("kind", ["ecephys", "ophys", "constructs", "second"])
+def test_hdf5_files_in_s3_read_in_place_as_h5py_reads_them(s3, h5_sources, kind):
+    """An HDF5 file in a bucket, opened by URL: every dataset and attribute h5py reads from the
+    local file, neurochunk reads from the object by ranged requests."""
+    import boto3
+
+    import nwbh5
+
+    bucket = "h5-in-place"
+    client = boto3.client("s3", endpoint_url=s3.endpoint, region_name=s3.region)
+    if bucket not in [b["Name"] for b in client.list_buckets().get("Buckets", [])]:
+        client.create_bucket(Bucket=bucket)
+    src = h5_sources[kind]
+    client.put_object(Bucket=bucket, Key=f"dandi/{src.name}", Body=src.read_bytes())
+    f = nc.nwb.open(f"s3://{bucket}/dandi/{src.name}", storage_options=opts(s3))
+    assert f.storage == "hdf5"
+    assert nwbh5.assert_reads_like_h5py(f, src) > 10

@@ -58,6 +58,9 @@ pub struct ConvertOptions {
     /// chunk is stored whole or not at all, so a stored chunk is complete). An array stored
     /// with other metadata is an error. Groups are written again.
     pub resume: bool,
+    /// Copy the stored chunks as they are when the destination encodes chunks the same way
+    /// ([`copy_stored_chunks`]) instead of decoding and encoding them.
+    pub copy_stored: bool,
 }
 
 /// A function that adjusts a source array's description before conversion (see
@@ -796,13 +799,21 @@ pub fn copy_stored_chunks(
     }
     let grid = src.metadata().grid_shape();
     let total: u64 = grid.iter().product();
+    // A large grid is copied from the listing of its stored chunks (the grids are the same),
+    // not walked position by position.
+    let sparse = sparse_targets(src, dst, total)?;
+    let count = sparse.as_ref().map_or(total, |t| t.len() as u64);
+    let index_at = |i: u64| match &sparse {
+        Some(targets) => targets[i as usize].clone(),
+        None => unravel(i, &grid),
+    };
     let batch = 64u64;
-    let parts = (0..total)
+    let parts = (0..count)
         .step_by(batch as usize)
-        .map(|start| start..(start + batch).min(total));
+        .map(|start| start..(start + batch).min(count));
     let copy_part = |part: std::ops::Range<u64>| -> ArrayResult<()> {
         let count = part.end - part.start;
-        let indices: Vec<Vec<u64>> = part.map(|i| unravel(i, &grid)).collect();
+        let indices: Vec<Vec<u64>> = part.map(index_at).collect();
         let requests: Vec<neurochunk_store::ReadRequest> = indices
             .iter()
             .map(|index| neurochunk_store::ReadRequest::whole(src.chunk_key(index)))
@@ -829,6 +840,8 @@ pub fn copy_stored_chunks(
         let lanes = copy_lanes(pace, batch_bytes(src.metadata(), batch as usize));
         crate::read::windowed(parts, lanes, copy_part, |()| Ok(()))?;
     }
+    // The rest of a sparse grid is the fill value in both arrays.
+    progress(total - count);
     Ok(true)
 }
 
@@ -1290,8 +1303,10 @@ pub fn chunk_count(meta: &ArrayMetadata) -> u64 {
     meta.grid_shape().iter().product()
 }
 
-/// Convert one array to `dst_path` in `dst_store`. Returns the new array and what the
-/// conversion changed on the way (see [`derive_array`]).
+/// Convert one array to `dst_path` in `dst_store`: its stored chunks copied as they are when
+/// [`ConvertOptions::copy_stored`] allows it and the destination encodes chunks the same way
+/// ([`copy_stored_chunks`]), otherwise decoded and encoded. Returns the new array and what the conversion changed on the way (see
+/// [`derive_array`]).
 pub fn convert_array(
     src: &Array,
     dst_store: Arc<dyn Store>,
@@ -1306,7 +1321,10 @@ pub fn convert_array(
         return Ok((dst, derived.changes));
     }
     let dst = Array::create(dst_store, dst_path, derived.metadata)?;
-    copy_data(src, &dst, progress)?;
+    // Chunks the destination stores as the same bytes are copied without decoding.
+    if !(options.copy_stored && copy_stored_chunks(src, &dst, progress)?) {
+        copy_data(src, &dst, progress)?;
+    }
     Ok((dst, derived.changes))
 }
 

@@ -236,6 +236,7 @@ impl LayoutArgs {
             keep_checksums: false,
             resume: false,
             precomputed: self.precomputed_options()?,
+            copy_stored: false,
             // NWB files converted as plain Zarr keep their reference dictionaries.
             source_adapter: Some(neurochunk_hdmf::reference_source_adapter()),
         })

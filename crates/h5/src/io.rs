@@ -289,7 +289,7 @@ impl Io {
         }
         // Spans whose pages are all cached (prefetched, or metadata read nearby) are answered
         // from the cache; the others are read from the store.
-        let mut cached: Vec<Option<Bytes>> = spans.iter().map(|&s| self.from_cache(s)).collect();
+        let mut cached: Vec<Option<Bytes>> = spans.iter().map(|&s| self.cached_span(s)).collect();
         let wanted: Vec<(u64, u64)> = spans
             .iter()
             .zip(&cached)
@@ -304,7 +304,7 @@ impl Io {
     }
 
     /// `len` bytes at `abs` when every page covering them is cached.
-    fn from_cache(&self, (abs, len): (u64, u64)) -> Option<Bytes> {
+    fn cached_span(&self, (abs, len): (u64, u64)) -> Option<Bytes> {
         if len == 0 {
             return Some(Bytes::new());
         }

@@ -328,7 +328,10 @@ impl RefWriter<'_> {
         let mut notes = Vec::new();
         let mut out = Map::new();
         for attr in &attrs {
-            let value = mapping::attribute_value(attr, &|p| self.dims_of(p), &mut notes)
+            let values = attr
+                .values()
+                .map_err(|e| self.err(path, format!("attribute '{}': {e}", attr.name())))?;
+            let value = mapping::attribute_value(attr, values, &|p| self.dims_of(p), &mut notes)
                 .map_err(|m| self.err(path, format!("attribute '{}': {m}", attr.name())))?;
             let value = match value {
                 AttributeValue::Value(v) => v,

@@ -42,19 +42,10 @@ pub fn open_hdf5_location(
         };
         (Arc::new(FsStore::read_only(dir)), name.to_string())
     } else {
-        let opened = location
-            .open_for(options, Access::Read)
-            .map_err(|e| Hdf5Error::file(&display, e.to_string()))?;
-        let is_object = !opened.key.is_empty()
-            && opened
-                .store
-                .size(&opened.key)
-                .map_err(|e| Hdf5Error::file(&display, e.to_string()))?
-                .is_some();
-        if !is_object {
-            return Ok(None);
+        match remote_object(location, options, true)? {
+            Some(object) => object,
+            None => return Ok(None),
         }
-        (opened.store, opened.key)
     };
     if !neurochunk_h5::is_hdf5(store.as_ref(), &key)
         .map_err(|e| Hdf5Error::file(&display, e.to_string()))?
@@ -75,25 +66,37 @@ pub fn open_hdf5_location(
     }))
 }
 
-/// The HDF5 file at a URL: its store and key, checked to exist.
-fn remote_source(
+/// The object a URL names: its store and key, `None` when nothing is stored under the key
+/// (a prefix of a tree, say). With `only_files`, a key named like a Zarr or N5 tree is `None`
+/// without a request.
+fn remote_object(
     location: &StoreLocation,
     options: &RemoteOptions,
-) -> Hdf5Result<(Arc<dyn Store>, String)> {
+    only_files: bool,
+) -> Hdf5Result<Option<(Arc<dyn Store>, String)>> {
     let display = location.display();
     let opened = location
         .open_for(options, Access::Read)
         .map_err(|e| Hdf5Error::file(&display, e.to_string()))?;
+    if only_files && !neurochunk_hdmf::location::may_be_single_file(&opened.key) {
+        return Ok(None);
+    }
     let exists = !opened.key.is_empty()
         && opened
             .store
             .size(&opened.key)
             .map_err(|e| Hdf5Error::file(&display, e.to_string()))?
             .is_some();
-    if !exists {
-        return Err(Hdf5Error::file(&display, "no such file"));
-    }
-    Ok((opened.store, opened.key))
+    Ok(exists.then_some((opened.store, opened.key)))
+}
+
+/// The HDF5 file at a URL: its store and key, checked to exist.
+fn remote_source(
+    location: &StoreLocation,
+    options: &RemoteOptions,
+) -> Hdf5Result<(Arc<dyn Store>, String)> {
+    remote_object(location, options, false)?
+        .ok_or_else(|| Hdf5Error::file(&location.display(), "no such file"))
 }
 
 /// Import the HDF5 file at `source` (a path, or a URL read by ranged requests as the import

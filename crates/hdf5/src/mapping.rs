@@ -174,15 +174,16 @@ fn is_reference_type(dtype: &Datatype) -> bool {
     )
 }
 
-/// An attribute's value as the NWB layer holds it: a JSON value (arrays as nested lists), or
+/// An attribute's value (its elements `values`, as [`Attribute::values`] decodes them) as the
+/// NWB layer holds it: a JSON value (arrays as nested lists), or
 /// a reference. An array of several references, which Zarr attributes cannot hold as
 /// references, becomes the list of their dictionaries (and a note says so).
 pub(crate) fn attribute_value(
     attr: &Attribute,
+    values: Vec<H5Value>,
     dims_of: &dyn Fn(&str) -> Vec<u64>,
     notes: &mut Vec<String>,
 ) -> Result<AttributeValue, String> {
-    let values = attr.values().map_err(|e| e.to_string())?;
     let single = match attr.extent() {
         Extent::Null => return Ok(AttributeValue::Value(Value::Null)),
         Extent::Scalar => true,

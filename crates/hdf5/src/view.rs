@@ -49,6 +49,15 @@ pub const CONTIGUOUS_CHUNK_BYTES: u64 = 1 << 20;
 /// take at most this many bytes are fetched together, in one batch.
 const SMALL_DATASET_BYTES: u64 = 64 << 10;
 
+/// Datasets whose values are read whole when the view is built (text, references, compounds)
+/// are shown up to this many bytes of elements; larger ones are noted and left out.
+const MAX_VALUES_BYTES: u64 = 1 << 30;
+/// ... and up to this many elements.
+const MAX_VALUES: u64 = 1 << 22;
+
+/// The largest chunk a dataset of the view may declare (HDF5's own limit is 4 GiB).
+const MAX_CHUNK_BYTES: u64 = 1 << 31;
+
 /// More chunks of one array than this in one batch read the whole chunk index (once, then
 /// kept) instead of looking each chunk up.
 const LOOKUPS_BEFORE_INDEX: usize = 16;
@@ -108,8 +117,13 @@ impl Hdf5Store {
                 docs.clone(),
                 "",
                 Convention::Legacy,
-                WriteOptions::default(),
-            )?,
+                // Documents and small values held in memory: nothing to compress.
+                WriteOptions {
+                    compressors: Some(Vec::new()),
+                    ..WriteOptions::default()
+                },
+            )?
+            .without_consolidated_metadata(),
             file: &file,
             arrays: HashMap::new(),
             notes: Vec::new(),
@@ -566,9 +580,10 @@ impl ViewBuilder<'_> {
         let mut out = Vec::with_capacity(attrs.len());
         for attr in &attrs {
             // A value that cannot be read is an error; one without an NWB form, a note.
-            attr.values()
+            let values = attr
+                .values()
                 .map_err(|e| self.err(path, format!("attribute '{}': {e}", attr.name())))?;
-            match mapping::attribute_value(attr, &|p| self.dims_of(p), &mut notes) {
+            match mapping::attribute_value(attr, values, &|p| self.dims_of(p), &mut notes) {
                 Ok(value) => out.push((attr.name().to_string(), value)),
                 Err(m) => notes.push(format!("attribute '{}' not shown: {m}", attr.name())),
             }
@@ -725,6 +740,16 @@ impl ViewBuilder<'_> {
             self.numeric_array(path, ds, &attrs, dims, dt, endian)?;
             return Ok(true);
         }
+        // Values read whole when the file is opened: no more than a reader can hold.
+        let declared = ds.len().saturating_mul(ds.dtype().size() as u64);
+        if declared > MAX_VALUES_BYTES || ds.len() > MAX_VALUES {
+            self.notes.push(format!(
+                "{path}: not shown: {} values ({declared} bytes), more than are read whole \
+                 when a file is opened",
+                ds.len()
+            ));
+            return Ok(false);
+        }
         let (shape, scalar) = match ds.extent() {
             Extent::Simple(dims) => (dims.iter().map(|&d| d as usize).collect(), false),
             Extent::Scalar => (Vec::new(), true),
@@ -785,6 +810,26 @@ impl ViewBuilder<'_> {
             ),
             Layout::Virtual => unreachable!("virtual datasets are skipped before"),
         };
+        let chunk_bytes = chunks
+            .iter()
+            .fold(element as u64, |a, &c| a.saturating_mul(c));
+        let stored_bytes = dims
+            .iter()
+            .fold(element as u64, |a, &d| a.saturating_mul(d));
+        if let Layout::Compact { size } = ds.layout() {
+            if stored_bytes > *size {
+                return Err(self.err(
+                    path,
+                    format!("{stored_bytes} bytes of elements do not fit its {size} compact bytes"),
+                ));
+            }
+        }
+        if chunk_bytes > MAX_CHUNK_BYTES {
+            return Err(self.err(
+                path,
+                format!("chunks of {chunk_bytes} bytes (more than {MAX_CHUNK_BYTES})"),
+            ));
+        }
         if chunks.len() != dims.len() || chunks.contains(&0) {
             return Err(self.err(
                 path,

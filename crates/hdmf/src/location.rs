@@ -189,7 +189,11 @@ impl NwbFile {
             resolver: Some(Arc::new(resolver)),
         };
         // A single object (an HDF5 file) rather than a prefix of a tree.
-        if let Some(files) = &external.files {
+        if let Some(files) = external
+            .files
+            .as_ref()
+            .filter(|_| may_be_single_file(&opened.key))
+        {
             let is_object = !opened.key.is_empty()
                 && opened
                     .store
@@ -216,4 +220,13 @@ fn not_nwb(location: &StoreLocation, message: &str) -> HdmfError {
         file: location.display(),
         message: message.into(),
     }
+}
+
+/// Whether the object at `key` may be a file stored as one value (an HDF5 file), worth one
+/// size request to find out: not a key naming a Zarr or N5 tree by its suffix (`.zarr`,
+/// `.n5`), which is opened as a tree without that request.
+pub fn may_be_single_file(key: &str) -> bool {
+    let name = key.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let lower = name.to_ascii_lowercase();
+    !name.is_empty() && !lower.ends_with(".zarr") && !lower.ends_with(".n5") && !key.ends_with('/')
 }

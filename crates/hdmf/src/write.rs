@@ -128,6 +128,8 @@ pub struct NwbWriter {
     links: BTreeMap<String, Vec<(String, String, String)>>,
     datasets: BTreeSet<String>,
     finished: bool,
+    /// Write consolidated metadata at [`NwbWriter::finish`].
+    consolidated: bool,
 }
 
 /// A file written aside: what [`NwbWriter::finish`] does to put it in place, and what dropping
@@ -206,6 +208,7 @@ impl NwbWriter {
             links: BTreeMap::new(),
             datasets: BTreeSet::new(),
             finished: false,
+            consolidated: true,
         })
     }
 
@@ -213,6 +216,13 @@ impl NwbWriter {
     /// it was written (the filesystem convenience writes aside and renames into place).
     pub(crate) fn with_staging(mut self, staging: Staging) -> Self {
         self.staging = Some(staging);
+        self
+    }
+
+    /// Finish without writing consolidated metadata (for a file that is read once, where it
+    /// was written: a view built in memory, whose readers list the store instead).
+    pub fn without_consolidated_metadata(mut self) -> Self {
+        self.consolidated = false;
         self
     }
 
@@ -671,6 +681,7 @@ impl NwbWriter {
             compressors: self.options.compressors.clone().or(layout.compressors),
             separator: Some(self.convention.chunk_key_separator()),
             chunks: layout.chunks,
+            copy_stored: true,
             ..ConvertOptions::default()
         };
         let key = store_key(&path).to_string();
@@ -683,9 +694,9 @@ impl NwbWriter {
     /// Create an empty numeric dataset that the caller fills chunk by chunk (through the
     /// returned [`Array`]: `store_chunk`, `write`, or raw encoded chunks at `chunk_key`), with
     /// the convention's type marker and `attrs`. `codecs` are the bytes→bytes codecs
-    /// (compressions, filters) and `endian` the byte order of the stored elements; the session's
-    /// [`WriteOptions::compressors`] replace `codecs` when set, and `None` takes the
-    /// convention's default (Blosc/LZ4 legacy, Zstandard v3, as hdmf-zarr writes).
+    /// (compressions, filters) and `endian` the byte order of the stored elements; `None`
+    /// takes the session's [`WriteOptions::compressors`], else the convention's default
+    /// (Blosc/LZ4 legacy, Zstandard v3, as hdmf-zarr writes).
     #[allow(clippy::too_many_arguments)]
     pub fn create_array(
         &mut self,
@@ -707,9 +718,9 @@ impl NwbWriter {
             .ok_or_else(|| self.err(&path, format!("{data_type} is not a numeric type")))?;
         let mut map = self.encode_attributes(typed, attrs);
         map.insert(self.convention.dtype_attribute().into(), name.into());
-        let compressors = match (&self.options.compressors, codecs) {
-            (Some(c), _) => c.clone(),
-            (None, Some(c)) => c,
+        let compressors = match (codecs, &self.options.compressors) {
+            (Some(c), _) => c,
+            (None, Some(c)) => c.clone(),
             (None, None) => self.convention.default_compressors(),
         };
         let mut all = vec![Codec::Bytes { endian }];
@@ -812,7 +823,9 @@ impl NwbWriter {
             create_group(self.store.as_ref(), store_key(path), format, attrs.clone())
                 .map_err(|e| HdmfError::array(&self.name, e))?;
         }
-        consolidate(self.store.as_ref(), "").map_err(|e| HdmfError::array(&self.name, e))?;
+        if self.consolidated {
+            consolidate(self.store.as_ref(), "").map_err(|e| HdmfError::array(&self.name, e))?;
+        }
         if let Some(tree) = &self.new_tree {
             tree.flush().map_err(|e| HdmfError::store(&self.name, e))?;
         }
