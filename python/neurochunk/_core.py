@@ -506,15 +506,15 @@ class Array:
 
     @property
     def metadata(self) -> dict[str, Any]:
-        """The stored metadata document (``.zarray``, ``zarr.json`` or N5's
-        ``attributes.json``) as a dict."""
+        """The stored metadata document (``.zarray``, ``zarr.json``, N5's ``attributes.json``
+        or a precomputed scale's layer ``info``) as a dict."""
         return json.loads(self._raw.document())  # type: ignore[no-any-return]
 
     @property
     def zarr_format(self) -> int | str:
-        """2, 3 or ``"n5"``."""
+        """2, 3, ``"n5"`` or ``"precomputed"`` (a Neuroglancer precomputed layer or scale)."""
         f = self._meta["format"]
-        return "n5" if f == "n5" else int(f[1:])
+        return f if f in ("n5", "precomputed") else int(f[1:])
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -1053,9 +1053,9 @@ class Group(Mapping[str, Union[Array, "Group"]]):
 
     @property
     def zarr_format(self) -> int | str:
-        """2, 3 or ``"n5"``."""
+        """2, 3, ``"n5"`` or ``"precomputed"`` (a Neuroglancer precomputed layer or scale)."""
         f = self._meta["format"]
-        return "n5" if f == "n5" else int(f[1:])
+        return f if f in ("n5", "precomputed") else int(f[1:])
 
     @property
     def path(self) -> str:

@@ -52,6 +52,7 @@ fn format_name(format: ZarrFormat) -> &'static str {
         ZarrFormat::V2 => "v2",
         ZarrFormat::V3 => "v3",
         ZarrFormat::N5 => "n5",
+        ZarrFormat::Precomputed => "precomputed",
     }
 }
 
@@ -60,8 +61,9 @@ fn parse_format(name: &str) -> PyResult<ZarrFormat> {
         "v2" | "2" => Ok(ZarrFormat::V2),
         "v3" | "3" => Ok(ZarrFormat::V3),
         "n5" => Ok(ZarrFormat::N5),
+        "precomputed" => Ok(ZarrFormat::Precomputed),
         other => Err(invalid(format!(
-            "unknown format '{other}' (expected 2, 3 or \"n5\")"
+            "unknown format '{other}' (expected 2, 3, \"n5\" or \"precomputed\")"
         ))),
     }
 }
@@ -617,18 +619,24 @@ impl RawArray {
             .map(|f| PyBytes::new(py, f))
     }
 
-    /// The stored metadata document (`.zarray`, `zarr.json` or `attributes.json`) as JSON.
+    /// The stored metadata document (`.zarray`, `zarr.json`, `attributes.json` or a
+    /// precomputed scale's layer `info`) as JSON.
     fn document(&self, py: Python<'_>) -> PyResult<String> {
         let array = self.array();
         let (store, path) = (array.store().clone(), array.path().to_string());
         let format = array.metadata().format;
         detached_at(py, &self.display, move || {
-            let name = match format {
-                ZarrFormat::V2 => ".zarray",
-                ZarrFormat::V3 => "zarr.json",
-                ZarrFormat::N5 => "attributes.json",
+            let key = match format {
+                ZarrFormat::V2 => join_key(&path, ".zarray"),
+                ZarrFormat::V3 => join_key(&path, "zarr.json"),
+                ZarrFormat::N5 => join_key(&path, "attributes.json"),
+                // A scale is described by its layer's `info`.
+                ZarrFormat::Precomputed => {
+                    let layer = path.rsplit_once('/').map_or("", |(layer, _)| layer);
+                    join_key(layer, neurochunk::array::precomputed::INFO)
+                }
             };
-            let bytes = store.get_required(&join_key(&path, name))?;
+            let bytes = store.get_required(&key)?;
             Ok(String::from_utf8_lossy(&bytes).into_owned())
         })
     }

@@ -59,6 +59,19 @@ impl Array {
 
     /// An array handle over existing metadata (nothing is read or written).
     pub fn from_metadata(store: Arc<dyn Store>, path: &str, meta: ArrayMetadata) -> Array {
+        // A precomputed scale reads and writes its chunks through its layout (`.gz` files,
+        // shards) laid over the store.
+        let store: Arc<dyn Store> = match meta.precomputed() {
+            Some(codec) => Arc::new(crate::precomputed::ScaleStore::new(
+                store,
+                path,
+                codec.scale_arc(),
+                meta.data_type.fixed_size().unwrap_or(1),
+                meta.shape.get(3).copied().unwrap_or(1),
+                codec.gzip_chunks(),
+            )),
+            None => store,
+        };
         Array {
             store,
             path: path.trim_matches('/').to_string(),
@@ -197,6 +210,9 @@ impl Array {
             }
             ZarrFormat::N5 => {
                 crate::n5::write_dataset(self.store.as_ref(), &self.path, &self.meta)?;
+            }
+            ZarrFormat::Precomputed => {
+                crate::precomputed::write_scale(self.store.as_ref(), &self.path, &self.meta)?;
             }
         }
         Ok(())
@@ -737,6 +753,14 @@ impl Array {
 
     /// Change the shape; chunks that lie wholly outside the new shape are deleted.
     pub fn resize(&mut self, new_shape: Vec<u64>) -> ArrayResult<()> {
+        if self.meta.format == ZarrFormat::Precomputed {
+            return Err(ArrayError::Unsupported {
+                path: crate::display_path(&self.path),
+                message: "a precomputed scale cannot be resized (its chunk keys name each \
+                          chunk's extent)"
+                    .into(),
+            });
+        }
         if new_shape.len() != self.meta.shape.len() {
             return Err(ArrayError::Selection {
                 path: crate::display_path(&self.path),

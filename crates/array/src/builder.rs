@@ -70,6 +70,8 @@ impl FillValue {
 pub fn default_codecs(format: ZarrFormat) -> Vec<Codec> {
     match format {
         ZarrFormat::N5 => vec![Codec::Gzip { level: 6 }],
+        // The `raw` encoding, uncompressed (what tensorstore and Neuroglancer read).
+        ZarrFormat::Precomputed => vec![Codec::NeuroglancerRaw],
         ZarrFormat::V2 | ZarrFormat::V3 => vec![Codec::zstd(3)],
     }
 }
@@ -116,6 +118,7 @@ pub struct ArrayBuilder {
     n5_axis_order: N5AxisOrder,
     separator: Option<char>,
     options: ArrayOptions,
+    precomputed: crate::precomputed::PrecomputedOptions,
 }
 
 impl ArrayBuilder {
@@ -134,6 +137,7 @@ impl ArrayBuilder {
             n5_axis_order: N5AxisOrder::Listed,
             separator: None,
             options: ArrayOptions::default(),
+            precomputed: crate::precomputed::PrecomputedOptions::default(),
         }
     }
 
@@ -201,6 +205,41 @@ impl ArrayBuilder {
         self
     }
 
+    /// For [`ZarrFormat::Precomputed`]: the scale's voxel offset, resolution, layer type,
+    /// sharding and gzip files (see [`PrecomputedOptions`](crate::PrecomputedOptions)). The
+    /// array is created at `LAYER/KEY`; its shape is `[x, y, z]` (a channel axis of 1 is added)
+    /// or `[x, y, z, channel]`, its encoding the serializer among the codecs
+    /// (`Codec::NeuroglancerRaw` by default, `Codec::CompressedSegmentation`,
+    /// `Codec::NeuroglancerJpeg`, `Codec::NeuroglancerPng`), `Codec::Gzip` stores unsharded
+    /// chunks as `.gz` files.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use neurochunk_array::{selection, ArrayBuilder, Codec, DataType, MemoryStore, Store};
+    /// use neurochunk_array::{PrecomputedOptions, ZarrFormat};
+    ///
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let labels = ArrayBuilder::new([64, 64, 32], DataType::UInt64)
+    ///     .format(ZarrFormat::Precomputed)
+    ///     .chunks([32, 32, 16])
+    ///     .codecs([Codec::CompressedSegmentation { block_size: [8, 8, 8] }])
+    ///     .precomputed(PrecomputedOptions {
+    ///         voxel_offset: Some([100, 200, 0]),
+    ///         resolution: Some([8.0, 8.0, 40.0]),
+    ///         ..PrecomputedOptions::default()
+    ///     })
+    ///     .create(store.clone(), "seg/8_8_40")?;
+    /// assert_eq!(labels.shape(), [64, 64, 32, 1]);
+    /// labels.write_elements(&selection![..], &vec![7u64; 64 * 64 * 32])?;
+    /// assert!(store.exists("seg/info")?);
+    /// assert!(store.exists("seg/8_8_40/100-132_200-232_0-16")?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn precomputed(mut self, options: crate::precomputed::PrecomputedOptions) -> Self {
+        self.precomputed = options;
+        self
+    }
+
     /// Store chunks whose elements all equal the fill value (default: delete them).
     pub fn write_empty_chunks(mut self, write: bool) -> Self {
         self.options.write_empty_chunks = write;
@@ -221,10 +260,28 @@ impl ArrayBuilder {
             )));
         }
         let element_size = self.data_type.fixed_size().unwrap_or(16);
-        let chunk_shape = self
+        let mut shape = self.shape.clone();
+        let mut chunk_shape = self
             .chunks
             .clone()
             .unwrap_or_else(|| default_chunk_shape(&self.shape, element_size));
+        if self.format == ZarrFormat::Precomputed {
+            // Precomputed volumes are x, y, z, channel: 3-d arrays get one channel, and the
+            // channels are never chunked.
+            if shape.len() == 3 && chunk_shape.len() == 3 {
+                shape.push(1);
+                chunk_shape.push(1);
+            }
+            let channels = shape
+                .get(3)
+                .map(|&c| usize::try_from(c).unwrap_or(usize::MAX));
+            match (channels, chunk_shape.len()) {
+                // Chunk sizes given for x, y, z only.
+                (Some(channels), 3) if shape.len() == 4 => chunk_shape.push(channels),
+                (Some(channels), 4) if shape.len() == 4 => chunk_shape[3] = channels,
+                _ => {}
+            }
+        }
         let codecs = self
             .codecs
             .clone()
@@ -233,7 +290,9 @@ impl ArrayBuilder {
         // byte order (values are the same: in memory every field is little-endian).
         let data_type = match self.format {
             ZarrFormat::V2 => self.data_type.clone(),
-            ZarrFormat::V3 | ZarrFormat::N5 => self.data_type.without_field_byte_orders(),
+            ZarrFormat::V3 | ZarrFormat::N5 | ZarrFormat::Precomputed => {
+                self.data_type.without_field_byte_orders()
+            }
         };
         let repr = ChunkRepr {
             shape: chunk_shape.clone(),
@@ -244,7 +303,7 @@ impl ArrayBuilder {
         let fill_value = self.fill_bytes(path)?;
         let plain = ArrayMetadata {
             format: ZarrFormat::V3,
-            shape: self.shape.clone(),
+            shape,
             chunk_shape,
             data_type,
             fill_value,
@@ -266,6 +325,7 @@ impl ArrayBuilder {
             // What is asked for here is kept as asked, or refused below.
             compressors: Some(compressors),
             keep_checksums: true,
+            precomputed: self.precomputed.clone(),
             ..ConvertOptions::default()
         };
         let derived = derive_array(&plain, &options, path)?;
@@ -369,15 +429,19 @@ impl ArrayBuilder {
                     neurochunk_dtype::v2::fill_value_from_v2_json(json, &self.data_type)
                         .map_err(|e| err(e.to_string()))?
                 }
-                ZarrFormat::V3 | ZarrFormat::N5 => Some(
+                ZarrFormat::V3 | ZarrFormat::N5 | ZarrFormat::Precomputed => Some(
                     neurochunk_dtype::v3::fill_value_from_v3_json(json, &self.data_type)
                         .map_err(|e| err(e.to_string()))?,
                 ),
             },
         };
-        if self.format == ZarrFormat::N5 && fill.as_ref().is_some_and(|f| f.iter().any(|&b| b != 0))
+        if matches!(self.format, ZarrFormat::N5 | ZarrFormat::Precomputed)
+            && fill.as_ref().is_some_and(|f| f.iter().any(|&b| b != 0))
         {
-            return Err(err("N5 has no fill value (missing blocks read as 0)".into()));
+            return Err(err(format!(
+                "{} has no fill value (missing chunks read as 0)",
+                self.format.label()
+            )));
         }
         Ok(fill)
     }

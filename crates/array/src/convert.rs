@@ -49,6 +49,9 @@ pub struct ConvertOptions {
     /// for what a higher layer knows from the node (e.g. a serializer mode its attributes
     /// imply); `None` takes the description as parsed.
     pub source_adapter: Option<SourceAdapter>,
+    /// What precomputed destinations look like beyond shape, chunks and encoding (voxel
+    /// offset, resolution, layer type, sharding, gzip files); ignored for other formats.
+    pub precomputed: crate::precomputed::PrecomputedOptions,
     /// Continue an interrupted conversion into the same destination: an array whose
     /// metadata documents are already stored, equal to the ones this conversion writes, is
     /// kept, and its destination chunks already stored are not converted again (every
@@ -92,6 +95,16 @@ type FlatChain = (
 );
 
 fn flatten(chain: &CodecChain) -> FlatChain {
+    if let Some(precomputed) = chain.only::<crate::precomputed::PrecomputedCodec>() {
+        // The encoding's codec; a destination of another format replaces it (see
+        // `derive_array`).
+        return (
+            Vec::new(),
+            precomputed.encoding_codec().clone(),
+            Vec::new(),
+            None,
+        );
+    }
     if let Some(n5) = chain.only::<crate::n5::N5BlockCodec>() {
         // The N5 block framing is re-described by the destination; only the compression stays.
         // (The array→bytes placeholder is replaced by one that fits the data type.)
@@ -250,6 +263,21 @@ pub fn derive_array(
         };
     }
     let explicit_codecs = options.compressors.is_some();
+    if let (Some(encoding), false) = (
+        src.precomputed().map(|p| p.scale().encoding.clone()),
+        format == ZarrFormat::Precomputed,
+    ) {
+        // Precomputed encodings are for precomputed scales: other formats get plain bytes,
+        // and the compression of a compressing encoding becomes zstd.
+        a2b = Arc::new(BytesCodec::for_type(&src.data_type, Endian::Little));
+        if encoding != crate::precomputed::Encoding::Raw {
+            b2b = vec![Arc::new(neurochunk_codec::ZstdCodec::new(3, false))];
+            changes.push(format!(
+                "precomputed {} chunks re-encoded as bytes + zstd",
+                encoding.name()
+            ));
+        }
+    }
     if let Some(codecs) = &options.compressors {
         // Filters (array→array) and a serializer (pcodec, zfpy) given with the compressions
         // replace the source's; the compressions are built on what they produce.
@@ -315,6 +343,9 @@ pub fn derive_array(
     if format != ZarrFormat::V2 && data_type.has_field_byte_orders() {
         data_type = data_type.without_field_byte_orders();
         changes.push("struct fields stored in one byte order".to_string());
+    }
+    if format == ZarrFormat::Precomputed {
+        return derive_precomputed(src, options, path, chunk_shape, a2a, a2b, b2b, changes);
     }
     if format == ZarrFormat::N5 {
         return derive_n5(
@@ -389,7 +420,7 @@ pub fn derive_array(
         b2b = kept;
     }
     let shards = match (&options.shards, format) {
-        (Some(_), ZarrFormat::V2 | ZarrFormat::N5) => {
+        (Some(_), ZarrFormat::V2 | ZarrFormat::N5 | ZarrFormat::Precomputed) => {
             return Err(ArrayError::Unsupported {
                 path: crate::display_path(path),
                 message: "sharding needs Zarr v3 (use --format zarr3)".into(),
@@ -442,6 +473,7 @@ pub fn derive_array(
                 }),
         },
         ZarrFormat::N5 => crate::n5::N5_KEY_ENCODING,
+        ZarrFormat::Precomputed => ChunkKeyEncoding::V2_DOT,
         ZarrFormat::V3 => ChunkKeyEncoding {
             c_prefix: if src.format == ZarrFormat::V3 {
                 src.key_encoding.c_prefix
@@ -459,7 +491,7 @@ pub fn derive_array(
     };
     let fill_value = match format {
         ZarrFormat::V2 => src.fill_value.clone(),
-        ZarrFormat::V3 | ZarrFormat::N5 => Some(src.effective_fill()),
+        ZarrFormat::V3 | ZarrFormat::N5 | ZarrFormat::Precomputed => Some(src.effective_fill()),
     };
     let metadata = ArrayMetadata {
         format,
@@ -480,8 +512,150 @@ pub fn derive_array(
     match format {
         ZarrFormat::V2 => metadata.to_v2_document(path).map(drop)?,
         ZarrFormat::V3 => metadata.to_v3_document(path).map(drop)?,
-        ZarrFormat::N5 => {}
+        ZarrFormat::N5 | ZarrFormat::Precomputed => {}
     }
+    Ok(DerivedArray { metadata, changes })
+}
+
+/// The precomputed destination of `src`: a scale `[x, y, z, channel]` (a 3-d source gets a
+/// channel axis of 1; channels are never chunked) in the encoding asked for (a precomputed
+/// serializer among [`ConvertOptions::compressors`]), else the source's when it is a
+/// precomputed scale, else `raw`; gzip among the compressions stores unsharded chunks as
+/// `.gz` files, other filters, compressions and user attributes are dropped. The voxel offset,
+/// resolution, layer type and sharding come from [`ConvertOptions::precomputed`], else from
+/// the source's `precomputed` attribute (so a precomputed scale converted to Zarr and back
+/// keeps them). Data types precomputed lacks and other ranks are refused.
+#[allow(clippy::too_many_arguments)]
+fn derive_precomputed(
+    src: &ArrayMetadata,
+    options: &ConvertOptions,
+    path: &str,
+    chunk_shape: Vec<usize>,
+    a2a: Vec<Arc<dyn ArrayToArrayCodec>>,
+    a2b: Arc<dyn ArrayToBytesCodec>,
+    b2b: Vec<Arc<dyn BytesToBytesCodec>>,
+    mut changes: Vec<String>,
+) -> ArrayResult<DerivedArray> {
+    use crate::precomputed::{Encoding, ShardingSpec};
+    let unsupported = |message: String| ArrayError::Unsupported {
+        path: crate::display_path(path),
+        message,
+    };
+    if options.endian.is_some() || options.fortran_order.is_some() || options.separator.is_some() {
+        return Err(unsupported(
+            "precomputed chunks have one layout (little-endian, Fortran order, keys \
+             xBegin-xEnd_yBegin-yEnd_zBegin-zEnd); byte order, element order and key separator \
+             options do not apply"
+                .into(),
+        ));
+    }
+    if crate::precomputed::data_type_name(&src.data_type).is_none() {
+        return Err(unsupported(format!(
+            "data type {} has no precomputed form (precomputed has {})",
+            src.data_type,
+            crate::precomputed::DATA_TYPES.join(", ")
+        )));
+    }
+    let mut shape = src.shape.clone();
+    let mut chunks = chunk_shape;
+    match shape.len() {
+        3 => {
+            shape.push(1);
+            chunks.push(1);
+        }
+        4 => {
+            let channels = usize::try_from(shape[3]).unwrap_or(usize::MAX);
+            if chunks[3] != channels {
+                changes.push(format!(
+                    "channel chunk {} widened to all {channels} channels (precomputed chunks hold \
+                     every channel)",
+                    chunks[3]
+                ));
+                chunks[3] = channels;
+            }
+        }
+        n => {
+            return Err(unsupported(format!(
+                "precomputed volumes have 3 (x, y, z) or 4 (x, y, z, channel) dimensions; this \
+                 array has {n}"
+            )))
+        }
+    }
+    for codec in &a2a {
+        changes.push(format!(
+            "{} dropped (precomputed chunks have no filters)",
+            short_name(codec.name())
+        ));
+    }
+    let encoding = Encoding::of_codec(a2b.as_ref()).unwrap_or(Encoding::Raw);
+    let mut popts = options.precomputed.clone();
+    for codec in &b2b {
+        if codec.name() == "gzip" && popts.sharding.is_none() {
+            popts.gzip = true;
+        } else {
+            changes.push(format!(
+                "{} dropped (precomputed stores chunks in their encoding; gzip files at most)",
+                short_name(codec.name())
+            ));
+        }
+    }
+    // What the source's `precomputed` attribute says (a precomputed scale, or an array
+    // converted from one).
+    let described = src
+        .attributes
+        .get(crate::precomputed::ATTRIBUTE)
+        .and_then(serde_json::Value::as_object);
+    let triple_i64 = |key: &str| -> Option<[i64; 3]> {
+        let list = described?.get(key)?.as_array()?;
+        let v: Option<Vec<i64>> = list.iter().map(serde_json::Value::as_i64).collect();
+        v?.try_into().ok()
+    };
+    let triple_f64 = |key: &str| -> Option<[f64; 3]> {
+        let list = described?.get(key)?.as_array()?;
+        let v: Option<Vec<f64>> = list.iter().map(serde_json::Value::as_f64).collect();
+        v?.try_into().ok()
+    };
+    popts.voxel_offset = popts.voxel_offset.or_else(|| triple_i64("voxel_offset"));
+    popts.resolution = popts.resolution.or_else(|| triple_f64("resolution"));
+    if popts.layer_type.is_none() {
+        popts.layer_type = described
+            .and_then(|d| d.get("type"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string);
+    }
+    if popts.sharding.is_none() && !popts.unsharded && options.chunks.is_none() {
+        // The source's sharding, on the same chunk grid.
+        popts.sharding = src
+            .precomputed()
+            .and_then(|p| p.scale().sharding.clone())
+            .or_else(|| {
+                described
+                    .and_then(|d| d.get("sharding"))
+                    .and_then(|s| ShardingSpec::from_json(s).ok())
+            })
+            .filter(|_| !popts.gzip);
+    }
+    if src
+        .attributes
+        .keys()
+        .any(|k| k != crate::precomputed::ATTRIBUTE)
+    {
+        changes.push("attributes dropped (precomputed scales hold none)".to_string());
+    }
+    if src.effective_fill().iter().any(|&b| b != 0) {
+        changes.push("fill value dropped (missing precomputed chunks read as 0)".to_string());
+    }
+    if src.codecs.sharding().is_some() {
+        changes.push(SHARDS_UNWRAPPED.to_string());
+    }
+    let metadata = crate::precomputed::new_scale_metadata(
+        &shape,
+        &chunks,
+        src.data_type.clone(),
+        encoding,
+        &popts,
+        path,
+    )?;
     Ok(DerivedArray { metadata, changes })
 }
 
@@ -714,7 +888,13 @@ fn copy_chunks(
     skip_stored: bool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> ArrayResult<()> {
-    if src.shape() != dst.shape() {
+    // A 3-d source of a precomputed scale has a trailing channel axis of 1 added: the
+    // elements are laid out the same.
+    let rank = src.shape().len();
+    let channel_added = dst.shape().len() == rank + 1
+        && dst.shape()[..rank] == *src.shape()
+        && dst.shape()[rank] == 1;
+    if src.shape() != dst.shape() && !channel_added {
         return Err(ArrayError::Unsupported {
             path: crate::display_path(dst.path()),
             message: format!(
@@ -728,7 +908,9 @@ fn copy_chunks(
     let grid = meta.grid_shape();
     let total: u64 = grid.iter().product();
     let read = |origin: &[u64], extent: &[u64]| -> ArrayResult<ArrayBytes> {
-        Ok(src.read(&Selection::from_box(origin, extent))?.1)
+        Ok(src
+            .read(&Selection::from_box(&origin[..rank], &extent[..rank]))?
+            .1)
     };
     let stored = if skip_stored {
         stored_chunks(dst)?
@@ -1088,6 +1270,9 @@ fn sparse_targets(src: &Array, dst: &Array, total: u64) -> ArrayResult<Option<Ve
                 (first / dc as u64, last / dc as u64)
             })
             .collect();
+        let mut ranges = ranges;
+        // A channel axis the destination adds (see `copy_chunks`).
+        ranges.resize(dmeta.chunk_shape.len(), (0, 0));
         let mut current: Vec<u64> = ranges.iter().map(|r| r.0).collect();
         'cells: loop {
             targets.insert(current.clone());
@@ -1166,6 +1351,10 @@ pub fn convert_hierarchy(
         match &node.metadata {
             NodeMetadata::Group(group) => {
                 let format = options.format.unwrap_or(group.format);
+                if format == ZarrFormat::Precomputed {
+                    // Layers are written with their scales; other directories need nothing.
+                    continue;
+                }
                 create_group(
                     dst_store.as_ref(),
                     &target,

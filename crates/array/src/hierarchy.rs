@@ -108,6 +108,9 @@ pub(crate) fn read_node_metadata_with(
     if let Some(doc) = read_doc(store, path, ATTRIBUTES_JSON)? {
         return crate::n5::parse_node(&doc, path, options.n5_axis_order);
     }
+    if let Some(node) = crate::precomputed::read_node(store, path)? {
+        return Ok(node);
+    }
     if crate::n5::implicit_group(store, path)? {
         return Ok(NodeMetadata::Group(GroupMetadata {
             format: ZarrFormat::N5,
@@ -186,6 +189,14 @@ pub(crate) fn write_group(
             )?;
         }
         ZarrFormat::N5 => crate::n5::write_group(store, path, attributes)?,
+        ZarrFormat::Precomputed => {
+            return Err(ArrayError::Unsupported {
+                path: crate::display_path(path),
+                message: "a precomputed layer is created with its first scale (ArrayBuilder \
+                          with ZarrFormat::Precomputed at LAYER/KEY), not as an empty group"
+                    .into(),
+            })
+        }
     }
     Ok(())
 }
@@ -196,8 +207,10 @@ pub(crate) fn write_group(
 /// `attributes.json`) is a node; below a node, its metadata documents, XML documents beside
 /// them (BigDataViewer's `dataset.xml`, bioformats2raw's `METADATA.ome.xml`) and chunk keys
 /// (`c`, numbers, numbers joined by `.`, `c.` and numbers, in any depth of directories) are
-/// its own, and so are nested nodes. Anything else (a file of another name, a directory with no
-/// node above it) is not.
+/// its own, and so are nested nodes. A directory holding a Neuroglancer precomputed `info` is a
+/// layer: the files of its scale directories named like chunks (`0-64_0-64_0-16`, with `.gz`)
+/// or shards (`0a.shard`) are its own. Anything else (a file of another name, a directory with
+/// no node above it) is not.
 ///
 /// ```
 /// use neurochunk_array::NodeTree;
@@ -218,7 +231,7 @@ pub struct NodeTree;
 
 impl neurochunk_store::replace::TreeKind for NodeTree {
     fn name(&self) -> &'static str {
-        "a Zarr or N5 node"
+        "a Zarr, N5 or precomputed node"
     }
 
     fn is_anchor(&self, file_name: &str) -> bool {
@@ -229,6 +242,7 @@ impl neurochunk_store::replace::TreeKind for NodeTree {
             ZMETADATA,
             ZARR_JSON,
             ATTRIBUTES_JSON,
+            crate::precomputed::INFO,
         ]
         .contains(&file_name)
     }
@@ -238,7 +252,8 @@ impl neurochunk_store::replace::TreeKind for NodeTree {
         // root, bioformats2raw's `OME/METADATA.ome.xml`.
         anchored
             && (matches!(rest, [doc] if self.is_anchor(doc) || doc.ends_with(".xml"))
-                || rest.iter().all(|part| is_chunk_key_part(part)))
+                || rest.iter().all(|part| is_chunk_key_part(part))
+                || matches!(rest, [_scale, file] if crate::precomputed::is_scale_file(file)))
     }
 }
 
@@ -278,6 +293,8 @@ pub(crate) fn ensure_parent_groups(
             }
             ZarrFormat::V3 => store.exists(&join_key(&parent, ZARR_JSON))?,
             ZarrFormat::N5 => store.exists(&join_key(&parent, ATTRIBUTES_JSON))?,
+            // A layer's directories need no documents; its `info` is written with the scale.
+            ZarrFormat::Precomputed => return Ok(()),
         };
         if !has_node {
             write_group(store, &parent, format, &Map::new())?;
@@ -405,10 +422,10 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
             message: "consolidated metadata is written for groups, not arrays".into(),
         });
     };
-    if group.format == ZarrFormat::N5 {
+    if matches!(group.format, ZarrFormat::N5 | ZarrFormat::Precomputed) {
         return Err(ArrayError::Unsupported {
             path: crate::display_path(path),
-            message: "N5 has no consolidated metadata".into(),
+            message: format!("{} has no consolidated metadata", group.format.label()),
         });
     }
     // Only the node paths are needed (the documents are read again below, as stored): no
@@ -480,7 +497,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> ArrayResult<usize> {
                 document_bytes(&Value::Object(doc), ZarrFormat::V3).into(),
             )?;
         }
-        ZarrFormat::N5 => {}
+        ZarrFormat::N5 | ZarrFormat::Precomputed => {}
     }
     Ok(nodes.len())
 }

@@ -2,7 +2,8 @@
 //! Chunked N-dimensional arrays and their hierarchies, over any [`Store`].
 //!
 //! This is the format layer: it parses Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`),
-//! Zarr v3 (`zarr.json`) and N5 (`attributes.json`, see [`n5`]) documents, each format into
+//! Zarr v3 (`zarr.json`), N5 (`attributes.json`, see [`n5`]) and Neuroglancer precomputed
+//! (`info`, see [`precomputed`]) documents, each format into
 //! its own typed serde document ([`ArrayDocumentV2`], [`ArrayDocumentV3`],
 //! [`n5::DatasetAttributesN5`], …), and builds from them one format-neutral [`ArrayMetadata`]
 //! with a codec chain, and lets one region reader/writer
@@ -43,6 +44,7 @@ mod error;
 mod hierarchy;
 mod metadata;
 pub mod n5;
+pub mod precomputed;
 mod read;
 mod selection;
 mod sharded;
@@ -71,6 +73,7 @@ pub use n5::{N5AxisOrder, N5BlockCodec, OpenOptions};
 pub use neurochunk_codec::{ArrayBytes, Codec, CodecChain, CodecKind};
 pub use neurochunk_dtype::DataType;
 pub use neurochunk_store::{Durability, FsStore, MemoryStore, Store};
+pub use precomputed::{PrecomputedCodec, PrecomputedOptions, ShardingSpec};
 
 /// Display form of a node path: `/` for the root, `/a/b` otherwise.
 pub fn display_path(path: &str) -> String {

@@ -33,6 +33,9 @@ pub(crate) enum FormatArg {
     Zarr3,
     /// N5 (`attributes.json`, big-endian blocks at `i/j/k`).
     N5,
+    /// Neuroglancer precomputed (a layer's `info`, scales `x, y, z, channel`; the path is the
+    /// layer, the scale's key is its resolution, e.g. `8_8_40`).
+    Precomputed,
 }
 
 impl From<FormatArg> for ZarrFormat {
@@ -41,6 +44,7 @@ impl From<FormatArg> for ZarrFormat {
             FormatArg::Zarr2 => ZarrFormat::V2,
             FormatArg::Zarr3 => ZarrFormat::V3,
             FormatArg::N5 => ZarrFormat::N5,
+            FormatArg::Precomputed => ZarrFormat::Precomputed,
         }
     }
 }
@@ -117,7 +121,9 @@ pub(crate) struct LayoutArgs {
     /// `none`, `zstd[:LEVEL[:checksum]]`, `gzip[:LEVEL]`, `zlib[:LEVEL]`,
     /// `blosc:CNAME:CLEVEL:SHUFFLE` (cname lz4|lz4hc|blosclz|zstd|zlib|snappy;
     /// shuffle noshuffle|shuffle|bitshuffle), `bz2[:LEVEL]`, `lzma[:PRESET]`, `lz4[:ACCEL]`,
-    /// `crc32c`. Example: `--codec zstd:3,crc32c`.
+    /// `crc32c`; for `--format precomputed` the encoding `raw`,
+    /// `compressed_segmentation[:B[:B:B]]`, `jpeg[:QUALITY]` or `png[:LEVEL]` (with `gzip`:
+    /// gzip-compressed chunk files). Example: `--codec zstd:3,crc32c`.
     #[arg(long, value_name = "SPEC")]
     codec: Option<String>,
     /// Element order inside each chunk.
@@ -129,8 +135,35 @@ pub(crate) struct LayoutArgs {
     /// Chunk key separator: `.` (`0.1`) or `/` (`0/1`).
     #[arg(long, value_name = "SEP")]
     dimension_separator: Option<char>,
+    /// Precomputed: the scale's resolution in nanometres, `X,Y,Z` (default: the source's,
+    /// else 1,1,1). `put` names the scale after it (`8,8,40`: `LAYER/8_8_40`).
+    #[arg(long, value_name = "X,Y,Z")]
+    resolution: Option<String>,
+    /// Precomputed: the voxel coordinates of the array's first voxel, `X,Y,Z` (default: the
+    /// source's, else 0,0,0).
+    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+    voxel_offset: Option<String>,
     #[command(flatten)]
     axis_order: AxisOrderOpt,
+}
+
+/// Three comma-separated numbers (`--resolution`, `--voxel-offset`).
+fn parse_triple<T: std::str::FromStr>(text: &str, flag: &str) -> Result<[T; 3], Failure> {
+    let fail = || Failure(format!("{flag} '{text}': expected three numbers X,Y,Z"));
+    let parts: Vec<T> = text
+        .split(',')
+        .map(|p| p.trim().parse::<T>().map_err(|_| fail()))
+        .collect::<Result<_, _>>()?;
+    parts.try_into().map_err(|_| fail())
+}
+
+/// The key `put` gives a precomputed scale of `resolution` (cloud-volume's naming: `8_8_40`).
+fn scale_key(resolution: [f64; 3]) -> String {
+    resolution
+        .iter()
+        .map(|r| r.to_string())
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 fn parse_shape(text: &str, what: &str) -> Result<Vec<usize>, Failure> {
@@ -146,6 +179,30 @@ fn parse_shape(text: &str, what: &str) -> Result<Vec<usize>, Failure> {
 }
 
 impl LayoutArgs {
+    fn precomputed_options(&self) -> Result<neurochunk_array::PrecomputedOptions, Failure> {
+        let resolution = match self.resolution.as_deref() {
+            None => None,
+            Some(text) => {
+                let r = parse_triple::<f64>(text, "--resolution")?;
+                if !r.iter().all(|v| v.is_finite() && *v > 0.0) {
+                    return Err(Failure(format!(
+                        "--resolution '{text}': three positive numbers are needed"
+                    )));
+                }
+                Some(r)
+            }
+        };
+        Ok(neurochunk_array::PrecomputedOptions {
+            resolution,
+            voxel_offset: self
+                .voxel_offset
+                .as_deref()
+                .map(|o| parse_triple::<i64>(o, "--voxel-offset"))
+                .transpose()?,
+            ..Default::default()
+        })
+    }
+
     fn options(&self, format: Option<ZarrFormat>) -> Result<ConvertOptions, Failure> {
         if let Some(sep) = self.dimension_separator {
             if sep != '.' && sep != '/' {
@@ -178,6 +235,7 @@ impl LayoutArgs {
             n5_axis_order: self.axis_order.n5_axis_order.into(),
             keep_checksums: false,
             resume: false,
+            precomputed: self.precomputed_options()?,
             copy_stored: false,
             // NWB files converted as plain Zarr keep their reference dictionaries.
             source_adapter: Some(neurochunk_hdmf::reference_source_adapter()),
@@ -321,8 +379,9 @@ pub(crate) fn local_only_fsync(write: &WriteArgs, location: &Location) -> CmdRes
 }
 
 pub(crate) fn get(args: GetArgs) -> CmdResult {
-    let store = args.path.open_read()?;
-    let array = Array::open_with(store, "", &args.axis_order.open_options())
+    let (store, node) = args.path.open_read_node()?;
+    let node = first_scale(store.as_ref(), node, &args.path.display())?;
+    let array = Array::open_with(store, &node, &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let selection = parse_selection(args.region.as_deref().unwrap_or(""))
         .map_err(|e| Failure(format!("{}: --region: {e}", args.path.display())))?;
@@ -343,6 +402,22 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
     }
     let (data_type, bytes) = to_npy_layout(&array.metadata().data_type, data);
     write_npy_to(&args.output, &data_type, &shape, &bytes)
+}
+
+/// The array `get` reads at `node`: the node itself, or for a Neuroglancer precomputed layer
+/// its first scale (scale 0, the finest, as tensorstore and cloud-volume open a layer).
+fn first_scale(store: &dyn Store, node: String, display: &str) -> Result<String, Failure> {
+    let layer = neurochunk_array::precomputed::read_layer(store, &node)
+        .map_err(|e| Failure(format!("{display}: {e}")))?;
+    match layer {
+        Some(info) => match info.scales.first() {
+            Some(scale) => Ok(neurochunk_store::join_key(&node, &scale.key)),
+            None => Err(Failure(format!(
+                "{display}: the precomputed layer's info lists no scales"
+            ))),
+        },
+        None => Ok(node),
+    }
 }
 
 /// A ragged array (numcodecs `vlen-array`) goes to an `.npz` holding `values` (every
@@ -744,6 +819,27 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             args.path.display()
         )));
     }
+    if format == ZarrFormat::Precomputed
+        && (options.endian.is_some()
+            || options.fortran_order.is_some()
+            || options.separator.is_some()
+            || options.shards.is_some())
+    {
+        return Err(Failure(format!(
+            "{}: precomputed chunks are always little-endian in Fortran order with keys \
+             xBegin-xEnd_yBegin-yEnd_zBegin-zEnd; --endian, --order, --dimension-separator and \
+             --shards do not apply",
+            args.path.display()
+        )));
+    }
+    // A precomputed destination is the layer; the array is its scale, named after the
+    // resolution.
+    let scale = (format == ZarrFormat::Precomputed)
+        .then(|| scale_key(options.precomputed.resolution.unwrap_or([1.0; 3])));
+    let in_layer = |node: &str| match &scale {
+        Some(key) => neurochunk_store::join_key(node, key),
+        None => node.to_string(),
+    };
     // The command line's layout options as the typed codecs of the array.
     let mut codecs = Vec::new();
     if options.fortran_order == Some(true) && rank > 1 {
@@ -796,6 +892,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
     .fill_value(fill_value)
     .attributes(attributes)
     .n5_axis_order(options.n5_axis_order)
+    .precomputed(options.precomputed.clone())
     .write_empty_chunks(args.write_empty_chunks);
     if let Some(chunks) = options.chunks {
         builder = builder.chunks(chunks);
@@ -807,12 +904,12 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
         builder = builder.chunk_key_separator(separator);
     }
     let meta = builder
-        .metadata(&node)
+        .metadata(&in_layer(&node))
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     if let Some(remote) = remote {
         // Objects are written in place, each one atomically (see docs/remote.md).
         remote.replace(&NodeTree, args.replace.policy())?;
-        let array = Array::create(remote.store.clone(), &remote.node, meta)
+        let array = Array::create(remote.store.clone(), &in_layer(&remote.node), meta)
             .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
             .with_options(neurochunk_array::ArrayOptions {
                 write_empty_chunks: args.write_empty_chunks,
@@ -857,7 +954,7 @@ pub(crate) fn put(args: PutArgs) -> CmdResult {
             .join("/");
         (args.write.store(&root), staged_node)
     };
-    let array = Array::create(store, &staged_node, meta)
+    let array = Array::create(store, &in_layer(&staged_node), meta)
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?
         .with_options(neurochunk_array::ArrayOptions {
             write_empty_chunks: args.write_empty_chunks,
@@ -1006,9 +1103,10 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
             args.src, args.dst
         )));
     }
-    let src_store = args.src.open_read()?;
+    // (A precomputed scale `LAYER/KEY` is read as an array of its layer.)
+    let (src_store, src_node) = args.src.open_read_node()?;
     let open = args.layout.axis_order.open_options();
-    let node = open_node_with(src_store.as_ref(), "", &open)
+    let node = open_node_with(src_store.as_ref(), &src_node, &open)
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;
     let format = args.format.map(ZarrFormat::from);
     // A multiscale image going to another layout carries its metadata across.
@@ -1111,14 +1209,20 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     };
     match node.metadata {
         NodeMetadata::Array(meta) => {
+            // An array converted to precomputed is a scale of the destination layer.
+            let dst_node = match format {
+                Some(ZarrFormat::Precomputed) => destination_scale_key(&meta, &options),
+                _ => String::new(),
+            };
             let bar = progress::bar(
-                chunk_count(&derive_metadata(&meta, &options, "").map_err(fail)?),
+                chunk_count(&derive_metadata(&meta, &options, &dst_node).map_err(fail)?),
                 "converting",
             );
-            let src = Array::from_metadata(src_store, "", *meta);
-            let (_, changes) =
-                convert_array(&src, dst_store.clone(), "", &options, &|n| bar.inc(n))
-                    .map_err(fail)?;
+            let src = Array::from_metadata(src_store, &src_node, *meta);
+            let (_, changes) = convert_array(&src, dst_store.clone(), &dst_node, &options, &|n| {
+                bar.inc(n)
+            })
+            .map_err(fail)?;
             bar.finish_and_clear();
             if !changes.is_empty() {
                 note("", &changes);
@@ -1148,6 +1252,29 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
         }
     }
     finish_convert(&args, &name, dst_store.as_ref(), staged)
+}
+
+/// The scale key of an array converted into a precomputed layer: the source scale's own key,
+/// else named after the resolution (`--resolution`, else the source's, else 1,1,1).
+fn destination_scale_key(
+    src: &neurochunk_array::ArrayMetadata,
+    options: &ConvertOptions,
+) -> String {
+    let described = src
+        .attributes
+        .get(neurochunk_array::precomputed::ATTRIBUTE)
+        .and_then(Value::as_object);
+    if options.precomputed.resolution.is_none() {
+        if let Some(key) = described.and_then(|d| d.get("key")).and_then(Value::as_str) {
+            return key.to_string();
+        }
+    }
+    let resolution = options.precomputed.resolution.or_else(|| {
+        let list = described?.get("resolution")?.as_array()?;
+        let values: Option<Vec<f64>> = list.iter().map(Value::as_f64).collect();
+        values?.try_into().ok()
+    });
+    scale_key(resolution.unwrap_or([1.0; 3]))
 }
 
 /// The end of a conversion: its resume marker removed, the metadata consolidated when asked,

@@ -7,8 +7,9 @@ const SPEC_FORMS: &str = "none | zstd[:LEVEL[:checksum]] | gzip[:LEVEL] | zlib[:
 blosc[:CNAME[:CLEVEL[:SHUFFLE]]] (CNAME blosclz|lz4|lz4hc|zstd|zlib|snappy, SHUFFLE noshuffle|shuffle|bitshuffle) | \
 bz2[:LEVEL] | lzma[:PRESET] | lz4[:ACCEL] | crc32c | adler32 | fletcher32 | jenkins_lookup3 | \
 bitround:KEEPBITS | quantize:DIGITS | packbits | categorize (put: labels from the data) | pcodec[:LEVEL] | \
-zfpy[:MODE[:PARAM]] (MODE reversible|rate|precision|accuracy), several separated by commas \
-(filters first, then pcodec or zfpy as the serializer, then compressions)";
+zfpy[:MODE[:PARAM]] (MODE reversible|rate|precision|accuracy), and for precomputed raw | \
+compressed_segmentation[:B[:B:B]] | jpeg[:QUALITY] | png[:LEVEL], several separated by commas \
+(filters first, then pcodec, zfpy or a precomputed encoding as the serializer, then compressions)";
 
 fn spec_err(msg: String) -> String {
     format!("{msg}; accepted forms: {SPEC_FORMS}")
@@ -129,6 +130,34 @@ pub(crate) fn parse_codecs(spec: &str) -> Result<Vec<Codec>, String> {
                 }
                 let digits = spec_int(arg(1), "quantize digits", -300, 300, 0)?;
                 out.push(Codec::Quantize { digits });
+            }
+            "compressed_segmentation" | "cseg" => {
+                // One block size for every axis, or one per axis (x, y, z).
+                max_parts(3)?;
+                let size =
+                    |i: usize, default: i64| spec_int(arg(i), "block size", 1, 1024, default);
+                let x = size(1, 8)?;
+                let (y, z) = match parts.len() {
+                    4 => (size(2, x)?, size(3, x)?),
+                    1 | 2 => (x, x),
+                    _ => return Err(spec_err(format!("'{item}': give 1 or 3 block sizes"))),
+                };
+                out.push(Codec::CompressedSegmentation {
+                    block_size: [x as usize, y as usize, z as usize],
+                });
+            }
+            "jpeg" => {
+                max_parts(1)?;
+                let quality = spec_int(arg(1), "jpeg quality", 1, 100, 75)? as u8;
+                out.push(Codec::NeuroglancerJpeg { quality });
+            }
+            "png" => {
+                max_parts(1)?;
+                let level = match arg(1) {
+                    None | Some("") => None,
+                    Some(_) => Some(spec_int(arg(1), "png level", 0, 9, 6)? as u8),
+                };
+                out.push(Codec::NeuroglancerPng { level });
             }
             "pcodec" => {
                 max_parts(1)?;

@@ -40,12 +40,14 @@ fn node_format(node: &NodeMetadata) -> ZarrFormat {
     }
 }
 
-/// `zarr_format` for JSON output (null for N5) plus `format` (`zarr2`, `zarr3` or `n5`).
+/// `zarr_format` for JSON output (null for N5 and precomputed) plus `format` (`zarr2`,
+/// `zarr3`, `n5` or `precomputed`).
 fn format_json(format: ZarrFormat, out: &mut Map<String, Value>) {
     let (number, name) = match format {
         ZarrFormat::V2 => (json!(2), "zarr2"),
         ZarrFormat::V3 => (json!(3), "zarr3"),
         ZarrFormat::N5 => (Value::Null, "n5"),
+        ZarrFormat::Precomputed => (Value::Null, "precomputed"),
     };
     out.insert("zarr_format".into(), number);
     out.insert("format".into(), json!(name));
@@ -92,6 +94,15 @@ fn print_json(value: &Value) {
 }
 
 fn codec_names(meta: &ArrayMetadata) -> String {
+    if let Some(precomputed) = meta.precomputed() {
+        let scale = precomputed.scale();
+        let layout = match (&scale.sharding, precomputed.gzip_chunks()) {
+            (Some(_), _) => " (sharded)",
+            (None, true) => " (gzip files)",
+            (None, false) => "",
+        };
+        return format!("precomputed {}{layout}", scale.encoding.name());
+    }
     if let Some(n5) = meta.n5_block() {
         let kind = n5
             .compression_json()
@@ -306,6 +317,9 @@ fn print_node(path: &str, metadata: &NodeMetadata) {
 fn raw_document(store: &dyn Store, node: &Node) -> Value {
     let files: &[&str] = match (&node.metadata, node_format(&node.metadata)) {
         (_, ZarrFormat::N5) => &[neurochunk_array::n5::ATTRIBUTES_JSON],
+        (NodeMetadata::Group(_), ZarrFormat::Precomputed) => &[neurochunk_array::precomputed::INFO],
+        // A scale's description is its `precomputed` attribute.
+        (NodeMetadata::Array(_), ZarrFormat::Precomputed) => &[],
         (NodeMetadata::Array(_), ZarrFormat::V2) => &[".zarray"],
         (NodeMetadata::Group(_), ZarrFormat::V2) => &[".zgroup"],
         _ => &["zarr.json"],
@@ -324,15 +338,15 @@ fn raw_document(store: &dyn Store, node: &Node) -> Value {
 }
 
 pub(crate) fn info(args: InfoArgs) -> CmdResult {
-    let store = args.path.open_read()?;
-    let node = open_node_with(store.as_ref(), "", &args.axis_order.open_options())
+    let (store, path) = args.path.open_read_node()?;
+    let node = open_node_with(store.as_ref(), &path, &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
     let attributes = match &node.metadata {
         NodeMetadata::Array(a) => a.attributes.clone(),
         NodeMetadata::Group(g) => g.attributes.clone(),
     };
-    let image =
-        neurochunk_ome::MultiscaleImage::detect_node(store.as_ref(), "", &node.metadata).is_some();
+    let image = neurochunk_ome::MultiscaleImage::detect_node(store.as_ref(), &path, &node.metadata)
+        .is_some();
     if args.json {
         let mut out = node_json(&node).as_object().cloned().unwrap_or_default();
         out.insert("attributes".into(), Value::Object(attributes));
@@ -340,7 +354,7 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
         if image {
             out.insert(
                 "multiscale".into(),
-                crate::ome_cmd::multiscale_json(&store, ""),
+                crate::ome_cmd::multiscale_json(&store, &path),
             );
         }
         if let NodeMetadata::Array(meta) = &node.metadata {
@@ -358,6 +372,7 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
     outln!("path:        {}", args.path.display());
     match node_format(&node.metadata) {
         ZarrFormat::N5 => outln!("format:      n5"),
+        ZarrFormat::Precomputed => outln!("format:      precomputed"),
         f => outln!("zarr format: {}", f.number()),
     }
     match &node.metadata {
@@ -378,7 +393,7 @@ pub(crate) fn info(args: InfoArgs) -> CmdResult {
         NodeMetadata::Group(_) => {
             outln!("node type:   group");
             if image {
-                match neurochunk_ome::MultiscaleImage::open(store.clone(), "") {
+                match neurochunk_ome::MultiscaleImage::open(store.clone(), &path) {
                     Ok(image) => crate::ome_cmd::print_image(&image, ""),
                     Err(e) => outln!("multiscale:  [error: {e}]"),
                 }

@@ -31,15 +31,20 @@ pub(crate) enum N5LayoutArg {
 
 /// The layout a `--format` (and `--n5-layout`) choice writes; N5 defaults to BigDataViewer
 /// for 3-D spatial images and n5-viewer otherwise.
-pub(crate) fn target_layout(format: FormatArg, n5: Option<N5LayoutArg>, bdv_fits: bool) -> Layout {
-    match (format, n5) {
+pub(crate) fn target_layout(
+    format: FormatArg,
+    n5: Option<N5LayoutArg>,
+    bdv_fits: bool,
+) -> Result<Layout, Failure> {
+    Ok(match (format, n5) {
         (FormatArg::Zarr2, _) => Layout::OmeZarr04,
         (FormatArg::Zarr3, _) => Layout::OmeZarr05,
         (FormatArg::N5, Some(N5LayoutArg::Bdv)) => Layout::N5Bdv,
         (FormatArg::N5, Some(N5LayoutArg::N5Viewer)) => Layout::N5Viewer,
         (FormatArg::N5, None) if bdv_fits => Layout::N5Bdv,
         (FormatArg::N5, None) => Layout::N5Viewer,
-    }
+        (FormatArg::Precomputed, _) => Layout::Precomputed,
+    })
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -190,6 +195,13 @@ fn reporter(total: u64, lines: bool, what: &'static str) -> (progress::Bar, impl
 }
 
 pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
+    if matches!(args.format, FormatArg::Precomputed) {
+        return Err(Failure(
+            "pyramid writes OME-Zarr or N5; convert its output to precomputed (neurochunk \
+             convert IMAGE LAYER --format precomputed)"
+                .into(),
+        ));
+    }
     local_only_fsync(&args.write, &args.dst)?;
     let src_store = args.src.open_read()?;
     let src = Array::open_with(src_store, "", &args.axis_order.open_options())
@@ -204,7 +216,7 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
     let mut options = PyramidOptions::new(
         levels,
         args.method.unwrap_or(MethodArg::Mean).into(),
-        target_layout(args.format, args.n5_layout, rank == 3),
+        target_layout(args.format, args.n5_layout, rank == 3)?,
     );
     options.factors = args
         .factors
@@ -337,7 +349,7 @@ pub(crate) fn multiscale_plan(
             });
         let target = match format {
             Some(f) if Some(neurochunk_array::ZarrFormat::from(f)) != source_format => {
-                target_layout(f, n5_layout, true)
+                target_layout(f, n5_layout, true)?
             }
             _ => return Ok(None),
         };
@@ -358,10 +370,10 @@ pub(crate) fn multiscale_plan(
     let image = MultiscaleImage::open(src_store.clone(), "").map_err(fail)?;
     let bdv_fits = image.axes().len() == 3 && image.axes().iter().all(|a| a.is_spatial());
     let target = match format {
-        Some(f) => target_layout(f, n5_layout, bdv_fits),
+        Some(f) => target_layout(f, n5_layout, bdv_fits)?,
         None => match n5_layout {
             Some(n) if layout.format() == neurochunk_array::ZarrFormat::N5 => {
-                target_layout(FormatArg::N5, Some(n), bdv_fits)
+                target_layout(FormatArg::N5, Some(n), bdv_fits)?
             }
             _ => layout,
         },

@@ -247,10 +247,44 @@ impl Location {
         })
     }
 
+    /// The store to read and the node the location names in it: `(store rooted at the
+    /// location, "")`, except for a Neuroglancer precomputed scale `LAYER/KEY` (a directory
+    /// with no metadata of its own, listed as a scale by its parent's `info`), which is an
+    /// array of its layer: `(store rooted at the layer, KEY)`.
+    pub(crate) fn open_read_node(&self) -> Result<StoreNode, Failure> {
+        let store = self.open_read()?;
+        Ok(self.precomputed_scale()?.unwrap_or((store, String::new())))
+    }
+
+    fn precomputed_scale(&self) -> Result<Option<StoreNode>, Failure> {
+        let StoreLocation::Url { .. } = &self.0 else {
+            return Ok(self
+                .local()
+                .and_then(neurochunk_array::precomputed::local_scale_dir)
+                .map(|(layer, key)| (Arc::new(FsStore::new(layer)) as Arc<dyn Store>, key)));
+        };
+        let (store, key) = self.open_parts()?;
+        if key.is_empty() {
+            return Ok(None);
+        }
+        let (parent, name) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
+        let layer = rooted_at(store, parent).map_err(|e| self.fail(e))?;
+        // Not a layer, or not one of its scales: the location is read as it is.
+        let scales =
+            neurochunk_array::precomputed::layer_scales(layer.as_ref(), "").unwrap_or_default();
+        Ok(scales
+            .iter()
+            .any(|s| s.trim_matches('/') == name)
+            .then(|| (layer, name.to_string())))
+    }
+
     fn fail(&self, e: StoreError) -> Failure {
         Failure(format!("{}: {e}", self.display()))
     }
 }
+
+/// A store and the path of a node in it.
+pub(crate) type StoreNode = (Arc<dyn Store>, String);
 
 /// The names of the documents that make a prefix a node (Zarr v2, v3, N5).
 const NODE_DOCUMENTS: [&str; 4] = [".zarray", ".zgroup", "zarr.json", "attributes.json"];

@@ -65,6 +65,9 @@ pub use codecs::json2::Json2Codec;
 pub use codecs::lossy::{BitRoundCodec, PackBitsCodec, QuantizeCodec};
 pub use codecs::lz4::Lz4Codec;
 pub use codecs::n5_lz4::N5Lz4Codec;
+pub use codecs::neuroglancer::{
+    CompressedSegmentationCodec, NeuroglancerJpegCodec, NeuroglancerPngCodec, NeuroglancerRawCodec,
+};
 pub use codecs::pcodec::PcodecCodec;
 pub use codecs::pickle::{PickleCodec, PICKLE_RECORD_KEY};
 pub use codecs::shuffle::ShuffleCodec;

@@ -18,6 +18,9 @@ use crate::codecs::json2::Json2Codec;
 use crate::codecs::lossy::{BitRoundCodec, PackBitsCodec, QuantizeCodec};
 use crate::codecs::lz4::Lz4Codec;
 use crate::codecs::n5_lz4::N5Lz4Codec;
+use crate::codecs::neuroglancer::{
+    CompressedSegmentationCodec, NeuroglancerJpegCodec, NeuroglancerPngCodec, NeuroglancerRawCodec,
+};
 use crate::codecs::pcodec::PcodecCodec;
 use crate::codecs::pickle::PickleCodec;
 use crate::codecs::shuffle::ShuffleCodec;
@@ -246,6 +249,31 @@ fn v3_builtins() -> Vec<(&'static str, CodecConstructor)> {
         (
             "bitround",
             ctor(|c: &Value, _: &ChunkRepr| Ok(a2a(BitRoundCodec::from_config(c, "bitround")?))),
+        ),
+        (
+            "neuroglancer_raw",
+            ctor(|_: &Value, _: &ChunkRepr| Ok(a2b(NeuroglancerRawCodec::new()))),
+        ),
+        (
+            "compressed_segmentation",
+            ctor(|c: &Value, r: &ChunkRepr| {
+                CompressedSegmentationCodec::check_type(r)?;
+                Ok(a2b(CompressedSegmentationCodec::from_config(c)?))
+            }),
+        ),
+        (
+            "neuroglancer_jpeg",
+            ctor(|c: &Value, r: &ChunkRepr| {
+                NeuroglancerJpegCodec::check_type(r)?;
+                Ok(a2b(NeuroglancerJpegCodec::from_config(c)?))
+            }),
+        ),
+        (
+            "neuroglancer_png",
+            ctor(|c: &Value, r: &ChunkRepr| {
+                NeuroglancerPngCodec::check_type(r)?;
+                Ok(a2b(NeuroglancerPngCodec::from_config(c)?))
+            }),
         ),
         (
             "n5-lz4",

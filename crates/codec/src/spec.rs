@@ -153,6 +153,25 @@ pub enum Codec {
         /// The type of the numbers of every element.
         element: DataType,
     },
+    /// Neuroglancer precomputed `raw` (the serializer): little-endian elements of
+    /// `[x, y, z, channel]` chunks in Fortran order per channel.
+    NeuroglancerRaw,
+    /// Neuroglancer `compressed_segmentation` (the serializer) of uint32 / uint64 labels, with
+    /// blocks of `block_size` (`[x, y, z]`).
+    CompressedSegmentation {
+        /// The block size `[x, y, z]`.
+        block_size: [usize; 3],
+    },
+    /// Neuroglancer precomputed `jpeg` (the serializer): uint8, 1 or 3 channels, lossy.
+    NeuroglancerJpeg {
+        /// JPEG quality, 1–100.
+        quality: u8,
+    },
+    /// Neuroglancer precomputed `png` (the serializer): uint8 / uint16, 1 to 4 channels.
+    NeuroglancerPng {
+        /// zlib level 0–9 (`None`: the encoder's default).
+        level: Option<u8>,
+    },
 }
 
 impl Codec {
@@ -187,7 +206,11 @@ impl Codec {
             | Codec::VlenBytes
             | Codec::Pcodec { .. }
             | Codec::Zfpy { .. }
-            | Codec::VlenArray { .. } => CodecKind::ArrayToBytes,
+            | Codec::VlenArray { .. }
+            | Codec::NeuroglancerRaw
+            | Codec::CompressedSegmentation { .. }
+            | Codec::NeuroglancerJpeg { .. }
+            | Codec::NeuroglancerPng { .. } => CodecKind::ArrayToBytes,
             _ => CodecKind::BytesToBytes,
         }
     }
@@ -218,6 +241,10 @@ impl Codec {
             Codec::Zfpy { .. } => "zfpy",
             Codec::Categorize { .. } => "categorize",
             Codec::VlenArray { .. } => "vlen-array",
+            Codec::NeuroglancerRaw => "neuroglancer_raw",
+            Codec::CompressedSegmentation { .. } => "compressed_segmentation",
+            Codec::NeuroglancerJpeg { .. } => "neuroglancer_jpeg",
+            Codec::NeuroglancerPng { .. } => "neuroglancer_png",
         }
     }
 
@@ -353,6 +380,24 @@ impl Codec {
                 }
                 AnyCodec::ArrayToBytes(Arc::new(crate::VlenArrayCodec::new(element, false)?))
             }
+            Codec::NeuroglancerRaw => {
+                crate::codecs::neuroglancer::Layout::new("neuroglancer_raw", repr, None)?;
+                AnyCodec::ArrayToBytes(Arc::new(crate::NeuroglancerRawCodec::new()))
+            }
+            Codec::CompressedSegmentation { block_size } => {
+                crate::CompressedSegmentationCodec::check_type(repr)?;
+                AnyCodec::ArrayToBytes(Arc::new(crate::CompressedSegmentationCodec::new(
+                    *block_size,
+                )?))
+            }
+            Codec::NeuroglancerJpeg { quality } => {
+                crate::NeuroglancerJpegCodec::check_type(repr)?;
+                AnyCodec::ArrayToBytes(Arc::new(crate::NeuroglancerJpegCodec::new(*quality)?))
+            }
+            Codec::NeuroglancerPng { level } => {
+                crate::NeuroglancerPngCodec::check_type(repr)?;
+                AnyCodec::ArrayToBytes(Arc::new(crate::NeuroglancerPngCodec::new(*level)?))
+            }
         })
     }
 
@@ -410,6 +455,15 @@ impl fmt::Display for Codec {
             Codec::Zfpy { mode } => write!(f, "zfpy({mode:?})"),
             Codec::Categorize { labels } => write!(f, "categorize({} labels)", labels.len()),
             Codec::VlenArray { element } => write!(f, "vlen-array({element})"),
+            Codec::CompressedSegmentation { block_size } => {
+                write!(f, "compressed_segmentation(block {block_size:?})")
+            }
+            Codec::NeuroglancerJpeg { quality } => {
+                write!(f, "neuroglancer_jpeg(quality {quality})")
+            }
+            Codec::NeuroglancerPng { level: Some(level) } => {
+                write!(f, "neuroglancer_png(level {level})")
+            }
             _ => f.write_str(self.name()),
         }
     }

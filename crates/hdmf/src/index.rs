@@ -102,10 +102,14 @@ impl NodeIndex {
         let convention = match walk.format {
             ZarrFormat::V2 => Convention::Legacy,
             ZarrFormat::V3 => Convention::V3,
-            ZarrFormat::N5 => {
+            ZarrFormat::N5 | ZarrFormat::Precomputed => {
                 return Err(HdmfError::NotNwb {
                     file: file.to_string(),
-                    message: "an N5 hierarchy is not an NWB file".into(),
+                    message: if walk.format == ZarrFormat::N5 {
+                        "an N5 hierarchy is not an NWB file".into()
+                    } else {
+                        "a precomputed layer is not an NWB file".into()
+                    },
                 })
             }
         };

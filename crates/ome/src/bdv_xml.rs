@@ -197,6 +197,14 @@ pub fn open_location_read(
 ) -> OmeResult<neurochunk_store::remote::OpenedLocation> {
     let display = location.display();
     if let Some(path) = location.local_path() {
+        // A Neuroglancer precomputed scale directory is read through its layer's `info`.
+        if let Some((layer, key)) = neurochunk_array::precomputed::local_scale_dir(path) {
+            return Ok(neurochunk_store::remote::OpenedLocation {
+                store: Arc::new(neurochunk_store::FsStore::new(layer)),
+                key,
+                display,
+            });
+        }
         if let Some((store, key)) = open_bdv_path(path)? {
             return Ok(neurochunk_store::remote::OpenedLocation {
                 store,

@@ -21,17 +21,21 @@ pub enum Layout {
     N5Bdv,
     /// n5-viewer (saalfeldlab) N5: `s0..sN` with `scales` or per-level `downsamplingFactors`.
     N5Viewer,
+    /// A Neuroglancer precomputed layer: its `info`'s scales are the levels (axes x, y, z,
+    /// channel; resolution in nanometres), named by their keys.
+    Precomputed,
 }
 
 impl Layout {
     /// The layout's name in JSON descriptions and on the command line: `ome-zarr-0.4`,
-    /// `ome-zarr-0.5`, `n5-bdv`, `n5-viewer`.
+    /// `ome-zarr-0.5`, `n5-bdv`, `n5-viewer`, `precomputed`.
     pub fn name(self) -> &'static str {
         match self {
             Layout::OmeZarr04 => "ome-zarr-0.4",
             Layout::OmeZarr05 => "ome-zarr-0.5",
             Layout::N5Bdv => "n5-bdv",
             Layout::N5Viewer => "n5-viewer",
+            Layout::Precomputed => "precomputed",
         }
     }
 
@@ -42,6 +46,7 @@ impl Layout {
             Layout::OmeZarr05,
             Layout::N5Bdv,
             Layout::N5Viewer,
+            Layout::Precomputed,
         ]
         .into_iter()
         .find(|l| l.name() == name)
@@ -53,6 +58,7 @@ impl Layout {
             Layout::OmeZarr04 => ZarrFormat::V2,
             Layout::OmeZarr05 => ZarrFormat::V3,
             Layout::N5Bdv | Layout::N5Viewer => ZarrFormat::N5,
+            Layout::Precomputed => ZarrFormat::Precomputed,
         }
     }
 
@@ -151,6 +157,7 @@ impl MultiscaleImage {
                 crate::ngff::open(store, &path, group.format, &group.attributes)
             }
             ZarrFormat::N5 => crate::n5::open(store, &path, &group.attributes),
+            ZarrFormat::Precomputed => crate::precomputed::open(store, &path),
         }
     }
 
@@ -171,6 +178,7 @@ impl MultiscaleImage {
         match group.format {
             ZarrFormat::V2 | ZarrFormat::V3 => crate::ngff::detect(group.format, &group.attributes),
             ZarrFormat::N5 => crate::n5::detect(store, path, &group.attributes),
+            ZarrFormat::Precomputed => Some(Layout::Precomputed),
         }
     }
 

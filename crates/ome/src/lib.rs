@@ -50,6 +50,7 @@ mod kernels;
 mod labels;
 mod n5;
 mod ngff;
+mod precomputed;
 mod pyramid;
 mod stream;
 mod validate;

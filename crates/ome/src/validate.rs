@@ -138,6 +138,8 @@ pub fn validate(store: Arc<dyn Store>, path: &str) -> OmeResult<Vec<Problem>> {
                 &group.attributes,
             )?,
             ZarrFormat::N5 => check_n5(&mut checker, store, path),
+            // The layer's `info` was checked when it was parsed.
+            ZarrFormat::Precomputed => {}
         },
     }
     Ok(checker.problems)

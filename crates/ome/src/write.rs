@@ -106,13 +106,27 @@ impl MultiscaleWriter {
     }
 
     /// The path of level `k` relative to the image group: `k` for OME-Zarr, `sK` for
-    /// n5-viewer, `setup0/timepoint0/sK` for BigDataViewer.
+    /// n5-viewer, `setup0/timepoint0/sK` for BigDataViewer, the resolution (`8_8_40`) for
+    /// precomputed.
     pub fn level_path(&self, k: usize) -> String {
         match self.layout {
             Layout::OmeZarr04 | Layout::OmeZarr05 => k.to_string(),
             Layout::N5Viewer => format!("s{k}"),
             Layout::N5Bdv => format!("setup0/timepoint0/s{k}"),
+            // Named after the resolution, as cloud-volume names scales: `8_8_40`.
+            Layout::Precomputed => self.scales.get(k).map_or_else(
+                || k.to_string(),
+                |(scale, _)| {
+                    let parts: Vec<String> = scale.iter().take(3).map(f64::to_string).collect();
+                    parts.join("_")
+                },
+            ),
         }
+    }
+
+    /// Level `k`'s scale and translation per axis.
+    pub fn level_scale(&self, k: usize) -> (Vec<f64>, Option<Vec<f64>>) {
+        self.scales.get(k).cloned().unwrap_or_default()
     }
 
     /// The array format of the levels.
@@ -183,7 +197,7 @@ impl MultiscaleWriter {
     /// The attributes level `k`'s array carries: for the N5 layouts its own
     /// `downsamplingFactors` (and `pixelResolution` for n5-viewer); nothing for OME-Zarr.
     pub fn level_attributes(&self, k: usize) -> Map<String, Value> {
-        if self.layout.is_ome_zarr() {
+        if self.layout.is_ome_zarr() || self.layout == Layout::Precomputed {
             return Map::new();
         }
         let image = self.image(Arc::new(neurochunk_store::MemoryStore::new()), "");
@@ -220,6 +234,8 @@ impl MultiscaleWriter {
                 create_group(store.as_ref(), &timepoint, ZarrFormat::N5, Map::new())?;
                 crate::n5::write_bdv_xml(store.as_ref(), path, &image)?;
             }
+            // The layer's `info` is written with its scales.
+            Layout::Precomputed => {}
         }
         Ok(())
     }
@@ -293,7 +309,15 @@ pub fn convert_image(
     progress: &(dyn Fn(u64) + Sync),
 ) -> OmeResult<MultiscaleImage> {
     let layout = options.layout;
-    let writer = MultiscaleWriter::from_image(src, layout);
+    // Precomputed arrays are x, y, z, channel and OME-Zarr's channel, z, y, x: a conversion
+    // between them reorders the axes of the metadata and of every level.
+    let order = crate::precomputed::axis_order(src, layout)?;
+    let writer = match &order {
+        Some(order) => {
+            MultiscaleWriter::from_image(&crate::precomputed::permuted(src, order, layout)?, layout)
+        }
+        None => MultiscaleWriter::from_image(src, layout),
+    };
     if !layout.is_ome_zarr() {
         // N5 layouts hold neither offsets of level 0 nor OME rendering metadata.
         if let Some(axis) = src.axes.iter().find(|a| !a.is_spatial()) {
@@ -319,6 +343,21 @@ pub fn convert_image(
             }
             None => (None, options.shards.clone()),
         };
+        let target = neurochunk_store::join_key(dst_path.trim_matches('/'), &writer.level_path(k));
+        if let Some(order) = &order {
+            crate::precomputed::copy_permuted(
+                &array,
+                order,
+                &writer,
+                k,
+                // Chunk shapes are given in the destination's axis order.
+                (options.chunks.clone(), options.codecs.clone()),
+                dst_store.clone(),
+                &target,
+                progress,
+            )?;
+            continue;
+        }
         let level_attrs = writer.level_attributes(k);
         let names = writer.dimension_names();
         let convert = ConvertOptions {
@@ -334,7 +373,6 @@ pub fn convert_image(
             resume: options.resume,
             ..ConvertOptions::default()
         };
-        let target = neurochunk_store::join_key(dst_path.trim_matches('/'), &writer.level_path(k));
         convert_array(&array, dst_store.clone(), &target, &convert, progress)?;
     }
     if layout == Layout::N5Bdv {

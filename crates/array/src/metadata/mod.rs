@@ -32,24 +32,28 @@ pub enum ZarrFormat {
     V3,
     /// N5 (filesystem spec 4.0.0): `attributes.json`, see [`crate::n5`].
     N5,
+    /// Neuroglancer precomputed: a layer's `info`, its scales as arrays, see
+    /// [`crate::precomputed`].
+    Precomputed,
 }
 
 impl ZarrFormat {
-    /// The Zarr format number (2 or 3); 0 for N5, which has none.
+    /// The Zarr format number (2 or 3); 0 for N5 and precomputed, which have none.
     pub fn number(self) -> u8 {
         match self {
             ZarrFormat::V2 => 2,
             ZarrFormat::V3 => 3,
-            ZarrFormat::N5 => 0,
+            ZarrFormat::N5 | ZarrFormat::Precomputed => 0,
         }
     }
 
-    /// A short name for messages and listings: `zarr v2`, `zarr v3` or `n5`.
+    /// A short name for messages and listings: `zarr v2`, `zarr v3`, `n5` or `precomputed`.
     pub fn label(self) -> &'static str {
         match self {
             ZarrFormat::V2 => "zarr v2",
             ZarrFormat::V3 => "zarr v3",
             ZarrFormat::N5 => "n5",
+            ZarrFormat::Precomputed => "precomputed",
         }
     }
 }
@@ -831,6 +835,7 @@ pub(crate) fn document_bytes(doc: &Value, format: ZarrFormat) -> Vec<u8> {
         ZarrFormat::V2 => PyJsonStyle::ZARR_PYTHON2,
         ZarrFormat::V3 => PyJsonStyle::ZARR_PYTHON3,
         ZarrFormat::N5 => return crate::n5::document_bytes(doc),
+        ZarrFormat::Precomputed => return serde_json::to_vec(doc).unwrap_or_default(),
     };
     to_python_json(doc, style).into_bytes()
 }

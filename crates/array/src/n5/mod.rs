@@ -490,6 +490,9 @@ impl ArrayMetadata {
     /// The key (relative to the array) of the chunk at grid position `index` (presentation
     /// order; N5 block paths are in the listed order).
     pub fn chunk_key(&self, index: &[u64]) -> String {
+        if let Some(precomputed) = self.precomputed() {
+            return precomputed.scale().chunk_key(index);
+        }
         match self.n5_axis_order() {
             Some(N5AxisOrder::Reversed) => {
                 self.key_encoding.key(&N5AxisOrder::Reversed.apply(index))
@@ -500,6 +503,9 @@ impl ArrayMetadata {
 
     /// The grid position of a chunk key (inverse of [`ArrayMetadata::chunk_key`]).
     pub fn parse_chunk_key(&self, key: &str) -> Option<Vec<u64>> {
+        if let Some(precomputed) = self.precomputed() {
+            return precomputed.scale().parse_chunk_key(key);
+        }
         let index = self.key_encoding.parse(key, self.shape.len())?;
         Some(match self.n5_axis_order() {
             Some(order) => order.apply(&index),

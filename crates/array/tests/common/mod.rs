@@ -41,6 +41,7 @@ pub fn meta(
             ZarrFormat::V2 => ChunkKeyEncoding::V2_DOT,
             ZarrFormat::V3 => ChunkKeyEncoding::V3_DEFAULT,
             ZarrFormat::N5 => neurochunk_array::n5::N5_KEY_ENCODING,
+            ZarrFormat::Precomputed => ChunkKeyEncoding::V2_DOT,
         },
         codecs: Arc::new(CodecChain::new(
             Vec::new(),

@@ -11,6 +11,7 @@ pub mod json2;
 pub mod lossy;
 pub mod lz4;
 pub mod n5_lz4;
+pub mod neuroglancer;
 pub mod pcodec;
 pub mod pickle;
 pub mod shuffle;
