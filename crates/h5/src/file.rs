@@ -27,6 +27,10 @@ pub struct OpenOptions {
     /// How many bytes to fetch at the start of the file when opening it (one request): the
     /// superblock, and usually the root group and much of the metadata of a small file.
     pub initial_read: u64,
+    /// At most how many bytes to fetch at the end of the file when opening it, in the same
+    /// batch as the start (no more than a 64th of the file): writers put there what they
+    /// write or grow last, often the root group's links and the indexes of large groups.
+    pub tail_read: u64,
     /// About how many bytes of pages to keep per open file.
     pub cache_bytes: usize,
     /// Chunks (and parts of contiguous data) of one read less than this many bytes apart in
@@ -40,6 +44,7 @@ impl Default for OpenOptions {
         OpenOptions {
             page_size: 256 * 1024,
             initial_read: 256 * 1024,
+            tail_read: 1024 * 1024,
             cache_bytes: 64 * 1024 * 1024,
             read_gap: 64 * 1024,
         }
@@ -499,8 +504,12 @@ impl H5File {
             .map_err(|e| fail(e.into()))?
             .ok_or_else(|| fail(not_found(format!("no value at '{key}' in the store"))))?;
         let io = Io::new(store, key, size, options.page_size, options.cache_bytes);
-        io.prefetch(&[(0, options.initial_read.max(512))])
-            .map_err(fail)?;
+        let tail = options.tail_read.min(size / 64);
+        let mut first = vec![(0, options.initial_read.max(512))];
+        if tail > 0 {
+            first.push((size - tail, tail));
+        }
+        io.prefetch(&first).map_err(fail)?;
         let sb = read_superblock(&io).map_err(fail)?;
         if let Some(addr) = sb.driver_info {
             // version, reserved, size, then the driver's name.

@@ -23,6 +23,7 @@ pub fn fuzz_parse(bytes: &[u8]) {
     let options = OpenOptions {
         page_size: 4096,
         initial_read: 4096,
+        tail_read: 0,
         cache_bytes: 1 << 22,
         read_gap: 4096,
     };

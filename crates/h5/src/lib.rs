@@ -23,8 +23,9 @@
 //!
 //! # Reading from a remote store
 //!
-//! Opening reads the first [`OpenOptions::initial_read`] bytes in one request (the superblock
-//! and, for most files, the root group and much of the metadata). Every later metadata read
+//! Opening reads the first [`OpenOptions::initial_read`] bytes (the superblock and, for most
+//! files, the root group and much of the metadata) and the last [`OpenOptions::tail_read`]
+//! bytes in one batch. Every later metadata read
 //! goes through a cache of aligned pages of [`OpenOptions::page_size`] bytes; the nodes of one
 //! level of a B-tree, the symbol table nodes of a group, the blocks of a chunk index and the
 //! object headers of a group's members ([`Group::members`], [`H5File::walk`],

@@ -109,6 +109,7 @@ fn small_pages_and_initial_read_are_configurable() {
     let options = OpenOptions {
         page_size: 4096,
         initial_read: 4096,
+        tail_read: 0,
         cache_bytes: 1 << 20,
         read_gap: 64 * 1024,
     };

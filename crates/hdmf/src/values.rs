@@ -6,6 +6,7 @@ use neurochunk_codec::ArrayBytes;
 use neurochunk_dtype::json::{non_finite_token, non_finite_value};
 use neurochunk_dtype::{DataType, StructField};
 use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::reference::Reference;
 
@@ -360,15 +361,23 @@ pub(crate) fn structured_rows(
 /// The `.npy` view of a dataset: a fixed-size data type and its packed little-endian bytes.
 /// Text becomes `<U` as wide as the longest element, references become `<U` target paths
 /// (JSON text for region and external references), compounds become structured types.
-pub fn to_npy(value: &DatasetValue) -> Result<(DataType, Vec<u8>), String> {
+pub fn to_npy(value: &DatasetValue) -> Result<(DataType, Cow<'_, [u8]>), String> {
+    let owned = |(data_type, bytes): (DataType, Vec<u8>)| (data_type, Cow::Owned(bytes));
     match value {
-        DatasetValue::Numeric { data_type, bytes } => Ok((data_type.clone(), bytes.clone())),
-        DatasetValue::Text { values, .. } => Ok(utf32_column(values.iter().map(String::as_str))),
+        // Numeric values are borrowed: a large dataset is not held twice.
+        DatasetValue::Numeric { data_type, bytes } => {
+            Ok((data_type.clone(), Cow::Borrowed(bytes.as_slice())))
+        }
+        DatasetValue::Text { values, .. } => {
+            Ok(owned(utf32_column(values.iter().map(String::as_str))))
+        }
         DatasetValue::References(refs) => {
             let texts: Vec<String> = refs.iter().map(reference_text).collect();
-            Ok(utf32_column(texts.iter().map(String::as_str)))
+            Ok(owned(utf32_column(texts.iter().map(String::as_str))))
         }
-        DatasetValue::Compound { fields, rows } => compound_to_structured(fields, rows, 1),
+        DatasetValue::Compound { fields, rows } => {
+            compound_to_structured(fields, rows, 1).map(owned)
+        }
     }
 }
 
