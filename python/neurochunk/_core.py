@@ -651,6 +651,11 @@ class Array:
             ),
         )
 
+    def __dask_tokenize__(self) -> tuple[str, str, str, str]:
+        """What dask's ``tokenize`` names the array by: its class, location, path and metadata
+        document (deterministic across opens and processes)."""
+        return ("neurochunk.Array", self.store_path, self.path, self._raw.document())
+
     # -- reading
 
     def _empty(self, shape: tuple[int, ...], dtype: Any) -> npt.NDArray[Any]:
@@ -906,15 +911,20 @@ class Array:
     def to_dask(self, chunks: Any = None) -> Any:
         """The array as a lazy ``dask.array.Array`` (needs dask), in blocks of ``chunks``
         (default: the shards, or the chunks of an array without sharding). Each block reads
-        through this array; the graph pickles, since arrays pickle as references."""
-        import uuid
+        through this array; the graph pickles, since arrays pickle as references.
 
+        The graph's name is a token of the array's location, its metadata document and the
+        blocks (as ``dask.array.from_zarr`` names its graphs): two opens of one array give the
+        same name, so dask merges their tasks; another array, another metadata document (a
+        resize, new attributes in Zarr v3) or other blocks give another."""
         import dask.array as da
+        from dask.base import tokenize
 
+        blocks = chunks if chunks is not None else (self.shards or self.chunks)
         return da.from_array(  # type: ignore[no-untyped-call]
             self,
-            chunks=chunks if chunks is not None else (self.shards or self.chunks),
-            name=f"neurochunk-{uuid.uuid4().hex}",
+            chunks=blocks,
+            name=f"neurochunk-{tokenize(self, blocks)}",
             lock=False,
             asarray=False,
             fancy=False,

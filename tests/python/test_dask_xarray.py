@@ -67,3 +67,21 @@ def test_xarray_opens_n5(tmp_path):
     ds = xr.open_dataset(tmp_path / "v.n5")  # guessed: no other engine opens N5
     (var,) = ds.data_vars.values()
     np.testing.assert_array_equal(var.values, a[...])
+
+
+def test_to_dask_names_are_deterministic(tmp_path):
+    a = nc.create_array(tmp_path / "t", shape=(20, 30), dtype="int16", chunks=(10, 10), zarr_format=3)
+    a[...] = np.arange(600, dtype="int16").reshape(20, 30)
+    again = nc.open(tmp_path / "t")
+    # Two opens of one array: one graph name, so dask deduplicates their tasks.
+    assert a.to_dask().name == again.to_dask().name
+    assert dask.base.tokenize(a) == dask.base.tokenize(again)
+    assert set(dict(a.to_dask().__dask_graph__())) == set(dict(again.to_dask().__dask_graph__()))
+    np.testing.assert_array_equal(da.stack([a.to_dask(), again.to_dask()]).sum(axis=0).compute(), 2 * a[...])
+    # Other blocks, another array, or another metadata document: another name.
+    assert a.to_dask(chunks=(5, 30)).name != a.to_dask().name
+    other = nc.create_array(tmp_path / "u", shape=(20, 30), dtype="int16", chunks=(10, 10), zarr_format=3)
+    assert other.to_dask().name != a.to_dask().name
+    before = a.to_dask().name
+    a.attrs["unit"] = "uV"
+    assert nc.open(tmp_path / "t").to_dask().name != before
