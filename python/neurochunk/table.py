@@ -449,8 +449,10 @@ def from_swc(
     table ``output`` (the ``net.clbarnes.swc`` extension). ``context`` is the table's
     context identifier (an IRI or UUID), ``unit`` the coordinates' unit; fragment ids come
     from ``fragment_id`` (first file), else numeric file stems, else the file's position. A
-    file that is not one tree is refused unless ``allow_invalid``. Returns ``{"rows",
-    "fragments": [(file, fragment_id), ...], "notes"}``."""
+    file of several trees (several roots, nothing else wrong) becomes one fragment per tree,
+    every sample kept (a note says which); any other file that is not one tree is refused
+    unless ``allow_invalid``. Returns ``{"rows", "fragments": [(file, fragment_id), ...],
+    "notes"}``."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     out = json.loads(

@@ -247,3 +247,8 @@ def test_derive_and_swc_round_trip(skeletons, tmp_path):
     (tmp_path / "cycle.swc").write_text("1 1 0 0 0 1 2\n2 1 0 0 0 1 1\n")
     with pytest.raises(nc.Error):
         nc.table.from_swc(tmp_path / "cycle.swc", tmp_path / "c.skeletons.parquet", context="urn:x")
+    # A file of two trees (two roots): one fragment per tree, every sample kept.
+    (tmp_path / "5.swc").write_text("1 1 0 0 0 1 -1\n2 3 1 0 0 1 1\n7 1 9 9 9 1 -1\n8 3 8 8 8 1 7\n")
+    forest = nc.table.from_swc(tmp_path / "5.swc", tmp_path / "f.skeletons.parquet", context="urn:x")
+    assert forest["rows"] == 4 and [f[1] for f in forest["fragments"]] == [5, 6], forest
+    assert any("2 trees" in n for n in forest["notes"]), forest["notes"]

@@ -177,7 +177,9 @@ pub enum TableCommand {
         #[arg(long)]
         fragment_id: Option<u64>,
         /// Write files that are not one tree (duplicate sample numbers, dangling parents,
-        /// no root or several roots, cycles), with a note each, instead of refusing them.
+        /// no root, cycles), with a note each, instead of refusing them. A file of several
+        /// trees (several roots, nothing else wrong) needs no flag: each tree becomes a
+        /// fragment of its own, every sample kept.
         #[arg(long)]
         allow_invalid: bool,
         #[command(flatten)]

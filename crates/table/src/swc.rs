@@ -7,7 +7,10 @@
 //! and type names (the NeuroMorpho defaults plus any SWC+ `<customTypes>`) to
 //! `net.clbarnes.swc:type:{code}`. When several files reuse the same sample
 //! numbers, later files are shifted by an offset recorded in
-//! `frag:{fragment}:swc_id_offset`, so export restores the original numbers.
+//! `frag:{fragment}:swc_id_offset`, so export restores the original numbers. A file holding
+//! several trees (several roots, nothing else wrong) becomes one fragment per tree: the first
+//! keeps the file's fragment id, the others take ids after every file's, each named after the
+//! file and its root in `frag:{fragment}:name`; every sample keeps its number.
 //! Export writes the fields SWC has back out, a null radius as `-1`.
 
 use crate::error::{Result, TableError};
@@ -293,6 +296,61 @@ impl SwcFile {
         }
         problems
     }
+
+    /// The trees of a file that is a forest: several roots, every other sample's parent in
+    /// the file and no cycle or repeated sample number (what MorphIO's `multiple_soma.swc` or
+    /// a neuron with a detached fragment look like). For each sample, the position (in file
+    /// order of the roots) of the tree it belongs to, and the roots' sample numbers; `None`
+    /// when the file is one tree or not a forest.
+    pub fn forest(&self) -> Option<(Vec<usize>, Vec<u64>)> {
+        let mut position: HashMap<u64, usize> = HashMap::with_capacity(self.samples.len());
+        for (i, s) in self.samples.iter().enumerate() {
+            if position.insert(s.id, i).is_some() {
+                return None;
+            }
+        }
+        let mut roots = Vec::new();
+        let mut parent_row = Vec::with_capacity(self.samples.len());
+        for (i, s) in self.samples.iter().enumerate() {
+            match s.parent {
+                None => {
+                    parent_row.push(None);
+                    roots.push(i);
+                }
+                Some(p) => match position.get(&p) {
+                    Some(&row) if row != i => parent_row.push(Some(row)),
+                    _ => return None,
+                },
+            }
+        }
+        if roots.len() < 2 {
+            return None;
+        }
+        // Each sample's tree: follow parents up to a known tree, then mark the path.
+        const UNSET: usize = usize::MAX;
+        let mut tree = vec![UNSET; self.samples.len()];
+        for (t, &r) in roots.iter().enumerate() {
+            tree[r] = t;
+        }
+        let mut path = Vec::new();
+        for start in 0..self.samples.len() {
+            let mut row = start;
+            path.clear();
+            while tree[row] == UNSET {
+                if path.len() > self.samples.len() {
+                    return None; // a cycle
+                }
+                path.push(row);
+                row = parent_row[row]?;
+            }
+            let t = tree[row];
+            for &r in &path {
+                tree[r] = t;
+            }
+        }
+        let root_ids = roots.iter().map(|&r| self.samples[r].id).collect();
+        Some((tree, root_ids))
+    }
 }
 
 /// Options for SWC import.
@@ -306,8 +364,9 @@ pub struct SwcImportOptions {
     pub space: Option<String>,
     /// Fragment id of the first file (else from the file stem, else its index).
     pub fragment_id: Option<u64>,
-    /// Write files that are not one tree (see [`SwcFile::tree_problems`]) instead of
-    /// refusing them; each one's problems become a note of the summary.
+    /// Write files that are neither one tree nor a forest (see [`SwcFile::tree_problems`];
+    /// a forest is split into one fragment per tree) instead of refusing them; each one's
+    /// problems become a note of the summary.
     pub allow_invalid: bool,
 }
 
@@ -328,7 +387,8 @@ impl Default for SwcImportOptions {
 pub struct SwcImportSummary {
     /// Samples written.
     pub rows: u64,
-    /// `(file, fragment id)` per input.
+    /// `(file, fragment id)` per fragment written: one per input, or one per tree of an
+    /// input that is a forest ([`SwcFile::forest`]).
     pub fragments: Vec<(PathBuf, u64)>,
     /// Notes (multiple roots, shifted ids, ...).
     pub notes: Vec<String>,
@@ -390,8 +450,10 @@ pub fn swc_to_batch(
     let mut ty = Vec::with_capacity(total);
     let mut used_frags: HashMap<u64, PathBuf> = HashMap::new();
     let mut max_id: Option<u64> = None;
-    for (k, (path, f)) in files.iter().enumerate() {
-        let frag = match (k, opts.fragment_id) {
+    let base_frags: Vec<u64> = files
+        .iter()
+        .enumerate()
+        .map(|(k, (path, _))| match (k, opts.fragment_id) {
             (0, Some(v)) => v,
             (_, Some(v)) => v + k as u64,
             _ => path
@@ -399,7 +461,13 @@ pub fn swc_to_batch(
                 .and_then(|s| s.to_str())
                 .and_then(|s| s.parse::<u64>().ok())
                 .unwrap_or(k as u64),
-        };
+        })
+        .collect();
+    // The fragments of the second and later trees of files that are forests: numbered after
+    // every file's own fragment, so they never take one.
+    let mut next_extra = base_frags.iter().max().map_or(0, |m| m.saturating_add(1));
+    for (k, (path, f)) in files.iter().enumerate() {
+        let frag = base_frags[k];
         if let Some(other) = used_frags.insert(frag, path.clone()) {
             return Err(TableError::Usage(format!(
                 "{} and {} would both become fragment {frag}",
@@ -428,25 +496,70 @@ pub fn swc_to_batch(
         for (code, name) in &f.custom_types {
             md.insert(format!("{SWC_EXT}:type:{code}"), name.clone());
         }
-        let problems = f.tree_problems();
-        if !problems.is_empty() {
-            let what = format!("not one tree: {}", problems.join("; "));
-            if !opts.allow_invalid {
-                return Err(TableError::data(
-                    path,
-                    format!("{what} (neurarrow requires one tree per fragment; --allow-invalid writes it anyway)"),
-                ));
+        // A forest becomes one fragment per tree, every sample kept with its number.
+        let forest = f.forest();
+        let mut tree_frags = vec![frag];
+        if let Some((_, roots)) = &forest {
+            for root in &roots[1..] {
+                let extra = next_extra;
+                next_extra = next_extra
+                    .checked_add(1)
+                    .ok_or_else(|| TableError::data(path, "fragment ids overflow"))?;
+                if let Some(other) = used_frags.insert(extra, path.clone()) {
+                    return Err(TableError::Usage(format!(
+                        "{} and {} would both become fragment {extra}",
+                        other.display(),
+                        path.display()
+                    )));
+                }
+                tree_frags.push(extra);
+                let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("swc");
+                md.insert(
+                    format!("frag:{extra}:name"),
+                    format!("{stem} (the tree of sample {root})"),
+                );
+                if offset > 0 {
+                    md.insert(format!("frag:{extra}:swc_id_offset"), offset.to_string());
+                }
+                if !f.header.is_empty() {
+                    md.insert(format!("{SWC_EXT}:header:{extra}"), f.header.clone());
+                }
             }
-            summary.notes.push(format!("{}: {what}", path.display()));
+            let listed: Vec<String> = roots
+                .iter()
+                .zip(&tree_frags)
+                .map(|(root, fr)| format!("sample {root} -> fragment {fr}"))
+                .collect();
+            summary.notes.push(format!(
+                "{}: {} trees, one fragment each ({})",
+                path.display(),
+                roots.len(),
+                listed.join(", ")
+            ));
+        } else {
+            let problems = f.tree_problems();
+            if !problems.is_empty() {
+                let what = format!("not one tree: {}", problems.join("; "));
+                if !opts.allow_invalid {
+                    return Err(TableError::data(
+                        path,
+                        format!("{what} (neurarrow requires one tree per fragment; --allow-invalid writes it anyway)"),
+                    ));
+                }
+                summary.notes.push(format!("{}: {what}", path.display()));
+            }
         }
-        for s in &f.samples {
+        for (row, s) in f.samples.iter().enumerate() {
             let id = s
                 .id
                 .checked_add(offset)
                 .ok_or_else(|| TableError::data(path, "sample number overflows after shifting"))?;
             max_id = Some(max_id.map_or(id, |m| m.max(id)));
             sid.push(id);
-            fid.push(frag);
+            fid.push(match &forest {
+                Some((trees, _)) => tree_frags[trees[row]],
+                None => frag,
+            });
             xs.push(s.x);
             ys.push(s.y);
             zs.push(s.z);
@@ -454,7 +567,9 @@ pub fn swc_to_batch(
             rad.push((s.radius >= 0.0).then_some(s.radius));
             ty.push(s.type_id);
         }
-        summary.fragments.push((path.clone(), frag));
+        for fr in &tree_frags {
+            summary.fragments.push((path.clone(), *fr));
+        }
     }
     summary.rows = sid.len() as u64;
     let schema = swc_schema(md);

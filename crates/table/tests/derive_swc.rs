@@ -11,6 +11,7 @@ use neurochunk_table::swc::{export_swc, import_swc, parse_swc, SwcImportOptions}
 use neurochunk_table::synth::{mix, SkeletonSynth};
 use neurochunk_table::validate::{validate_path, ValidateOptions};
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
 /// Recursive textbook Strahler number.
@@ -271,7 +272,11 @@ fn swc_files_that_are_not_one_tree_are_refused_unless_allowed() {
             "1 1 0 0 0 1 -1\n2 3 1 0 0 1 7\n",
             "parents that are not in the file (sample 2 -> 7)",
         ),
-        ("two-roots", "1 1 0 0 0 1 -1\n2 3 1 0 0 1 -1\n", "2 roots"),
+        (
+            "two-roots-and-a-dangling-parent",
+            "1 1 0 0 0 1 -1\n2 3 1 0 0 1 -1\n3 3 1 0 0 1 9\n",
+            "2 roots",
+        ),
         ("no-root", "1 1 0 0 0 1 1\n", "no root"),
     ];
     for (name, text, problem) in cases {
@@ -305,4 +310,71 @@ fn swc_files_that_are_not_one_tree_are_refused_unless_allowed() {
             summary.notes
         );
     }
+}
+
+#[test]
+fn swc_forests_become_one_fragment_per_tree() {
+    // Real files holding several trees (tests/data/swc/README.md): MorphIO's
+    // multiple_soma.swc and disconnected_neurite.swc (roots 1 and 10 each) and navis' hemibrain
+    // neuron 754538881 (4,881 samples, roots 1 and 1945).
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/swc");
+    let dir = tempfile::tempdir().unwrap();
+    let mut navis = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(data.join("754538881.swc.gz")).unwrap())
+        .read_to_string(&mut navis)
+        .unwrap();
+    std::fs::write(dir.path().join("754538881.swc"), &navis).unwrap();
+    let inputs = [
+        data.join("multiple_soma.swc"),
+        data.join("disconnected_neurite.swc"),
+        dir.path().join("754538881.swc"),
+    ];
+    let out = dir.path().join("forest.skeletons.parquet");
+    let opts = SwcImportOptions {
+        context: CTX.into(),
+        ..Default::default()
+    };
+    let s = import_swc(&inputs, &out, &opts, &WriteOptions::default()).unwrap();
+    assert_eq!(s.rows, 10 + 10 + 4881, "every sample is kept");
+    // The first tree keeps the file's fragment (its position, or its numeric stem); the others
+    // are numbered after the largest of those.
+    let frags: Vec<u64> = s.fragments.iter().map(|f| f.1).collect();
+    assert_eq!(frags, [0, 754538882, 1, 754538883, 754538881, 754538884]);
+    assert!(
+        s.notes.iter().any(|n| n.contains("754538881.swc: 2 trees, one fragment each (sample 1 -> fragment 754538881, sample 1945 -> fragment 754538884)")),
+        "{:?}",
+        s.notes
+    );
+    let report = validate_path(
+        &out,
+        &ValidateOptions {
+            strict: true,
+            ..Default::default()
+        },
+    );
+    assert!(report.is_valid(), "{:?}", report.lines());
+    // Each fragment is the tree of its root, with the file's sample numbers.
+    let back = dir.path().join("back");
+    let files = export_swc(&out, &back, None).unwrap();
+    assert_eq!(files.len(), 6);
+    let soma = std::fs::read_to_string(data.join("multiple_soma.swc")).unwrap();
+    let rows = swc_rows(&soma);
+    assert_eq!(
+        swc_rows(&std::fs::read_to_string(back.join("0.swc")).unwrap()),
+        rows[..9]
+    );
+    assert_eq!(
+        swc_rows(&std::fs::read_to_string(back.join("754538882.swc")).unwrap()),
+        rows[9..]
+    );
+    let neuron = swc_rows(&navis);
+    let first = swc_rows(&std::fs::read_to_string(back.join("754538881.swc")).unwrap());
+    let second = swc_rows(&std::fs::read_to_string(back.join("754538884.swc")).unwrap());
+    assert_eq!(first.len() + second.len(), neuron.len());
+    assert_eq!(second[0][0], 1945.0);
+    let mut joined = [first, second].concat();
+    joined.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    let mut expected = neuron.clone();
+    expected.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    assert_eq!(joined, expected);
 }
