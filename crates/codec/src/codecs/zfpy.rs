@@ -1,6 +1,7 @@
 //! numcodecs `zfpy` (array→bytes; Zarr v3 `numcodecs.zfpy`): the zfp 1.0 library (through
-//! `zfp-sys-cc`, which builds it from source), one zfp stream per chunk with the full zfp header
-//! (type, shape, mode), as `zfpy.compress_numpy(chunk, write_header=True)` writes it.
+//! `neurochunk-zfp-sys`, which builds it from vendored source), one zfp stream per chunk with
+//! the full zfp header (type, shape, mode), as `zfpy.compress_numpy(chunk, write_header=True)`
+//! writes it.
 //!
 //! Modes (numcodecs' numbering, zfp's `zfp_mode`): 2 fixed rate (`rate` bits per value),
 //! 3 fixed precision (`precision` bit planes), 4 fixed accuracy (`tolerance`), 5 reversible
@@ -16,8 +17,8 @@
 use std::ffi::c_void;
 
 use neurochunk_dtype::DataType;
+use neurochunk_zfp_sys as zfp;
 use serde_json::{json, Map, Value};
-use zfp_sys_cc as zfp;
 
 use crate::util::{config_err, corrupt, unsupported, v2_json, v3_json, Conf};
 use crate::{ArrayBytes, ArrayToBytesCodec, ChunkRepr, CodecResult};
