@@ -11,7 +11,10 @@ import zarr
 
 import neurochunk as nc
 
-THIRDPARTY = Path(__file__).resolve().parents[3] / "shared" / "thirdparty"
+# Samples written by other software, copied into the repository (tests/interop/data/ome, see its
+# README); they must be there.
+THIRDPARTY = Path(__file__).resolve().parents[1] / "interop" / "data" / "ome"
+assert THIRDPARTY.is_dir(), f"{THIRDPARTY} is missing"
 
 
 def _volume(shape: tuple[int, ...] = (19, 26, 33), dtype: str = "uint16") -> np.ndarray:
@@ -105,7 +108,7 @@ def test_open_ngff_zarr_output(tmp_path):
 
 
 def test_third_party_sample_labels_and_omero():
-    path = THIRDPARTY / "zarr-java" / "testdata" / "ome" / "v0.4"
+    path = THIRDPARTY / "zarr-java" / "ome" / "v0.4"
     img = nc.ome.open(path)
     assert img.layout == "ome-zarr-0.4" and img.name == "test_image"
     assert [a["type"] for a in img.axes] == ["time", "channel", "space", "space", "space"]

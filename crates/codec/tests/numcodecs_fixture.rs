@@ -1,60 +1,83 @@
-//! numcodecs' golden vectors (`shared/thirdparty/numcodecs/fixture`, copied from the numcodecs
-//! repository): every `encoded.NN.dat` decodes with its `config.json` to `array.NN.npy`, and
-//! for the codecs whose output is fully determined by the configuration, encoding the array
-//! gives the stored bytes exactly.
+//! numcodecs' golden vectors (`tests/data/numcodecs/fixture.tar.xz`, copied from the numcodecs
+//! repository; see the README beside it): every `encoded.NN.dat` decodes with its `config.json`
+//! to `array.NN.npy`, and for the codecs whose output is fully determined by the configuration,
+//! encoding the array gives the stored bytes exactly.
 //!
-//! The fixture lives beside the repository (`../shared/thirdparty`, or `NEUROCHUNK_THIRDPARTY`);
-//! without it the test fails, naming the folder it looked in.
+//! The vectors are stored as one xz-compressed tar file in the repository and unpacked in memory.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use neurochunk_codec::{AnyCodec, ArrayBytes, ChunkRepr, CodecRegistry};
 use neurochunk_dtype::npy::read_npy_header;
 use neurochunk_dtype::DataType;
 use serde_json::Value;
 
-fn fixture_root() -> PathBuf {
-    let root = match std::env::var_os("NEUROCHUNK_THIRDPARTY") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thirdparty"),
-    };
-    let dir = root.join("numcodecs/fixture");
-    assert!(
-        dir.is_dir(),
-        "numcodecs fixture not found at {} (set NEUROCHUNK_THIRDPARTY to the thirdparty folder)",
-        dir.display()
-    );
-    dir
+/// The fixture's files, path inside the archive (`<codec>[/<variant>]/...`) -> contents.
+type Fixture = BTreeMap<String, Vec<u8>>;
+
+/// The regular files of a ustar archive (the format `tar --format=ustar` writes).
+fn untar(tar: &[u8]) -> Fixture {
+    fn field(b: &[u8]) -> &str {
+        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        std::str::from_utf8(&b[..end]).unwrap().trim()
+    }
+    let mut files = Fixture::new();
+    let mut pos = 0;
+    while pos + 512 <= tar.len() && tar[pos..pos + 512].iter().any(|&b| b != 0) {
+        let header = &tar[pos..pos + 512];
+        let name = match field(&header[345..500]) {
+            "" => field(&header[..100]).to_string(),
+            prefix => format!("{prefix}/{}", field(&header[..100])),
+        };
+        let size = usize::from_str_radix(field(&header[124..136]), 8).unwrap();
+        let start = pos + 512;
+        if matches!(header[156], b'0' | 0) {
+            files.insert(name, tar[start..start + size].to_vec());
+        }
+        pos = start + size.div_ceil(512) * 512;
+    }
+    files
+}
+
+fn fixture() -> Fixture {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/numcodecs/fixture.tar.xz");
+    let packed = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut tar = Vec::new();
+    liblzma::read::XzDecoder::new(&packed[..])
+        .read_to_end(&mut tar)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let files = untar(&tar);
+    assert!(!files.is_empty(), "{}: no files", path.display());
+    files
 }
 
 /// The `.npy` file's data type, shape in memory order and raw bytes in memory order
 /// (`None` for object arrays, which hold pickles).
-fn npy_raw(path: &Path) -> Option<(DataType, Vec<usize>, Vec<u8>)> {
-    let mut f = fs::File::open(path).unwrap();
-    let header = read_npy_header(&mut f).ok()?;
-    let mut data = Vec::new();
-    f.read_to_end(&mut data).unwrap();
+fn npy_raw(bytes: &[u8]) -> Option<(DataType, Vec<usize>, Vec<u8>)> {
+    let mut rest = bytes;
+    let header = read_npy_header(&mut rest).ok()?;
     let mut shape = header.shape.clone();
     if header.fortran_order {
         shape.reverse();
     }
     header.data_type.fixed_size()?;
-    Some((header.data_type, shape, data))
+    Some((header.data_type, shape, rest.to_vec()))
 }
 
-fn sorted(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix))
-        })
+/// The names directly inside folder `dir` of the fixture that start with `prefix`, sorted.
+fn children(fixture: &Fixture, dir: &str, prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> = fixture
+        .keys()
+        .filter_map(|k| k.strip_prefix(dir)?.strip_prefix('/'))
+        .filter_map(|rest| rest.split('/').next())
+        .filter(|name| name.starts_with(prefix))
+        .map(str::to_string)
         .collect();
     v.sort();
+    v.dedup();
     v
 }
 
@@ -67,21 +90,26 @@ struct Tally {
 
 /// Check every vector of `dir` (a codec folder holding `array.NN.npy` and `codec.MM/`).
 /// `exact`: encoding must reproduce the stored bytes.
-fn check_dir(dir: &Path, exact: bool) -> Tally {
+fn check_dir(fixture: &Fixture, dir: &str, exact: bool) -> Tally {
     let mut tally = Tally::default();
-    let arrays = sorted(dir, "array.");
-    for codec_dir in sorted(dir, "codec.") {
+    let arrays = children(fixture, dir, "array.");
+    for codec_dir in children(fixture, dir, "codec.") {
+        let codec_dir = format!("{dir}/{codec_dir}");
         let config: Value =
-            serde_json::from_slice(&fs::read(codec_dir.join("config.json")).unwrap()).unwrap();
-        for (i, array) in arrays.iter().enumerate() {
-            let enc_path = codec_dir.join(format!("encoded.{i:02}.dat"));
-            let Ok(encoded) = fs::read(&enc_path) else {
+            serde_json::from_slice(&fixture[&format!("{codec_dir}/config.json")]).unwrap();
+        for array in &arrays {
+            let i = array
+                .strip_prefix("array.")
+                .and_then(|s| s.strip_suffix(".npy"))
+                .unwrap();
+            let enc_path = format!("{codec_dir}/encoded.{i}.dat");
+            let Some(encoded) = fixture.get(&enc_path).cloned() else {
                 continue;
             };
-            let Some((dt, shape, raw)) = npy_raw(array) else {
+            let Some((dt, shape, raw)) = npy_raw(&fixture[&format!("{dir}/{array}")]) else {
                 continue;
             };
-            let what = format!("{} with {config}", enc_path.display());
+            let what = format!("{enc_path} with {config}");
             let array_repr = ChunkRepr {
                 fill_value: vec![0; dt.fixed_size().unwrap()],
                 shape: shape.clone(),
@@ -156,7 +184,7 @@ fn check_dir(dir: &Path, exact: bool) -> Tally {
 
 #[test]
 fn numcodecs_golden_vectors() {
-    let root = fixture_root();
+    let fixture = fixture();
     // (folder, encoding byte-exact). Byte-exact is asserted where the output is determined by
     // the configuration and the format (not by a compressor library's version or heuristics).
     let cases: &[(&str, bool)] = &[
@@ -188,9 +216,14 @@ fn numcodecs_golden_vectors() {
         // byte-exact encoding against the current zfpy by the interop suite.
         ("zfpy", false),
     ];
+    let mut decoded = 0;
     for (dir, exact) in cases {
-        let tally = check_dir(&root.join(dir), *exact);
+        let tally = check_dir(&fixture, dir, *exact);
         eprintln!("{dir}: {tally:?}");
         assert!(tally.decoded > 0, "{dir}: no vectors");
+        decoded += tally.decoded;
     }
+    // Every vector of the archive was checked (959 in the copy described by its README).
+    let stored = fixture.keys().filter(|k| k.ends_with(".dat")).count();
+    assert_eq!(decoded, stored, "vectors checked / stored");
 }

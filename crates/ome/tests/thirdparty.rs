@@ -1,23 +1,23 @@
-//! Multiscale images written by other software (`shared/thirdparty`, or
-//! `NEUROCHUNK_THIRDPARTY`), read with the values its README states.
+//! Multiscale images written by other software, read with the values their sources state.
+//! The images are copies in `tests/data` (see the README there for sources and licenses).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use neurochunk_array::{FsStore, Selection, Store};
 use neurochunk_ome::{Layout, MultiscaleImage};
 
-fn root() -> PathBuf {
-    match std::env::var_os("NEUROCHUNK_THIRDPARTY") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/thirdparty"),
-    }
+/// A sample under `tests/data`; it must be there (the copies belong to the repository).
+fn sample(rel: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel);
+    assert!(dir.is_dir(), "third-party sample {} missing", dir.display());
+    dir
 }
 
 fn open(rel: &str) -> MultiscaleImage {
-    let dir = root().join(rel);
-    assert!(dir.is_dir(), "third-party sample {} missing", dir.display());
-    let store: Arc<dyn Store> = Arc::new(FsStore::read_only(dir));
+    let store: Arc<dyn Store> = Arc::new(FsStore::read_only(sample(rel)));
     MultiscaleImage::open(store, "").unwrap()
 }
 
@@ -29,7 +29,7 @@ fn sum_f32(image: &MultiscaleImage, level: usize) -> f64 {
 
 #[test]
 fn zarr_java_v04() {
-    let image = open("zarr-java/testdata/ome/v0.4");
+    let image = open("zarr-java/ome/v0.4");
     assert_eq!(image.layout(), Layout::OmeZarr04);
     assert_eq!(image.version(), Some("0.4"));
     assert_eq!(image.name(), Some("test_image"));
@@ -62,7 +62,7 @@ fn zarr_java_v04() {
 
 #[test]
 fn zarr_java_v05_and_labels() {
-    let image = open("zarr-java/testdata/ome/v0.5");
+    let image = open("zarr-java/ome/v0.5");
     assert_eq!(image.layout(), Layout::OmeZarr05);
     assert_eq!(image.version(), Some("0.5"));
     assert_eq!(image.axes().len(), 5);
@@ -71,7 +71,7 @@ fn zarr_java_v05_and_labels() {
     assert!((sum_f32(&image, 1) - 264.762).abs() < 1e-3);
     assert_eq!(image.labels(), ["nuclei"]);
     for (sample, sum) in [("v0.4", 2008u64), ("v0.5", 2010)] {
-        let label = open(&format!("zarr-java/testdata/ome/{sample}/labels/nuclei"));
+        let label = open(&format!("zarr-java/ome/{sample}/labels/nuclei"));
         assert_eq!(label.name(), Some("nuclei"));
         let array = label.level_array(0).unwrap();
         assert_eq!(array.shape(), [8, 16, 16]);
@@ -91,9 +91,7 @@ fn ngff_zarr_simple() {
         [79, 81, 82, 85, 86],
     ];
     for (version, layout) in [("0.4", Layout::OmeZarr04), ("0.5", Layout::OmeZarr05)] {
-        let image = open(&format!(
-            "neuroglancer/testdata/datasource/zarr/ome_zarr/simple_{version}"
-        ));
+        let image = open(&format!("neuroglancer/ome_zarr/simple_{version}"));
         assert_eq!(image.layout(), layout);
         let paths: Vec<&str> = image.levels().iter().map(|l| l.path.as_str()).collect();
         assert_eq!(paths, ["scale0/image", "scale1/image", "scale2/image"]);
@@ -127,9 +125,7 @@ fn ngff_zarr_simple() {
 #[test]
 fn n5_viewer_multiscale() {
     for variant in ["deprecated", "modern"] {
-        let image = open(&format!(
-            "neuroglancer/testdata/datasource/n5/n5_viewer_multiscale_{variant}"
-        ));
+        let image = open(&format!("neuroglancer/n5/n5_viewer_multiscale_{variant}"));
         assert_eq!(image.layout(), Layout::N5Viewer);
         // Listed x, y; presented in C order y, x.
         let names: Vec<&str> = image.axes().iter().map(|a| a.name.as_str()).collect();
@@ -157,7 +153,7 @@ fn n5_viewer_multiscale() {
 #[test]
 fn ome_zarr_py_versions_0_1_and_0_2() {
     for version in ["v1", "v2"] {
-        let image = open(&format!("ome-zarr-py/tests/data/{version}"));
+        let image = open(&format!("ome-zarr-py/{version}"));
         assert_eq!(image.layout(), Layout::OmeZarr04);
         // Axes implied before 0.3: t, c, z, y, x.
         let names: Vec<&str> = image.axes().iter().map(|a| a.name.as_str()).collect();
@@ -173,7 +169,7 @@ fn ome_zarr_py_versions_0_1_and_0_2() {
 
 #[test]
 fn bioformats2raw_series() {
-    let dir = root().join("ome-zarr-py/pr174/tests/data/bf2raw/fake-series-2.zarr");
+    let dir = sample("ome-zarr-py/bf2raw/fake-series-2.zarr");
     let store: Arc<dyn Store> = Arc::new(FsStore::read_only(dir));
     let err = MultiscaleImage::open(store.clone(), "")
         .unwrap_err()

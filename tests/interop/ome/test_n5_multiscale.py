@@ -172,7 +172,8 @@ def test_read_peer_written(nc, tmp_path, writer, layout):
         assert info["name"] == "peer"
 
 
-NG_N5 = REPO_ROOT.parent / "shared" / "thirdparty" / "neuroglancer" / "testdata" / "datasource" / "n5"
+# neuroglancer's samples, copied into the repository (tests/interop/data/ome, see its README).
+NG_N5 = REPO_ROOT / "tests" / "interop" / "data" / "ome" / "neuroglancer" / "n5"
 
 
 @pytest.mark.parametrize("variant", ["modern", "deprecated"])
@@ -180,6 +181,7 @@ def test_neuroglancer_n5_viewer_samples(nc, variant):
     # tensorstore-written, metadata only: root axes x, y, units nm / s, resolution [10, 20];
     # factors per dataset (modern) or as root `scales` (deprecated). Every block is missing.
     root = NG_N5 / f"n5_viewer_multiscale_{variant}"
+    assert (root / "attributes.json").is_file(), f"{root} is missing"
     info = ome_info(nc, root)
     assert info["layout"] == "n5-viewer"
     assert [lv["path"] for lv in info["levels"]] == ["s0", "s1", "s2"]

@@ -16,7 +16,10 @@ import zarr
 from ncli import REPO_ROOT, assert_same_array, cli_form
 from omeio import group_attributes, ome_info, peer_multiscales, transforms, write_ngff_zarr, write_ome_zarr_py
 
-THIRDPARTY = REPO_ROOT.parent / "shared" / "thirdparty"
+# Samples written by other software, copied into the repository (tests/interop/data/ome, see its
+# README); they must be there.
+THIRDPARTY = REPO_ROOT / "tests" / "interop" / "data" / "ome"
+assert THIRDPARTY.is_dir(), f"{THIRDPARTY} is missing"
 SHAPE = (19, 30, 25)
 SCALE = {"z": 3.0, "y": 0.75, "x": 0.75}
 TRANSLATION = {"z": 1.5, "y": -2.0, "x": 0.0}
@@ -73,7 +76,7 @@ def test_ngff_zarr_writer(nc, tmp_path, version, shard):
 
 # -- third-party samples -----------------------------------------------------------------------
 
-ZARR_JAVA_OME = THIRDPARTY / "zarr-java" / "testdata" / "ome"
+ZARR_JAVA_OME = THIRDPARTY / "zarr-java" / "ome"
 SUMS = {
     ("v0.4", "0"): ((1, 2, 8, 16, 16), 2025.011),
     ("v0.4", "1"): ((1, 2, 4, 8, 8), 250.715),
@@ -116,7 +119,7 @@ def test_zarr_java_label_image(nc, sample, total):
     assert set(np.unique(got).tolist()) <= {0, 1, 2}
 
 
-SIMPLE = THIRDPARTY / "neuroglancer" / "testdata" / "datasource" / "zarr" / "ome_zarr"
+SIMPLE = THIRDPARTY / "neuroglancer" / "ome_zarr"
 
 
 @pytest.mark.parametrize("sample", ["simple_0.4", "simple_0.5"])
@@ -136,7 +139,7 @@ def test_neuroglancer_simple(nc, sample):
     assert_same_array(nc.get(path / "scale2" / "image"), np.array([[5, 8], [39, 42]], dtype=np.uint16))
 
 
-BF2RAW = THIRDPARTY / "ome-zarr-py" / "pr174" / "tests" / "data" / "bf2raw" / "fake-series-2.zarr"
+BF2RAW = THIRDPARTY / "ome-zarr-py" / "bf2raw" / "fake-series-2.zarr"
 
 
 @pytest.mark.parametrize("series,total", [("0", 33_411_110), ("1", 33_411_210)])
@@ -150,7 +153,7 @@ def test_bioformats2raw_series(nc, series, total):
     assert_same_array(nc.get(path / "1"), np.ascontiguousarray(l0[..., ::2, ::2]))
 
 
-OZP_DATA = THIRDPARTY / "ome-zarr-py" / "tests" / "data"
+OZP_DATA = THIRDPARTY / "ome-zarr-py"
 
 
 @pytest.mark.parametrize("sample,version", [("v1", "0.1"), ("v2", "0.2")])

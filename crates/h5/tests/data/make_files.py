@@ -871,14 +871,15 @@ def make_family():
 
 
 def copy_backcompat():
-    src = "/work/shared/thirdparty/pynwb/tests/back_compat"
+    """Three of pynwb's back-compat files, from the repository's gzipped copies of them
+    (tests/interop/data/nwb-hdf5, see its README)."""
+    src = os.path.join(HERE, "..", "..", "..", "..", "tests", "interop", "data", "nwb-hdf5")
     for name in ["1.5.1_timeseries_no_unit.nwb", "2.1.0_nwbfile_with_extension.nwb",
                  "2.2.0_subject_no_age__reference.nwb"]:
-        p = os.path.join(src, name)
-        if os.path.exists(p):
-            dst = os.path.join(HERE, name)
-            shutil.copyfile(p, dst)
-            describe(dst)
+        dst = os.path.join(HERE, name)
+        with gzip.open(os.path.join(src, name + ".gz"), "rb") as f, open(dst, "wb") as out:
+            shutil.copyfileobj(f, out)
+        describe(dst)
 
 
 if __name__ == "__main__":
