@@ -28,8 +28,8 @@ use clap::{Parser, Subcommand};
 /// detected from the metadata documents found there (`.zarray`/`.zgroup` for Zarr v2,
 /// `zarr.json` for v3, `attributes.json` for N5).
 #[derive(Parser)]
-#[command(name = "neurochunk", version, about, long_about = None, propagate_version = true,
-          after_help = store_args::URL_FORMS)]
+#[command(name = "neurochunk", version, long_version = long_version(), about, long_about = None,
+          propagate_version = true, after_help = store_args::URL_FORMS)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -81,6 +81,45 @@ enum Command {
         #[command(subcommand)]
         command: nwb_cmd::NwbCommand,
     },
+    /// Print a completion script for SHELL on stdout, e.g.
+    /// `neurochunk completions bash > ~/.local/share/bash-completion/completions/neurochunk`,
+    /// `neurochunk completions zsh > ~/.zfunc/_neurochunk`,
+    /// `neurochunk completions fish > ~/.config/fish/completions/neurochunk.fish`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `neurochunk completions SHELL`: the script on stdout (a closed pipe ends it quietly).
+fn completions(shell: clap_complete::Shell) -> CmdResult {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "neurochunk", &mut script);
+    match std::io::Write::write_all(&mut std::io::stdout(), &script) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure(format!("writing the completion script: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `--version`: the version, then the formats and codecs this build reads and writes.
+fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let registry = neurochunk_codec::CodecRegistry::global();
+        format!(
+            "{}\nformats: Zarr v2, Zarr v3 (sharding, consolidated metadata), N5, Neuroglancer \
+             precomputed, HDF5 (read), NWB (hdmf-zarr legacy and v3 conventions; HDF5 read in \
+             place), OME-Zarr 0.4/0.5, BigDataViewer/n5-viewer N5, neurarrow tables (Parquet, \
+             Arrow IPC), SWC, LINDI reference files\nstores: local files, s3://, gs://, az://, \
+             http(s)://\nZarr v3 codecs: {}\nZarr v2 (numcodecs) codecs: {}",
+            env!("CARGO_PKG_VERSION"),
+            registry.v3_names().join(", "),
+            registry.v2_ids().join(", ")
+        )
+    })
 }
 
 /// A failed command: its one-line message.
@@ -127,6 +166,7 @@ fn main() -> ExitCode {
             command: nwb_cmd::NwbCommand::Validate(args),
         } => return ExitCode::from(nwb_validate::run(args)),
         Command::Nwb { command } => nwb_cmd::run(command),
+        Command::Completions { shell } => completions(shell),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
