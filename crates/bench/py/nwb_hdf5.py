@@ -106,6 +106,8 @@ class Server:
     def __init__(self, root: Path, latency: float) -> None:
         self.requests = 0
         self.bytes = 0
+        self.arrivals: list[float] = []
+        self.latency = latency
         self.lock = threading.Lock()
         outer = self
 
@@ -116,6 +118,8 @@ class Server:
                 pass
 
             def _serve(self, body: bool) -> None:
+                with outer.lock:
+                    outer.arrivals.append(time.perf_counter())
                 time.sleep(latency)
                 path = root / self.path.lstrip("/").split("?")[0]
                 if not path.is_file():
@@ -171,11 +175,22 @@ class Server:
     def reset(self) -> None:
         with self.lock:
             self.requests = self.bytes = 0
+            self.arrivals.clear()
+
+    def waves(self) -> int:
+        """How many times the client waited for answers before asking again: requests that
+        arrive within half a latency of the previous one belong to its wave. For a reader that
+        reads only metadata this is bounded below by the depth of the file's structures, each
+        level naming the addresses of the next."""
+        with self.lock:
+            times = sorted(self.arrivals)
+        return sum(1 for a, b in zip([None, *times], times) if a is None or b - a > self.latency / 2)
 
 
 class Measured:
-    def __init__(self, wall: float, op: float, rss_mib: float, requests: int, sent: int) -> None:
+    def __init__(self, wall: float, op: float, rss_mib: float, requests: int, sent: int, waves: int) -> None:
         self.wall, self.op, self.rss_mib, self.requests, self.sent = wall, op, rss_mib, requests, sent
+        self.waves = waves
 
 
 def measure(server: Server, argv: list[str]) -> Measured:
@@ -195,7 +210,7 @@ def measure(server: Server, argv: list[str]) -> Measured:
     for line in out.splitlines():
         if line.startswith("OP "):
             op = float(line.split()[1])
-    return Measured(wall, op, usage.ru_maxrss / 1024, server.requests, server.bytes)
+    return Measured(wall, op, usage.ru_maxrss / 1024, server.requests, server.bytes, server.waves())
 
 
 def timed(imports: str, body: str) -> str:
@@ -283,7 +298,7 @@ def main() -> None:
           f"{args.latency_ms:g} ms per request, {os.cpu_count()} cores")
     print(f"(peak MiB includes this process's {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, "
           "inherited by each child before it runs)")
-    header = f"{'row':12} {'tool':15} {'op s':>8} {'wall s':>8} {'ratio':>7} {'requests':>9} {'MB read':>9} {'peak MiB':>9}"
+    header = f"{'row':12} {'tool':15} {'op s':>8} {'wall s':>8} {'ratio':>7} {'requests':>9} {'waves':>6} {'MB read':>9} {'peak MiB':>9}"
     print(header)
     summary: dict[str, tuple[Measured, str, Measured]] = {}
     for name, ourside, peers in rows:
@@ -291,7 +306,7 @@ def main() -> None:
         for tool, argv in ourside.items():
             m = measure(server, argv)
             best_ours = m if best_ours is None or m.op < best_ours.op else best_ours
-            print(f"{name:12} {tool:15} {m.op:8.2f} {m.wall:8.2f} {'':>7} {m.requests:9d} {m.sent / 1e6:9.2f} {m.rss_mib:9.0f}", flush=True)
+            print(f"{name:12} {tool:15} {m.op:8.2f} {m.wall:8.2f} {'':>7} {m.requests:9d} {m.waves:6d} {m.sent / 1e6:9.2f} {m.rss_mib:9.0f}", flush=True)
         assert best_ours is not None
         best_peer: tuple[str, Measured] | None = None
         for tool, argv in peers.items():
@@ -299,7 +314,7 @@ def main() -> None:
             if best_peer is None or m.op < best_peer[1].op:
                 best_peer = (tool, m)
             print(f"{'':12} {tool:15} {m.op:8.2f} {m.wall:8.2f} {m.op / best_ours.op:7.2f} {m.requests:9d} "
-                  f"{m.sent / 1e6:9.2f} {m.rss_mib:9.0f}", flush=True)
+                  f"{m.waves:6d} {m.sent / 1e6:9.2f} {m.rss_mib:9.0f}", flush=True)
         if best_peer is not None:
             summary[name] = (best_ours, best_peer[0], best_peer[1])
 
@@ -314,7 +329,7 @@ def main() -> None:
         best_local[tool] = min(runs, key=lambda m: m.op)
     for tool, m in best_local.items():
         ratio = best_local["h5py"].op / m.op
-        print(f"{'local read':12} {tool:15} {m.op:8.2f} {m.wall:8.2f} {ratio:7.2f} {'':>9} {'':>9} {m.rss_mib:9.0f}")
+        print(f"{'local read':12} {tool:15} {m.op:8.2f} {m.wall:8.2f} {ratio:7.2f} {'':>9} {'':>6} {'':>9} {m.rss_mib:9.0f}")
 
     # The floor of the local whole read: inflating the stored chunks (zlib, the same library
     # h5py uses) on every core; shuffle and the copy into the output come on top.
@@ -338,7 +353,16 @@ def main() -> None:
     for name, (ours_m, peer, peer_m) in summary.items():
         print(f"  {name:12} best peer {peer:15} {peer_m.op / ours_m.op:6.2f}x the time, "
               f"{peer_m.requests / max(ours_m.requests, 1):6.2f}x the requests, "
+              f"{peer_m.sent / max(ours_m.sent, 1):6.2f}x the bytes, "
               f"peak {ours_m.rss_mib:.0f} MiB vs {peer_m.rss_mib:.0f} MiB")
+    if "open+list" in summary:
+        ours_m = summary["open+list"][0]
+        peer_m = summary["open+list"][2]
+        print(f"  open+list: neurochunk's {ours_m.requests} requests came in {ours_m.waves} waves, one per level of "
+              "the file's structures that names the next (superblock, root group, a group's index, its nodes, the "
+              "members' headers): the floor of a reader that reads only metadata; fewer requests than that takes "
+              f"reading far more than the metadata ({peer_m.sent / 1e6:.0f} MB for the best peer's "
+              f"{peer_m.requests}, against {ours_m.sent / 1e6:.0f} MB)")
     print(f"  {'local read':12} h5py {h5py_read / best_local['neurochunk py'].op:.2f}x the time "
           f"(ceiling on {cores} cores from the inflate floor: {h5py_read / floor:.2f}x)")
 
