@@ -379,10 +379,7 @@ pub(crate) fn local_only_fsync(write: &WriteArgs, location: &Location) -> CmdRes
 }
 
 pub(crate) fn get(args: GetArgs) -> CmdResult {
-    let (store, node) = args.path.open_read_node()?;
-    let node = first_scale(store.as_ref(), node, &args.path.display())?;
-    let array = Array::open_with(store, &node, &args.axis_order.open_options())
-        .map_err(|e| Failure(format!("{}: {e}", args.path.display())))?;
+    let array = open_array_to_read(&args.path, &args.axis_order.open_options())?;
     let selection = parse_selection(args.region.as_deref().unwrap_or(""))
         .map_err(|e| Failure(format!("{}: --region: {e}", args.path.display())))?;
     if array.metadata().ragged_element_type().is_some() {
@@ -402,6 +399,25 @@ pub(crate) fn get(args: GetArgs) -> CmdResult {
     }
     let (data_type, bytes) = to_npy_layout(&array.metadata().data_type, data);
     write_npy_to(&args.output, &data_type, &shape, &bytes)
+}
+
+/// The array `get` reads at `location`: the array stored there, else, for a Neuroglancer
+/// precomputed layer, its first scale, or for a scale directory of a layer, that scale. The
+/// location's own metadata is looked for first, so reading a Zarr or N5 array makes no request
+/// for a layer's `info`.
+fn open_array_to_read(location: &Location, options: &OpenOptions) -> Result<Array, Failure> {
+    let display = location.display();
+    let direct = Array::open_with(location.open_read()?, "", options);
+    let error = match direct {
+        Ok(array) => return Ok(array),
+        Err(e) => e,
+    };
+    let (store, node) = location.open_read_node()?;
+    let node = first_scale(store.as_ref(), node, &display)?;
+    if node.is_empty() {
+        return Err(Failure(format!("{display}: {error}")));
+    }
+    Array::open_with(store, &node, options).map_err(|e| Failure(format!("{display}: {e}")))
 }
 
 /// The array `get` reads at `node`: the node itself, or for a Neuroglancer precomputed layer

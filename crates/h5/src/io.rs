@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use neurochunk_store::{ByteRange, Bytes, ReadRequest, ReadResponse, Store};
 
-use crate::error::{corrupt, H5Error, H5Result};
+use crate::error::{corrupt, not_found, H5Error, H5Result};
 
 /// The page cache of one open file.
 #[derive(Default)]
@@ -96,6 +96,13 @@ impl Io {
     fn page_span(&self, abs: u64, len: u64) -> (u64, u64) {
         let last_byte = abs + len - 1;
         (abs / self.page, last_byte / self.page)
+    }
+
+    /// The error of a read that found nothing at the file's key: not found (what
+    /// [`crate::H5File::probe`] takes for "no HDF5 file here"; a plain HTTP server may answer
+    /// a size for a directory's index page and then nothing for its byte ranges).
+    fn vanished(&self) -> H5Error {
+        not_found(format!("the file '{}' is no longer in the store", self.key))
     }
 
     /// Fetch every page of `wanted` (page indices, sorted, unique) not in the cache, in one
@@ -186,13 +193,7 @@ impl Io {
                     "the store answered ranges with a value",
                 ))
             }
-            ReadResponse::Missing => {
-                return Err(corrupt(
-                    "store",
-                    None,
-                    format!("the file '{}' is no longer in the store", self.key),
-                ))
-            }
+            ReadResponse::Missing => return Err(self.vanished()),
         };
         if parts.len() != n
             || parts
@@ -385,13 +386,7 @@ impl Io {
                     {
                         out.extend(parts.pop());
                     }
-                    ReadResponse::Missing => {
-                        return Err(corrupt(
-                            "store",
-                            None,
-                            format!("the file '{}' is no longer in the store", self.key),
-                        ))
-                    }
+                    ReadResponse::Missing => return Err(self.vanished()),
                     _ => {
                         return Err(corrupt(
                             "store",

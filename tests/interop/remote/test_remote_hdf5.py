@@ -96,7 +96,9 @@ def test_http_file_is_read_in_place_by_ranged_requests(hnc, http_root, proxy_for
     # whatever the size of the samples)
     opened = proxy.bytes_sent(method="GET")
     assert size > 1 << 30
-    assert opened < size / 1000, f"opening read {opened} of {size} bytes: {proxy.summary()}"
+    # Under 1% of the file, as the HDF5 issue asks (the open's head and tail reads and 256 KiB
+    # metadata pages come to under 2 MiB of this 1.09 GB file).
+    assert opened < min(size / 100, 2 << 20), f"opening read {opened} of {size} bytes: {proxy.summary()}"
     assert proxy.count(method="GET") <= 16, proxy.summary()
     assert proxy.count(method="GET", ranged=False) == 0, proxy.summary()
 
