@@ -503,12 +503,12 @@ fn h5_seeds(seeds: &mut Seeds) -> Result<()> {
     seeds.put(
         "h5",
         "tiny",
-        include_bytes!("../crates/h5/tests/data/tiny.h5"),
+        include_bytes!("../../h5/tests/data/tiny.h5"),
     )?;
     seeds.put(
         "h5",
         "source",
-        include_bytes!("../crates/hdf5/tests/data/source.nwb"),
+        include_bytes!("../../hdf5/tests/data/source.nwb"),
     )?;
     Ok(())
 }
