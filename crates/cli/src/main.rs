@@ -14,6 +14,7 @@ mod nwb_cmd;
 mod nwb_validate;
 mod ome_cmd;
 mod progress;
+mod serve_cmd;
 mod store_args;
 mod table_cmd;
 
@@ -81,6 +82,9 @@ enum Command {
         #[command(subcommand)]
         command: nwb_cmd::NwbCommand,
     },
+    /// Serve a local directory over HTTP (read-only, byte ranges, CORS) and print a Neuroglancer
+    /// link opening the volumes, segmentations, skeletons and meshes found in it.
+    Serve(serve_cmd::ServeArgs),
     /// Print a completion script for SHELL on stdout, e.g.
     /// `neurochunk completions bash > ~/.local/share/bash-completion/completions/neurochunk`,
     /// `neurochunk completions zsh > ~/.zfunc/_neurochunk`,
@@ -166,6 +170,7 @@ fn main() -> ExitCode {
             command: nwb_cmd::NwbCommand::Validate(args),
         } => return ExitCode::from(nwb_validate::run(args)),
         Command::Nwb { command } => nwb_cmd::run(command),
+        Command::Serve(args) => serve_cmd::serve(args),
         Command::Completions { shell } => completions(shell),
     };
     match result {
