@@ -143,6 +143,12 @@ pub(crate) struct LayoutArgs {
     /// source's, else 0,0,0).
     #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
     voxel_offset: Option<String>,
+    /// Precomputed: store the scale sharded, as the `sharding` object of its `info` says
+    /// (JSON, `"@type": "neuroglancer_uint64_sharded_v1"` with `preshift_bits`, `hash`,
+    /// `minishard_bits`, `shard_bits`, `minishard_index_encoding`, `data_encoding`), or
+    /// `none` to write unsharded even from a sharded source.
+    #[arg(long, value_name = "JSON|none")]
+    sharding: Option<String>,
     #[command(flatten)]
     axis_order: AxisOrderOpt,
 }
@@ -192,6 +198,17 @@ impl LayoutArgs {
                 Some(r)
             }
         };
+        let (sharding, unsharded) = match self.sharding.as_deref().map(str::trim) {
+            None => (None, false),
+            Some("none") => (None, true),
+            Some(text) => {
+                let value: serde_json::Value = serde_json::from_str(text)
+                    .map_err(|e| Failure(format!("--sharding: not JSON: {e}")))?;
+                let spec = neurochunk_array::ShardingSpec::from_json(&value)
+                    .map_err(|e| Failure(format!("--sharding: {e}")))?;
+                (Some(spec), false)
+            }
+        };
         Ok(neurochunk_array::PrecomputedOptions {
             resolution,
             voxel_offset: self
@@ -199,6 +216,8 @@ impl LayoutArgs {
                 .as_deref()
                 .map(|o| parse_triple::<i64>(o, "--voxel-offset"))
                 .transpose()?,
+            sharding,
+            unsharded,
             ..Default::default()
         })
     }

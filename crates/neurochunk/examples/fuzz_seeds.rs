@@ -6,9 +6,9 @@
 //! cargo run --release -p neurochunk --example fuzz_seeds -- OUT_DIR
 //! ```
 //! writes `OUT_DIR/<target>/<case>` for the targets `metadata`, `chunk`, `pickle`, `npy`,
-//! `nwb_attributes`, `table_file`, `swc`, `lindi` and `h5`.
+//! `nwb_attributes`, `table_file`, `swc`, `lindi`, `h5` and `precomputed`.
 //!
-//! Framed inputs (`metadata`, `chunk`, `nwb_attributes`) are `selector | u16 LE document length |
+//! Framed inputs (`metadata`, `chunk`, `nwb_attributes`, `precomputed`) are `selector | u16 LE document length |
 //! document | payload`, the layout `fuzz/src/lib.rs` splits.
 
 use std::error::Error;
@@ -500,16 +500,117 @@ fn lindi_seeds(seeds: &mut Seeds) -> Result<()> {
 /// HDF5 files: the reader's documentation example and a small NWB-like file written by h5py
 /// (chunked + deflate + shuffle, big-endian contiguous, fill values, a soft link).
 fn h5_seeds(seeds: &mut Seeds) -> Result<()> {
-    seeds.put(
-        "h5",
-        "tiny",
-        include_bytes!("../../h5/tests/data/tiny.h5"),
-    )?;
+    seeds.put("h5", "tiny", include_bytes!("../../h5/tests/data/tiny.h5"))?;
     seeds.put(
         "h5",
         "source",
         include_bytes!("../../hdf5/tests/data/source.nwb"),
     )?;
+    Ok(())
+}
+
+/// Precomputed layers of one scale `s` (16 x 12 x 5 voxels, chunks of 8 x 8 x 4, so edge
+/// chunks are truncated): `info` and the origin's chunk file, or the one shard file.
+fn precomputed_seeds(seeds: &mut Seeds) -> Result<()> {
+    use neurochunk::array::precomputed::sharding::{ShardEncoding, ShardHash};
+    use neurochunk::array::{PrecomputedOptions, ShardingSpec};
+    let sharded = |hash, encoding| ShardingSpec {
+        preshift_bits: 1,
+        hash,
+        minishard_bits: 2,
+        shard_bits: 0,
+        minishard_index_encoding: encoding,
+        data_encoding: encoding,
+    };
+    let cases: Vec<(&str, DataType, u64, Codec, Option<ShardingSpec>, bool)> = vec![
+        (
+            "raw-uint16",
+            DataType::UInt16,
+            1,
+            Codec::NeuroglancerRaw,
+            None,
+            false,
+        ),
+        (
+            "raw-float32-gz",
+            DataType::Float32,
+            2,
+            Codec::NeuroglancerRaw,
+            None,
+            true,
+        ),
+        (
+            "cseg-uint64",
+            DataType::UInt64,
+            1,
+            Codec::CompressedSegmentation {
+                block_size: [4, 4, 2],
+            },
+            None,
+            false,
+        ),
+        (
+            "cseg-uint32-sharded-murmur-gzip",
+            DataType::UInt32,
+            1,
+            Codec::CompressedSegmentation {
+                block_size: [8, 8, 8],
+            },
+            Some(sharded(ShardHash::Murmurhash3X86_128, ShardEncoding::Gzip)),
+            false,
+        ),
+        (
+            "raw-uint8-sharded-identity",
+            DataType::UInt8,
+            1,
+            Codec::NeuroglancerRaw,
+            Some(sharded(ShardHash::Identity, ShardEncoding::Raw)),
+            false,
+        ),
+        (
+            "jpeg-uint8",
+            DataType::UInt8,
+            3,
+            Codec::NeuroglancerJpeg { quality: 80 },
+            None,
+            false,
+        ),
+        (
+            "png-uint16",
+            DataType::UInt16,
+            2,
+            Codec::NeuroglancerPng { level: None },
+            None,
+            false,
+        ),
+    ];
+    for (name, data_type, channels, codec, sharding, gzip) in cases {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let is_sharded = sharding.is_some();
+        let array = ArrayBuilder::new([16, 12, 5, channels], data_type)
+            .format(ZarrFormat::Precomputed)
+            .codecs(vec![codec])
+            .chunks([8, 8, 4, channels as usize])
+            .precomputed(PrecomputedOptions {
+                sharding,
+                gzip,
+                ..Default::default()
+            })
+            .create(store.clone(), "s")
+            .map_err(|e| format!("seed {name}: {e}"))?;
+        array.write_all(&sample_values(&array))?;
+        let info = store.get_required("info")?.to_vec();
+        let (selector, payload) = if is_sharded {
+            (1, store.get_required("s/0.shard")?.to_vec())
+        } else {
+            let key = array.chunk_key(&[0, 0, 0, 0]);
+            match gzip {
+                true => (2, store.get_required(&format!("{key}.gz"))?.to_vec()),
+                false => (0, store.get_required(&key)?.to_vec()),
+            }
+        };
+        seeds.put("precomputed", name, &framed(selector, &info, &payload)?)?;
+    }
     Ok(())
 }
 
@@ -527,6 +628,7 @@ fn main() -> Result<()> {
     table_and_swc_seeds(&mut seeds)?;
     lindi_seeds(&mut seeds)?;
     h5_seeds(&mut seeds)?;
+    precomputed_seeds(&mut seeds)?;
     println!("{} seeds in {}", seeds.written, seeds.dir.display());
     Ok(())
 }
