@@ -29,8 +29,10 @@
 //!
 //! See `docs/precomputed.md`.
 
+pub mod annotation;
 pub mod sharding;
 mod store;
+pub mod uint64_index;
 
 pub use sharding::{ShardEncoding, ShardHash, ShardingSpec};
 pub use store::ScaleStore;
