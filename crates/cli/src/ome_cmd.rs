@@ -2,6 +2,7 @@
 //! the multiscale part of `convert`, `tree` and `info`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -195,10 +196,11 @@ fn reporter(total: u64, lines: bool, what: &'static str) -> (progress::Bar, impl
 }
 
 pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
-    if matches!(args.format, FormatArg::Precomputed) {
+    let precomputed = matches!(args.format, FormatArg::Precomputed);
+    if precomputed && args.label.is_some() {
         return Err(Failure(
-            "pyramid writes OME-Zarr or N5; convert its output to precomputed (neurochunk \
-             convert IMAGE LAYER --format precomputed)"
+            "--label adds a label image to an OME-Zarr image; a precomputed segmentation is a \
+             layer of its own (pyramid LABELS LAYER --format precomputed --method mode)"
                 .into(),
         ));
     }
@@ -213,10 +215,16 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
     let levels = args
         .levels
         .ok_or_else(|| Failure("--levels is required".into()))?;
+    let layout = match precomputed {
+        // Built as OME-Zarr 0.5 first (the engine's levels keep the source's axis order), then
+        // converted: the axes become x, y, z, channel and the scales the layer's resolutions.
+        true => Layout::OmeZarr05,
+        false => target_layout(args.format, args.n5_layout, rank == 3)?,
+    };
     let mut options = PyramidOptions::new(
         levels,
         args.method.unwrap_or(MethodArg::Mean).into(),
-        target_layout(args.format, args.n5_layout, rank == 3)?,
+        layout,
     );
     options.factors = args
         .factors
@@ -231,7 +239,76 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
     options.scale = numbers(&args.scale, "--scale")?;
     options.translation = numbers(&args.translation, "--translation")?;
     options.name = args.name.clone();
+    if precomputed {
+        return write_precomputed_pyramid(&args, &src, options);
+    }
     write_pyramid(&args, &src, &options, &args.dst)?;
+    Ok(())
+}
+
+/// `pyramid --format precomputed`: the levels built as an uncompressed OME-Zarr 0.5 image in a
+/// temporary directory beside the destination (or in the system's for a URL), then converted
+/// into the layer with the command line's chunks and encoding (`--codec raw`,
+/// `compressed_segmentation`, `jpeg`, `png`), staged and published like every output.
+fn write_precomputed_pyramid(
+    args: &PyramidArgs,
+    src: &Array,
+    mut options: PyramidOptions,
+) -> CmdResult {
+    let name = format!("{} -> {}", args.src.display(), args.dst.display());
+    let fail = |e: neurochunk_ome::OmeError| Failure(format!("{name}: {e}"));
+    let encoding = options.codecs.take();
+    let chunks = options.chunks.take();
+    options.codecs = Some(Vec::new());
+    options.shards = None;
+    let total = pyramid_chunk_count(src, &options).map_err(fail)?;
+    let beside = args
+        .dst
+        .local()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .filter(|p| p.as_os_str().is_empty() || p.is_dir());
+    let scratch = match beside {
+        Some(dir) if !dir.as_os_str().is_empty() => tempfile::Builder::new()
+            .prefix(".neurochunk-pyramid-")
+            .tempdir_in(dir),
+        _ => tempfile::Builder::new()
+            .prefix("neurochunk-pyramid-")
+            .tempdir(),
+    }
+    .map_err(|e| Failure(format!("{name}: a temporary directory for the levels: {e}")))?;
+    let scratch_store: Arc<dyn Store> = Arc::new(neurochunk_store::FsStore::new(scratch.path()));
+    let (bar, report) = reporter(total, args.progress, "pyramid");
+    let image = build_pyramid(src, scratch_store, "", &options, &report).map_err(fail)?;
+    bar.finish_and_clear();
+    let mut convert = ConvertImageOptions::new(Layout::Precomputed);
+    convert.codecs = encoding;
+    convert.chunks = chunks;
+    let (dst_store, staged) = staged_destination(&args.dst, &args.write, args.replace.policy())?;
+    let total = (0..image.levels().len())
+        .filter_map(|k| image.level_array(k).ok())
+        .map(|a| neurochunk_array::convert::chunk_count(a.metadata()))
+        .sum();
+    let (bar, report) = reporter(total, args.progress, "precomputed");
+    let layer = convert_image(&image, dst_store, "", &convert, &report).map_err(fail)?;
+    bar.finish_and_clear();
+    let shapes: Vec<String> = (0..layer.levels().len())
+        .filter_map(|k| layer.level_array(k).ok())
+        .map(|a| format!("{:?}", a.shape()))
+        .collect();
+    if let Some(staged) = staged {
+        staged
+            .publish()
+            .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
+    }
+    if !progress::quiet() {
+        eprintln!(
+            "neurochunk: {}: {} with {} scales: {}",
+            args.dst.display(),
+            layer.layout(),
+            shapes.len(),
+            shapes.join(" ")
+        );
+    }
     Ok(())
 }
 
