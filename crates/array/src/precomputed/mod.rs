@@ -30,6 +30,7 @@
 //! See `docs/precomputed.md`.
 
 pub mod sharding;
+pub mod skeleton;
 mod store;
 
 pub use sharding::{ShardEncoding, ShardHash, ShardingSpec};
