@@ -6,10 +6,15 @@
 //! Errors are printed on stderr as one line naming the file.
 
 use arrow::datatypes::Schema;
+use neurochunk_array::precomputed::skeleton::{SkeletonLayer, SKELETON_TYPE};
 use neurochunk_store::join_key;
 use neurochunk_table::derive::{derive, derive_to, DeriveOptions};
 use neurochunk_table::info::source_info;
 use neurochunk_table::io::{output_format, Durability, TableSource, WriteOptions};
+use neurochunk_table::precomputed::{
+    default_sharding, export_precomputed, import_precomputed, PrecomputedExportOptions,
+    PrecomputedImportOptions, PrecomputedSummary,
+};
 use neurochunk_table::swc::{
     export_swc_from, export_swc_to_store, import_swc_files, parse_swc_bytes, read_swc_files,
     SwcFile, SwcImportOptions,
@@ -119,7 +124,9 @@ pub enum TableCommand {
         json: bool,
     },
     /// Convert between Arrow IPC (.arrow/.feather), Parquet (.parquet) and
-    /// Hive-partitioned Parquet (--partition-by), keeping metadata.
+    /// Hive-partitioned Parquet (--partition-by), keeping metadata; and between skeletons
+    /// tables and Neuroglancer precomputed skeleton layers (`convert LAYER OUT --context ID`,
+    /// `convert IN LAYER --format precomputed [--sharded]`).
     #[command(after_help = URL_FORMS)]
     Convert {
         /// Input table (a path or a URL).
@@ -135,6 +142,21 @@ pub enum TableCommand {
         /// fragments, are not read.
         #[arg(long = "fragment", value_name = "ID")]
         fragments: Vec<u64>,
+        /// `precomputed`: write a Neuroglancer precomputed skeleton layer (a directory) from a
+        /// skeletons table. A precomputed skeleton layer as input (or a volume whose info names
+        /// one) is read into a skeletons table without it.
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<String>,
+        /// Context identifier of the table read from a precomputed skeleton layer.
+        #[arg(long)]
+        context: Option<String>,
+        /// Space identifier of the table read from a precomputed skeleton layer.
+        #[arg(long)]
+        space: Option<String>,
+        /// With --format precomputed: write a sharded layer (neuroglancer_uint64_sharded_v1,
+        /// murmurhash3_x86_128, gzip).
+        #[arg(long)]
+        sharded: bool,
         #[command(flatten)]
         out: OutputArgs,
     },
@@ -285,14 +307,42 @@ pub fn run(cmd: TableCommand) -> ExitCode {
             output,
             columns,
             fragments,
+            format,
+            context,
+            space,
+            sharded,
             out,
-        } => match convert(&input, &output, &columns, &fragments, &out) {
-            Ok(rows) => {
-                outln!("{output}: {rows} rows written");
-                ExitCode::SUCCESS
+        } => {
+            let skeletons = SkeletonArgs {
+                format,
+                context,
+                space,
+                sharded,
+            };
+            match convert_skeletons(&input, &output, &skeletons, &out) {
+                Ok(Some(s)) => {
+                    for n in &s.notes {
+                        eprintln!("neurochunk table: note: {}", one_line(n));
+                    }
+                    outln!(
+                        "{output}: {} vertices in {} segment(s), {} fragment(s)",
+                        s.rows,
+                        s.segments,
+                        s.fragments
+                    );
+                    return ExitCode::SUCCESS;
+                }
+                Ok(None) => {}
+                Err(e) => return fail(&e),
             }
-            Err(e) => fail(&e),
-        },
+            match convert(&input, &output, &columns, &fragments, &out) {
+                Ok(rows) => {
+                    outln!("{output}: {rows} rows written");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
         TableCommand::Derive {
             input,
             output,
@@ -475,6 +525,181 @@ fn to_swc(
     let (store, key) = output.open_parts().map_err(|e| TableError::Usage(e.0))?;
     let keys = export_swc_to_store(&src, store.as_ref(), &key, &output.display(), fragment)?;
     Ok(keys.iter().map(|k| output.display_key(k)).collect())
+}
+
+/// The precomputed skeleton options of `table convert`.
+struct SkeletonArgs {
+    format: Option<String>,
+    context: Option<String>,
+    space: Option<String>,
+    sharded: bool,
+}
+
+/// Whether the location holds a precomputed skeleton layer, or a volume naming one.
+fn is_skeleton_layer(store: &dyn neurochunk_store::Store, key: &str) -> bool {
+    let Ok(Some(bytes)) = store.get(&join_key(key, "info")) else {
+        return false;
+    };
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return false;
+    };
+    doc.get("@type").and_then(|t| t.as_str()) == Some(SKELETON_TYPE)
+        || doc.get("skeletons").is_some_and(|s| s.is_string())
+}
+
+/// `table convert` between a skeletons table and a precomputed skeleton layer: `None` when
+/// neither side is one (an ordinary table conversion).
+fn convert_skeletons(
+    input: &Location,
+    output: &Location,
+    args: &SkeletonArgs,
+    out: &OutputArgs,
+) -> Result<Option<PrecomputedSummary>, TableError> {
+    let usage = |e: crate::Failure| TableError::Usage(e.0);
+    match args.format.as_deref() {
+        Some("precomputed") => {
+            let src = open_table(input)?;
+            if let Some(path) = output.local() {
+                clear_skeleton_dir(path, out.replace.overwrite)?;
+                std::fs::create_dir_all(path).map_err(|e| TableError::io(path, e))?;
+            }
+            let (store, key) = output.open_parts().map_err(usage)?;
+            let sharding = if args.sharded {
+                Some(default_sharding(count_segments(&src)?))
+            } else {
+                None
+            };
+            let opts = PrecomputedExportOptions { sharding };
+            return export_precomputed(&src, store, &key, &output.display(), &opts).map(Some);
+        }
+        Some(other) => {
+            return Err(TableError::Usage(format!(
+                "--format {other:?}: only \"precomputed\" is known (a table's format comes from \
+                 the output's extension)"
+            )))
+        }
+        None => {}
+    }
+    // Table files (and, remotely, objects named like them) are no layers: no request for an
+    // `info` beside them.
+    let name = input.file_name().to_ascii_lowercase();
+    let table_file = [".parquet", ".arrow", ".feather", ".ipc"]
+        .iter()
+        .any(|ext| name.ends_with(ext));
+    let plain = || {
+        if args.sharded {
+            return Err(TableError::Usage(
+                "--sharded needs --format precomputed".into(),
+            ));
+        }
+        if args.context.is_some() || args.space.is_some() {
+            return Err(TableError::Usage(format!(
+                "{input} is no precomputed skeleton layer: --context and --space are for those \
+                 (a table keeps its own)"
+            )));
+        }
+        Ok(None)
+    };
+    if table_file || input.local().is_some_and(|p| !p.is_dir()) {
+        return plain();
+    }
+    let Ok((store, key)) = input.open_parts() else {
+        return plain();
+    };
+    if !is_skeleton_layer(store.as_ref(), &key) {
+        return plain();
+    }
+    let layer = SkeletonLayer::open(store, &key)
+        .map_err(|e| TableError::data(input.display(), e.to_string()))?;
+    let opts = PrecomputedImportOptions {
+        context: args.context.clone().ok_or_else(|| {
+            TableError::Usage(format!(
+                "{input} is a precomputed skeleton layer: a context identifier is required \
+                 (--context)"
+            ))
+        })?,
+        space: args.space.clone(),
+    };
+    import_precomputed(
+        &layer,
+        &input.display(),
+        &table_target(output)?,
+        &opts,
+        &out.options(),
+    )
+    .map(Some)
+}
+
+/// Empties an existing local output directory of a skeleton layer: one holding nothing but a
+/// skeleton layer's files (`info`, segment files, `.gz` files, shards) is emptied; anything
+/// else needs `--overwrite`, and is then removed whole.
+fn clear_skeleton_dir(path: &Path, overwrite: bool) -> Result<(), TableError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let own = |name: &str| {
+        let stem = name
+            .strip_suffix(".gz")
+            .or_else(|| name.strip_suffix(".shard"))
+            .unwrap_or(name);
+        name == "info" || (!stem.is_empty() && stem.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    let mut files = Vec::new();
+    let mut foreign = None;
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).map_err(|e| TableError::io(path, e))? {
+            let entry = entry.map_err(|e| TableError::io(path, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.path().is_file() && own(&name) {
+                files.push(entry.path());
+            } else if foreign.is_none() {
+                foreign = Some(name);
+            }
+        }
+    } else {
+        foreign = Some(String::new());
+    }
+    match (foreign, overwrite) {
+        (None, _) => {
+            for f in files {
+                std::fs::remove_file(&f).map_err(|e| TableError::io(&f, e))?;
+            }
+            Ok(())
+        }
+        (Some(_), true) => {
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(path)
+            } else {
+                std::fs::remove_file(path)
+            };
+            removed.map_err(|e| TableError::io(path, e))
+        }
+        (Some(name), false) => {
+            let what = if name.is_empty() {
+                "is a file, not a skeleton layer".to_string()
+            } else {
+                format!("holds '{name}' besides a skeleton layer's files")
+            };
+            Err(TableError::Usage(format!(
+                "{}: {what}; pass --overwrite to replace it",
+                path.display()
+            )))
+        }
+    }
+}
+
+/// The number of segments (distinct fragment ids) of a table, to size its shards.
+fn count_segments(src: &TableSource) -> Result<u64, TableError> {
+    let mut ids = std::collections::BTreeSet::new();
+    for b in src.batches_projected(&["fragment_id".to_string()], 1 << 16)? {
+        let b = b?;
+        let col = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::UInt64)
+            .map_err(|e| TableError::arrow(src.path(), e))?;
+        if let Some(a) = col.as_any().downcast_ref::<arrow::array::UInt64Array>() {
+            ids.extend(a.iter().flatten());
+        }
+    }
+    Ok(ids.len() as u64)
 }
 
 /// Streams `input` into `output` (format from the extension or --partition-by).

@@ -70,3 +70,62 @@ fn exit_codes() {
         2
     );
 }
+
+#[test]
+fn precomputed_skeleton_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let swc = d.join("7.swc");
+    std::fs::write(&swc, "1 1 0 0 0 1 -1\n2 3 1 0 0 1 1\n3 3 2 0 0 1 2\n").unwrap();
+    let tbl = d.join("t.skeletons.parquet");
+    let context = "urn:uuid:00000000-0000-4000-8000-000000000002";
+    assert_eq!(
+        table(&["from-swc", text(&swc), text(&tbl), "--context", context]),
+        0
+    );
+    // Table to layer (unsharded, then sharded in its place), and back.
+    let layer = d.join("skel");
+    let l = text(&layer);
+    assert_eq!(
+        table(&["convert", text(&tbl), l, "--format", "precomputed"]),
+        0
+    );
+    assert!(layer.join("info").is_file() && layer.join("7").is_file());
+    let args = [
+        "convert",
+        text(&tbl),
+        l,
+        "--format",
+        "precomputed",
+        "--sharded",
+    ];
+    assert_eq!(table(&args), 0);
+    assert!(layer.join("0.shard").is_file() && !layer.join("7").exists());
+    let back = d.join("back.skeletons.parquet");
+    let b = text(&back);
+    assert_eq!(table(&["convert", l, b, "--context", context]), 0);
+    assert_eq!(table(&["validate", "--strict", b]), 0);
+    let (_, batches) = read_all(&back).unwrap();
+    assert_eq!(batches.iter().map(RecordBatch::num_rows).sum::<usize>(), 3);
+    // Usage: no context, an unknown format, a directory holding other files, --sharded alone.
+    assert_eq!(table(&["convert", l, b]), 2);
+    assert_eq!(table(&["convert", text(&tbl), l, "--format", "n5"]), 2);
+    let other = d.join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "keep").unwrap();
+    let o = text(&other);
+    assert_eq!(
+        table(&["convert", text(&tbl), o, "--format", "precomputed"]),
+        2
+    );
+    assert!(other.join("notes.txt").is_file());
+    assert_eq!(
+        table(&["convert", text(&tbl), text(&d.join("x.arrow")), "--sharded"]),
+        2
+    );
+    // A damaged layer: the data do not allow the conversion.
+    std::fs::remove_file(layer.join("0.shard")).unwrap();
+    std::fs::write(layer.join("info"), r#"{"@type": "neuroglancer_skeletons"}"#).unwrap();
+    std::fs::write(layer.join("7"), [3u8, 0, 0, 0, 0, 0, 0, 0, 1]).unwrap();
+    assert_eq!(table(&["convert", l, b, "--context", context]), 1);
+}

@@ -6,9 +6,10 @@
 //! cargo run --release -p neurochunk --example fuzz_seeds -- OUT_DIR
 //! ```
 //! writes `OUT_DIR/<target>/<case>` for the targets `metadata`, `chunk`, `pickle`, `npy`,
-//! `nwb_attributes`, `table_file`, `swc`, `lindi`, `h5` and `precomputed`.
+//! `nwb_attributes`, `table_file`, `swc`, `lindi`, `h5`, `precomputed` and `skeleton`.
 //!
-//! Framed inputs (`metadata`, `chunk`, `nwb_attributes`, `precomputed`) are `selector | u16 LE document length |
+//! Framed inputs (`metadata`, `chunk`, `nwb_attributes`, `precomputed`, `skeleton`) are `selector |
+//! u16 LE document length |
 //! document | payload`, the layout `fuzz/src/lib.rs` splits.
 
 use std::error::Error;
@@ -450,6 +451,81 @@ fn table_and_swc_seeds(seeds: &mut Seeds) -> Result<()> {
     Ok(())
 }
 
+/// Precomputed skeletons (framed: the layer's `info`, then the segment file or shard): a tree
+/// with radius and vertex types, the same gzip-compressed, a forest without attributes, a
+/// sharded layer with gzip indexes and data, and a cycle.
+fn skeleton_seeds(seeds: &mut Seeds) -> Result<()> {
+    use neurochunk::array::precomputed::skeleton::{
+        AttributeType, Skeleton, SkeletonInfo, SkeletonLayer, VertexAttribute,
+    };
+    use neurochunk::array::precomputed::{ShardEncoding, ShardHash, ShardingSpec};
+    let attributes = vec![
+        VertexAttribute::new("radius", AttributeType::Float32),
+        VertexAttribute::new("vertex_types", AttributeType::Uint8),
+    ];
+    let tree = Skeleton {
+        vertices: vec![
+            [0.0, 0.0, 0.0],
+            [4.0, 0.0, 0.0],
+            [8.0, 2.0, 0.0],
+            [4.0, 4.0, 1.0],
+        ],
+        edges: vec![[1, 0], [2, 1], [3, 1]],
+        attributes: vec![vec![2.0, 1.0, 0.5, 0.5], vec![1.0, 3.0, 3.0, 2.0]],
+    };
+    let forest = Skeleton {
+        vertices: vec![[0.0; 3], [1.0; 3], [2.0; 3]],
+        edges: vec![[0, 1]],
+        attributes: vec![],
+    };
+    let cycle = Skeleton {
+        vertices: vec![[0.0; 3], [1.0; 3], [2.0; 3]],
+        edges: vec![[0, 1], [1, 2], [2, 0]],
+        attributes: vec![],
+    };
+    let sharding = ShardingSpec {
+        preshift_bits: 0,
+        hash: ShardHash::Murmurhash3X86_128,
+        minishard_bits: 1,
+        shard_bits: 0,
+        minishard_index_encoding: ShardEncoding::Gzip,
+        data_encoding: ShardEncoding::Gzip,
+    };
+    let cases = [
+        ("tree", 0u8, None, &tree, false),
+        ("tree-gz", 2, None, &tree, true),
+        ("forest", 0, None, &forest, false),
+        ("cycle", 0, None, &cycle, false),
+        ("sharded", 1, Some(sharding), &tree, false),
+    ];
+    for (name, selector, sharding, skeleton, gz) in cases {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let info = SkeletonInfo {
+            vertex_attributes: attributes.clone(),
+            sharding: sharding.clone(),
+            ..SkeletonInfo::default()
+        };
+        let layer = SkeletonLayer::create(store.clone(), "sk", info.clone())?;
+        let key = if sharding.is_some() {
+            layer.write(&[(5, skeleton.clone()), (9, skeleton.clone())])?;
+            "sk/0.shard"
+        } else {
+            store.set(
+                "sk/5",
+                neurochunk::Bytes::from(skeleton.encode(&attributes).map_err(|e| e.to_string())?),
+            )?;
+            "sk/5"
+        };
+        let mut payload = store.get_required(key)?.to_vec();
+        if gz {
+            payload = neurochunk::array::precomputed::sharding::gzip(&payload);
+        }
+        let document = serde_json::to_vec(&info.to_json())?;
+        seeds.put("skeleton", name, &framed(selector, &document, &payload)?)?;
+    }
+    Ok(())
+}
+
 /// LINDI reference files: a group with attributes, a soft link, an array with zlib chunks
 /// inline (base64), a JSON object array of references, a scalar, a byte range and a template.
 fn lindi_seeds(seeds: &mut Seeds) -> Result<()> {
@@ -629,6 +705,7 @@ fn main() -> Result<()> {
     lindi_seeds(&mut seeds)?;
     h5_seeds(&mut seeds)?;
     precomputed_seeds(&mut seeds)?;
+    skeleton_seeds(&mut seeds)?;
     println!("{} seeds in {}", seeds.written, seeds.dir.display());
     Ok(())
 }

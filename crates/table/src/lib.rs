@@ -58,6 +58,7 @@ pub mod error;
 pub mod info;
 pub mod io;
 pub mod pep440;
+pub mod precomputed;
 pub mod rules;
 pub mod schema;
 pub mod swc;

@@ -31,6 +31,7 @@
 
 pub mod annotation;
 pub mod sharding;
+pub mod skeleton;
 mod store;
 pub mod uint64_index;
 
