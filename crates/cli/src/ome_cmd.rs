@@ -1,8 +1,8 @@
 //! Multiscale images: `pyramid` (build one from an array), `ome validate` and `ome info`, and
 //! the multiscale part of `convert`, `tree` and `info`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use clap::{Args, Subcommand, ValueEnum};

@@ -16,13 +16,13 @@
 //! that does not decode. Nothing is allocated from a count before it is checked against the
 //! bytes that hold it.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use neurochunk_store::{join_key, ByteRange, Bytes, Store, StoreError};
+use neurochunk_store::{join_key, Bytes, Store, StoreError};
 use serde_json::{json, Map, Value};
 
-use super::sharding::{self, ShardEncoding, ShardingSpec};
+use super::sharding::ShardingSpec;
+use super::uint64_index::{IndexError, Uint64Index};
 
 /// The `@type` of a skeleton layer's `info`.
 pub const SKELETON_TYPE: &str = "neuroglancer_skeletons";
@@ -547,11 +547,6 @@ impl Skeleton {
     }
 }
 
-/// Whether `bytes` start like gzip data.
-fn looks_gzipped(bytes: &[u8]) -> bool {
-    bytes.len() >= 18 && bytes[0] == 0x1f && bytes[1] == 0x8b && bytes[2] == 8
-}
-
 /// A skeleton layer in a store.
 #[derive(Debug, Clone)]
 pub struct SkeletonLayer {
@@ -617,250 +612,77 @@ impl SkeletonLayer {
         &self.path
     }
 
-    fn file(&self, name: &str) -> String {
-        join_key(&self.path, name)
+    /// The layer's files as a uint64 index (one file per segment, or shards); plain files
+    /// that start like gzip are unzipped, as some writers compress without a `.gz` name.
+    fn index(&self) -> Uint64Index {
+        Uint64Index::new(
+            self.store.clone(),
+            &self.path,
+            self.info.sharding.clone(),
+            MAX_SKELETON_BYTES,
+        )
+        .sniffing_gzip(true)
     }
 
     /// The segment ids of the layer, ascending.
     pub fn segment_ids(&self) -> SkeletonResult<Vec<u64>> {
-        match &self.info.sharding {
-            None => {
-                let listing = self.store.list_dir(&self.path)?;
-                let mut ids: Vec<u64> = listing
-                    .keys
-                    .iter()
-                    .filter_map(|k| {
-                        let name = k.strip_suffix(".gz").unwrap_or(k);
-                        (!name.is_empty()
-                            && name.bytes().all(|b| b.is_ascii_digit())
-                            && (name == "0" || !name.starts_with('0')))
-                        .then(|| name.parse::<u64>().ok())
-                        .flatten()
-                    })
-                    .collect();
-                ids.sort_unstable();
-                ids.dedup();
-                Ok(ids)
+        Ok(self.index().ids().map_err(index_error)?)
+    }
+
+    fn decode(&self, file: String, segment: u64, bytes: &[u8]) -> SkeletonResult<Skeleton> {
+        Skeleton::decode(bytes, &self.info.vertex_attributes).map_err(|message| {
+            SkeletonError::Corrupt {
+                file,
+                segment,
+                message,
             }
-            Some(spec) => {
-                let mut ids = Vec::new();
-                for shard in self.shard_files(spec)? {
-                    ids.extend(self.read_shard(spec, &shard)?.into_keys());
-                }
-                ids.sort_unstable();
-                Ok(ids)
-            }
-        }
-    }
-
-    /// The shard files of the layer.
-    fn shard_files(&self, spec: &ShardingSpec) -> SkeletonResult<Vec<String>> {
-        let listing = self.store.list_dir(&self.path)?;
-        Ok(listing
-            .keys
-            .iter()
-            .filter(|k| spec.parse_shard_file(k).is_some())
-            .cloned()
-            .collect())
-    }
-
-    /// Every segment of the shard file `name` (the stored, possibly gzip-compressed, data).
-    fn read_shard(&self, spec: &ShardingSpec, name: &str) -> SkeletonResult<BTreeMap<u64, Bytes>> {
-        let key = self.file(name);
-        let Some(bytes) = self.store.get(&key)? else {
-            return Ok(BTreeMap::new());
-        };
-        let chunks =
-            sharding::parse_shard(&bytes, spec, MAX_SKELETON_BYTES).map_err(|message| {
-                SkeletonError::Shard {
-                    file: crate::display_path(&key),
-                    message,
-                }
-            })?;
-        Ok(chunks
-            .into_iter()
-            .map(|(id, data)| (id, Bytes::from(data)))
-            .collect())
-    }
-
-    fn decode(
-        &self,
-        file: &str,
-        segment: u64,
-        stored: &[u8],
-        gzipped: bool,
-    ) -> SkeletonResult<Skeleton> {
-        let corrupt = |message: String| SkeletonError::Corrupt {
-            file: crate::display_path(file),
-            segment,
-            message,
-        };
-        let unzipped;
-        let bytes = if gzipped || looks_gzipped(stored) {
-            unzipped = sharding::gunzip(stored, MAX_SKELETON_BYTES).map_err(corrupt)?;
-            &unzipped[..]
-        } else {
-            stored
-        };
-        Skeleton::decode(bytes, &self.info.vertex_attributes).map_err(corrupt)
+        })
     }
 
     /// The skeleton of segment `id`, `None` when the layer has none.
     pub fn read(&self, id: u64) -> SkeletonResult<Option<Skeleton>> {
-        match &self.info.sharding {
-            None => {
-                let plain = self.file(&id.to_string());
-                if let Some(bytes) = self.store.get(&plain)? {
-                    return self.decode(&plain, id, &bytes, false).map(Some);
-                }
-                let gz = format!("{plain}.gz");
-                match self.store.get(&gz)? {
-                    Some(bytes) => self.decode(&gz, id, &bytes, true).map(Some),
-                    None => Ok(None),
-                }
-            }
-            Some(spec) => self.read_sharded(spec, id),
+        match self.index().get(id) {
+            Ok(Some((file, bytes))) => self.decode(file, id, &bytes).map(Some),
+            Ok(None) => Ok(None),
+            Err(IndexError::Corrupt { file, message }) => Err(SkeletonError::Corrupt {
+                file,
+                segment: id,
+                message,
+            }),
+            Err(IndexError::Store(e)) => Err(e.into()),
         }
-    }
-
-    /// Segment `id` of a sharded layer: the shard index entry, the minishard index, the data.
-    fn read_sharded(&self, spec: &ShardingSpec, id: u64) -> SkeletonResult<Option<Skeleton>> {
-        let place = spec.place(id);
-        let key = self.file(&spec.shard_file(place.shard));
-        let shard_err = |message: String| SkeletonError::Shard {
-            file: crate::display_path(&key),
-            message,
-        };
-        let Some(size) = self.store.size(&key)? else {
-            return Ok(None);
-        };
-        let index_end = spec.shard_index_bytes();
-        if size < index_end {
-            return Err(shard_err(format!(
-                "the shard has {size} bytes, less than its index ({index_end} bytes)"
-            )));
-        }
-        let range = |offset: u64, length: u64| ByteRange::FromStart {
-            offset,
-            length: Some(length),
-        };
-        let ranged = |offset: u64, length: u64| -> SkeletonResult<Bytes> {
-            let mut parts = self
-                .store
-                .get_ranges(&key, &[range(offset, length)])?
-                .ok_or_else(|| shard_err("the shard vanished while being read".into()))?;
-            parts
-                .pop()
-                .ok_or_else(|| shard_err("the store returned no bytes".into()))
-        };
-        let entry = ranged(place.minishard * 16, 16)?;
-        let (start, end) =
-            sharding::minishard_range(&entry, place.minishard, index_end, Some(size))
-                .map_err(shard_err)?;
-        if start == end {
-            return Ok(None);
-        }
-        let raw = ranged(start, end - start)?;
-        let index = match spec.minishard_index_encoding {
-            ShardEncoding::Raw => raw.to_vec(),
-            ShardEncoding::Gzip => sharding::gunzip(&raw, MAX_SKELETON_BYTES)
-                .map_err(|e| shard_err(format!("minishard {} index: {e}", place.minishard)))?,
-        };
-        let entries = sharding::parse_minishard_index(&index, index_end, Some(size))
-            .map_err(|e| shard_err(format!("minishard {} index: {e}", place.minishard)))?;
-        let Some(found) = entries.iter().find(|e| e.id == id) else {
-            return Ok(None);
-        };
-        let data = ranged(found.start, found.size)?;
-        self.decode(&key, id, &data, spec.data_encoding == ShardEncoding::Gzip)
-            .map(Some)
     }
 
     /// Every skeleton of the layer, by segment id.
     pub fn read_all(&self) -> SkeletonResult<Vec<(u64, Skeleton)>> {
-        match &self.info.sharding {
-            None => {
-                let mut out = Vec::new();
-                for id in self.segment_ids()? {
-                    if let Some(s) = self.read(id)? {
-                        out.push((id, s));
-                    }
-                }
-                Ok(out)
-            }
-            Some(spec) => {
-                let mut out = Vec::new();
-                for shard in self.shard_files(spec)? {
-                    let key = self.file(&shard);
-                    for (id, data) in self.read_shard(spec, &shard)? {
-                        let s = self.decode(
-                            &key,
-                            id,
-                            &data,
-                            spec.data_encoding == ShardEncoding::Gzip,
-                        )?;
-                        out.push((id, s));
-                    }
-                }
-                out.sort_by_key(|(id, _)| *id);
-                Ok(out)
-            }
+        let mut out = Vec::new();
+        for (id, file, bytes) in self.index().get_all().map_err(index_error)? {
+            out.push((id, self.decode(file, id, &bytes)?));
         }
+        Ok(out)
     }
 
     /// Write skeletons: one file per segment (unsharded), or every shard they fall in,
     /// rewritten whole with the segments it already holds kept unless replaced.
     pub fn write(&self, skeletons: &[(u64, Skeleton)]) -> SkeletonResult<()> {
         let attrs = &self.info.vertex_attributes;
-        let encode = |id: u64, s: &Skeleton| {
-            s.encode(attrs).map_err(|message| SkeletonError::Invalid {
-                segment: id,
+        let mut entries = Vec::with_capacity(skeletons.len());
+        for (id, s) in skeletons {
+            let bytes = s.encode(attrs).map_err(|message| SkeletonError::Invalid {
+                segment: *id,
                 message,
-            })
-        };
-        match &self.info.sharding {
-            None => {
-                let mut values = Vec::with_capacity(skeletons.len());
-                for (id, s) in skeletons {
-                    values.push((self.file(&id.to_string()), Bytes::from(encode(*id, s)?)));
-                    let gz = self.file(&format!("{id}.gz"));
-                    if self.store.exists(&gz)? {
-                        self.store.delete(&gz)?;
-                    }
-                }
-                self.store.set_many(values)?;
-                Ok(())
-            }
-            Some(spec) => {
-                let mut by_shard: BTreeMap<u64, BTreeMap<u64, Vec<u8>>> = BTreeMap::new();
-                for (id, s) in skeletons {
-                    let mut data = encode(*id, s)?;
-                    if spec.data_encoding == ShardEncoding::Gzip {
-                        data = sharding::gzip(&data);
-                    }
-                    by_shard
-                        .entry(spec.place(*id).shard)
-                        .or_default()
-                        .insert(*id, data);
-                }
-                let mut values = Vec::with_capacity(by_shard.len());
-                for (shard, new) in by_shard {
-                    let name = spec.shard_file(shard);
-                    let mut chunks: BTreeMap<u64, Vec<u8>> = self
-                        .read_shard(spec, &name)?
-                        .into_iter()
-                        .map(|(id, b)| (id, b.to_vec()))
-                        .collect();
-                    chunks.extend(new);
-                    values.push((
-                        self.file(&name),
-                        Bytes::from(sharding::assemble_shard(&chunks, spec)),
-                    ));
-                }
-                self.store.set_many(values)?;
-                Ok(())
-            }
+            })?;
+            entries.push((*id, bytes));
         }
+        Ok(self.index().put_all(entries).map_err(index_error)?)
+    }
+}
+
+/// A damaged shard or file found while listing or reading many segments.
+fn index_error(e: IndexError) -> SkeletonError {
+    match e {
+        IndexError::Store(e) => SkeletonError::Store(e),
+        IndexError::Corrupt { file, message } => SkeletonError::Shard { file, message },
     }
 }
 
@@ -880,6 +702,7 @@ fn read_info(store: &dyn Store, path: &str) -> SkeletonResult<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::precomputed::sharding::{self, ShardEncoding};
     use neurochunk_store::MemoryStore;
 
     fn radius() -> Vec<VertexAttribute> {
