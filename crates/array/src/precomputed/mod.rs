@@ -29,6 +29,7 @@
 //!
 //! See `docs/precomputed.md`.
 
+pub mod mesh;
 pub mod sharding;
 mod store;
 
