@@ -205,8 +205,13 @@ fn export(args: ExportArgs) -> CmdResult {
     };
     let vpath = args.out.join(format!("vertices.{ext}"));
     let fpath = args.out.join(format!("faces.{ext}"));
-    neurochunk_table::io::write_all(&vpath, vertices_schema(), &[vertices.clone()], &opts)?;
-    neurochunk_table::io::write_all(&fpath, faces_schema(), &[faces.clone()], &opts)?;
+    neurochunk_table::io::write_all(
+        &vpath,
+        vertices_schema(),
+        std::slice::from_ref(&vertices),
+        &opts,
+    )?;
+    neurochunk_table::io::write_all(&fpath, faces_schema(), std::slice::from_ref(&faces), &opts)?;
     println!(
         "wrote {} segments: {} ({} vertices), {} ({} faces)",
         ids.len(),

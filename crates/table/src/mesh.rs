@@ -141,6 +141,9 @@ pub fn mesh_batches(parts: &[MeshPart]) -> Result<(RecordBatch, RecordBatch)> {
     Ok((vertices, faces))
 }
 
+/// A segment's rows: each vertex's fragment, the vertices, each face's fragment and indices.
+type SegmentRows = (Vec<u32>, Vec<[f32; 3]>, Vec<(u32, [u32; 3])>);
+
 fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, table: &str) -> Result<&'a T> {
     let col = batch.column_by_name(name).ok_or_else(|| TableError::Data {
         path: table.into(),
@@ -170,7 +173,7 @@ fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, table: &str) -> Re
 /// every segment is one fragment.
 pub fn mesh_from_batches(vertices: &[RecordBatch], faces: &[RecordBatch]) -> Result<Vec<MeshPart>> {
     // Per segment: vertices with their fragment, in table order.
-    let mut segs: BTreeMap<u64, (Vec<u32>, Vec<[f32; 3]>, Vec<(u32, [u32; 3])>)> = BTreeMap::new();
+    let mut segs: BTreeMap<u64, SegmentRows> = BTreeMap::new();
     for batch in vertices {
         let s = column::<UInt64Array>(batch, "segment_id", "vertices")?;
         let has_fragment = batch.column_by_name("fragment").is_some();
