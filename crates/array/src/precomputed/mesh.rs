@@ -350,7 +350,7 @@ pub fn parse_mesh_info(info: Option<&Value>, file: &str) -> MeshResult<MeshKind>
 /// One level of detail of a multi-resolution manifest.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lod {
-    /// The lod's scale (already multiplied by nothing; see `lod_scale_multiplier`).
+    /// The lod's scale (before the info's `lod_scale_multiplier`).
     pub scale: f32,
     /// Offset added to the lod's vertex positions, in stored coordinates.
     pub vertex_offset: [f32; 3],
