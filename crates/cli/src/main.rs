@@ -9,6 +9,7 @@ mod arrays;
 mod codec_spec;
 mod demo;
 mod inspect;
+mod mesh_cmd;
 mod npz;
 mod nwb_cmd;
 mod nwb_validate;
@@ -71,6 +72,11 @@ enum Command {
     /// single-scale array, each level downsampled from the previous one.
     #[command(after_help = store_args::URL_FORMS)]
     Pyramid(ome_cmd::PyramidArgs),
+    /// Neuroglancer precomputed meshes: list, show, export as tables, import from tables.
+    Mesh {
+        #[command(subcommand)]
+        command: mesh_cmd::MeshCommand,
+    },
     /// Multiscale images (OME-Zarr, BigDataViewer / n5-viewer N5): validate, describe.
     Ome {
         #[command(subcommand)]
@@ -164,6 +170,7 @@ fn main() -> ExitCode {
         Command::Consolidate(args) => arrays::consolidate(args),
         Command::Demo(args) => demo::run(args),
         Command::Pyramid(args) => ome_cmd::pyramid(args),
+        Command::Mesh { command } => mesh_cmd::run(command),
         Command::Ome { command } => return ExitCode::from(ome_cmd::run(command)),
         Command::Table { command } => return table_cmd::run(command),
         Command::Nwb {

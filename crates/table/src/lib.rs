@@ -57,6 +57,7 @@ pub mod derive;
 pub mod error;
 pub mod info;
 pub mod io;
+pub mod mesh;
 pub mod pep440;
 pub mod precomputed;
 pub mod rules;

@@ -30,6 +30,7 @@
 //! See `docs/precomputed.md`.
 
 pub mod annotation;
+pub mod mesh;
 pub mod sharding;
 pub mod skeleton;
 mod store;

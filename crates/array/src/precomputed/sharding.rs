@@ -538,12 +538,13 @@ pub fn minishard_range(
     Ok((start, end))
 }
 
-/// Every chunk of a whole shard file: id → its stored (possibly gzip-compressed) data.
-pub fn parse_shard(
+/// Every entry of a whole shard file: the chunk ids and the absolute byte ranges of their
+/// data, from the shard index and every minishard index (checked against the shard's size).
+pub fn shard_entries(
     shard: &[u8],
     spec: &ShardingSpec,
     max_index_bytes: u64,
-) -> Result<BTreeMap<u64, Vec<u8>>, String> {
+) -> Result<Vec<MinishardEntry>, String> {
     let index_end = spec.shard_index_bytes();
     let size = shard.len() as u64;
     if size < index_end {
@@ -552,7 +553,7 @@ pub fn parse_shard(
         ));
     }
     let ranges = parse_shard_index(&shard[..index_end as usize], spec, Some(size))?;
-    let mut chunks = BTreeMap::new();
+    let mut entries = Vec::new();
     for (m, (start, end)) in ranges.into_iter().enumerate() {
         if start == end {
             continue;
@@ -567,14 +568,27 @@ pub fn parse_shard(
                 &decoded[..]
             }
         };
-        for entry in parse_minishard_index(index, index_end, Some(size))
-            .map_err(|e| format!("minishard {m} index: {e}"))?
-        {
-            let data = shard[entry.start as usize..(entry.start + entry.size) as usize].to_vec();
-            chunks.insert(entry.id, data);
-        }
+        entries.extend(
+            parse_minishard_index(index, index_end, Some(size))
+                .map_err(|e| format!("minishard {m} index: {e}"))?,
+        );
     }
-    Ok(chunks)
+    Ok(entries)
+}
+
+/// Every chunk of a whole shard file: id → its stored (possibly gzip-compressed) data.
+pub fn parse_shard(
+    shard: &[u8],
+    spec: &ShardingSpec,
+    max_index_bytes: u64,
+) -> Result<BTreeMap<u64, Vec<u8>>, String> {
+    Ok(shard_entries(shard, spec, max_index_bytes)?
+        .into_iter()
+        .map(|e| {
+            let data = shard[e.start as usize..(e.start + e.size) as usize].to_vec();
+            (e.id, data)
+        })
+        .collect())
 }
 
 /// A whole shard file of `chunks` (id → stored data, already in the data encoding): the
