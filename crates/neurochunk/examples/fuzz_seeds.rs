@@ -598,7 +598,9 @@ fn precomputed_seeds(seeds: &mut Seeds) -> Result<()> {
         minishard_index_encoding: encoding,
         data_encoding: encoding,
     };
-    let cases: Vec<(&str, DataType, u64, Codec, Option<ShardingSpec>, bool)> = vec![
+    // name, data type, channels, encoding, sharding, gzip-compressed chunk files
+    type Case = (&'static str, DataType, u64, Codec, Option<ShardingSpec>, bool);
+    let cases: Vec<Case> = vec![
         (
             "raw-uint16",
             DataType::UInt16,

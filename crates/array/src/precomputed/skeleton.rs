@@ -626,7 +626,7 @@ impl SkeletonLayer {
 
     /// The segment ids of the layer, ascending.
     pub fn segment_ids(&self) -> SkeletonResult<Vec<u64>> {
-        Ok(self.index().ids().map_err(index_error)?)
+        self.index().ids().map_err(index_error)
     }
 
     fn decode(&self, file: String, segment: u64, bytes: &[u8]) -> SkeletonResult<Skeleton> {
@@ -674,7 +674,7 @@ impl SkeletonLayer {
             })?;
             entries.push((*id, bytes));
         }
-        Ok(self.index().put_all(entries).map_err(index_error)?)
+        self.index().put_all(entries).map_err(index_error)
     }
 }
 
