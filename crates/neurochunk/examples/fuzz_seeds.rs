@@ -599,7 +599,14 @@ fn precomputed_seeds(seeds: &mut Seeds) -> Result<()> {
         data_encoding: encoding,
     };
     // name, data type, channels, encoding, sharding, gzip-compressed chunk files
-    type Case = (&'static str, DataType, u64, Codec, Option<ShardingSpec>, bool);
+    type Case = (
+        &'static str,
+        DataType,
+        u64,
+        Codec,
+        Option<ShardingSpec>,
+        bool,
+    );
     let cases: Vec<Case> = vec![
         (
             "raw-uint16",
