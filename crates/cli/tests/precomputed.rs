@@ -393,15 +393,52 @@ fn a_pyramid_becomes_a_layer() {
     let out2 = dir.path().join("again.npy");
     ok(&["get", s(&again), "-o", s(&out2)]);
     assert_eq!(read_npy(&out2).unwrap().1, got);
-    // pyramid itself writes OME-Zarr or N5.
+    // pyramid writes the layer directly: the same scales, the same scale 0.
+    let direct = dir.path().join("direct");
+    ok(&[
+        "pyramid",
+        s(&raw),
+        s(&direct),
+        "--levels",
+        "3",
+        "--format",
+        "precomputed",
+        "--chunks",
+        "8,8,8",
+        "--codec",
+        "png",
+    ]);
+    let direct_info: Value =
+        serde_json::from_slice(&std::fs::read(direct.join("info")).unwrap()).unwrap();
+    for key in ["size", "encoding", "chunk_sizes"] {
+        for level in 0..3 {
+            assert_eq!(
+                direct_info["scales"][level][key], info["scales"][level][key],
+                "{key} of scale {level}"
+            );
+        }
+    }
+    let out3 = dir.path().join("direct.npy");
+    ok(&["get", s(&direct), "-o", s(&out3)]);
+    assert_eq!(read_npy(&out3).unwrap().1, got);
+    // No temporary level directory is left beside the layer.
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A label image is added to an OME-Zarr image, not to a precomputed layer.
     let refused = run(&[
         "pyramid",
         s(&raw),
-        s(&dir.path().join("q")),
+        s(&direct),
         "--levels",
         "2",
         "--format",
         "precomputed",
+        "--label",
+        "cells",
     ]);
     assert!(!refused.status.success());
 }
