@@ -8,10 +8,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use neurochunk::Array;
-use neurochunk_fuzz::{read_corner, store_with, Framed};
+use neurochunk_fuzz::{read_small_or_corner, store_with, Framed};
 
-/// Scales up to this many elements are read whole, larger ones only at their corner.
-const WHOLE_READ_LIMIT: u64 = 1 << 16;
 
 fuzz_target!(|data: &[u8]| {
     neurochunk_fuzz::apply_heap_cap();
@@ -38,14 +36,5 @@ fuzz_target!(|data: &[u8]| {
     {
         return;
     }
-    let elements = array
-        .shape()
-        .iter()
-        .try_fold(1u64, |n, &d| n.checked_mul(d));
-    match elements {
-        Some(n) if n <= WHOLE_READ_LIMIT => {
-            let _ = array.read_all();
-        }
-        _ => read_corner(&array),
-    }
+    read_small_or_corner(&array);
 });

@@ -75,6 +75,24 @@ pub fn empty_dir() -> std::path::PathBuf {
     .clone()
 }
 
+/// Arrays up to this many elements are read whole by [`read_small_or_corner`].
+pub const WHOLE_READ_LIMIT: u64 = 1 << 16;
+
+/// Read the whole array when it is small (at most [`WHOLE_READ_LIMIT`] elements), else only
+/// its corner ([`read_corner`]).
+pub fn read_small_or_corner(array: &Array) {
+    let elements = array
+        .shape()
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d));
+    match elements {
+        Some(n) if n <= WHOLE_READ_LIMIT => {
+            let _ = array.read_all();
+        }
+        _ => read_corner(array),
+    }
+}
+
 /// Read at most 4 elements along each axis from the array's origin: whatever the metadata
 /// declares, the output is small, so any large allocation is the library's doing.
 pub fn read_corner(array: &Array) {

@@ -291,25 +291,7 @@ fn write_precomputed_pyramid(
     let (bar, report) = reporter(total, args.progress, "precomputed");
     let layer = convert_image(&image, dst_store, "", &convert, &report).map_err(fail)?;
     bar.finish_and_clear();
-    let shapes: Vec<String> = (0..layer.levels().len())
-        .filter_map(|k| layer.level_array(k).ok())
-        .map(|a| format!("{:?}", a.shape()))
-        .collect();
-    if let Some(staged) = staged {
-        staged
-            .publish()
-            .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
-    }
-    if !progress::quiet() {
-        eprintln!(
-            "neurochunk: {}: {} with {} scales: {}",
-            args.dst.display(),
-            layer.layout(),
-            shapes.len(),
-            shapes.join(" ")
-        );
-    }
-    Ok(())
+    publish_and_describe(&layer, staged, &args.dst, "scales")
 }
 
 /// `pyramid --label NAME`: a label pyramid on the grid of the image at DST, registered there.
@@ -365,7 +347,17 @@ fn write_pyramid(
     let (bar, report) = reporter(total, args.progress, "pyramid");
     let image = build_pyramid(src, dst_store, "", options, &report).map_err(fail)?;
     bar.finish_and_clear();
-    // Described before publishing: the image is read from the staging directory.
+    publish_and_describe(&image, staged, dst, "levels")
+}
+
+/// Publish a staged pyramid (when local) and say what it holds: its layout and the shape of
+/// each level. The shapes are read before publishing, from the staging directory.
+fn publish_and_describe(
+    image: &MultiscaleImage,
+    staged: Option<neurochunk_store::staging::StagedDir>,
+    dst: &Location,
+    levels: &str,
+) -> CmdResult {
     let shapes: Vec<String> = (0..image.levels().len())
         .filter_map(|k| image.level_array(k).ok())
         .map(|a| format!("{:?}", a.shape()))
@@ -377,7 +369,7 @@ fn write_pyramid(
     }
     if !progress::quiet() {
         eprintln!(
-            "neurochunk: {}: {} with {} levels: {}",
+            "neurochunk: {}: {} with {} {levels}: {}",
             dst.display(),
             image.layout(),
             shapes.len(),

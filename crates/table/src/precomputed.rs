@@ -399,13 +399,7 @@ pub fn import_precomputed(
     write: &WriteOptions,
 ) -> Result<PrecomputedSummary> {
     let (batch, summary) = skeletons_to_batch(layer, name, opts)?;
-    let mut w = write.clone();
-    if w.file_infix.is_none() {
-        w.file_infix = Some("skeletons".into());
-    }
-    let mut writer = target.create(batch.schema(), &w)?;
-    writer.write(&batch)?;
-    writer.finish()?;
+    crate::swc::write_skeletons_batch(&batch, target, write)?;
     Ok(summary)
 }
 

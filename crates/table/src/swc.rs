@@ -654,14 +654,25 @@ pub fn import_swc_files(
     write: &WriteOptions,
 ) -> Result<SwcImportSummary> {
     let (batch, summary) = swc_to_batch(files, opts)?;
+    write_skeletons_batch(&batch, target, write)?;
+    Ok(summary)
+}
+
+/// Write one skeletons batch to `target` (a directory target names its file `*.skeletons.*`
+/// unless `write` says otherwise).
+pub(crate) fn write_skeletons_batch(
+    batch: &RecordBatch,
+    target: &TableTarget,
+    write: &WriteOptions,
+) -> Result<()> {
     let mut w = write.clone();
     if w.file_infix.is_none() {
         w.file_infix = Some("skeletons".into());
     }
     let mut writer = target.create(batch.schema(), &w)?;
-    writer.write(&batch)?;
+    writer.write(batch)?;
     writer.finish()?;
-    Ok(summary)
+    Ok(())
 }
 
 fn fmt_f64(out: &mut String, v: f64) {
