@@ -9,7 +9,8 @@
 :mod:`neurochunk.table` reads and writes neurarrow tables (Arrow IPC, Parquet, Hive) through
 the Arrow PyCapsule interface (pyarrow, Polars, DuckDB); :mod:`neurochunk.nwb` reads NWB files
 on Zarr in both hdmf-zarr conventions; :mod:`neurochunk.ome` opens multiscale images (OME-Zarr
-0.4/0.5, BigDataViewer and n5-viewer N5) and builds pyramids. Locations may be URLs (``s3://``, ``gs://``,
+0.4/0.5, BigDataViewer and n5-viewer N5) and builds pyramids; :mod:`neurochunk.precomputed`
+reads and writes Neuroglancer precomputed skeletons, meshes and annotations. Locations may be URLs (``s3://``, ``gs://``,
 ``https://``, ``file://``) with ``storage_options``. A tutorial: ``docs/python.md``.
 
 Every error is a :class:`neurochunk.Error` (see ``neurochunk._errors`` for the subclasses,
@@ -36,9 +37,10 @@ from ._errors import (
     OutOfBoundsError,
     ReadOnlyError,
     StoreError,
+    UnsupportedError,
 )
 from ._neurochunk import __version__
-from . import nwb, ome, table
+from . import nwb, ome, precomputed, table
 
 __all__ = [
     "Array",
@@ -58,8 +60,10 @@ __all__ = [
     "OutOfBoundsError",
     "ReadOnlyError",
     "StoreError",
+    "UnsupportedError",
     "__version__",
     "nwb",
     "ome",
+    "precomputed",
     "table",
 ]

@@ -3,8 +3,8 @@
 Every error the package raises on purpose is a :class:`neurochunk.Error`; each also derives
 from the built-in class a Python user would catch for it (``KeyError`` and
 ``FileNotFoundError`` for a missing node, ``ValueError`` for bad input, ``IndexError`` for an
-index out of bounds, ``PermissionError`` for a write to a read-only node, ``OSError`` for a
-failing store).
+index out of bounds, ``NotImplementedError`` for data this build cannot decode,
+``PermissionError`` for a write to a read-only node, ``OSError`` for a failing store).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ __all__ = [
     "CorruptDataError",
     "ReadOnlyError",
     "StoreError",
+    "UnsupportedError",
 ]
 
 
@@ -63,3 +64,8 @@ class StoreError(Error, OSError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class UnsupportedError(Error, NotImplementedError):
+    """Valid data this build cannot decode (e.g. Draco-encoded mesh fragments); names the
+    file."""

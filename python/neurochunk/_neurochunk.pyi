@@ -150,3 +150,76 @@ def ome_pyramid(
     src_options: str = "{}",
     dst_options: str = "{}",
 ) -> str: ...
+
+SkeletonArrays = tuple[npt.NDArray[np.float32], npt.NDArray[np.uint32], list[npt.NDArray[np.float64]]]
+MeshArrays = tuple[npt.NDArray[np.float32], npt.NDArray[np.uint32]]
+AnnotationColumns = tuple[
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.float32],
+    npt.NDArray[np.uint64],
+    list[npt.NDArray[np.float64]],
+    list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]],
+]
+
+class RawSkeletons:
+    """An opened precomputed skeleton layer."""
+
+    def info(self) -> str: ...
+    def segment_ids(self) -> list[int]: ...
+    def get(self, id: int, transform: bool = True) -> SkeletonArrays | None: ...
+    def get_all(self, transform: bool = True) -> list[tuple[int, SkeletonArrays]]: ...
+    def to_table(self, context: str, space: str | None = None) -> object: ...
+
+def skeletons_open(location: str, options: str = "{}") -> RawSkeletons: ...
+def skeletons_write(
+    location: str,
+    info: str,
+    skeletons: list[tuple[int, npt.NDArray[np.float32], npt.NDArray[np.uint32], list[npt.NDArray[np.float64]]]],
+    sharded: bool = False,
+    overwrite: bool = False,
+    options: str = "{}",
+) -> int: ...
+def skeletons_from_table(
+    capsule: object, location: str, sharded: bool = False, overwrite: bool = False, options: str = "{}"
+) -> str: ...
+
+class RawMeshes:
+    """An opened precomputed mesh directory."""
+
+    def kind(self) -> str: ...
+    def info(self) -> str | None: ...
+    def segment_ids(self) -> list[int]: ...
+    def fragments(self, id: int, lod: int = 0) -> list[tuple[str, MeshArrays]]: ...
+    def manifest(self, id: int) -> str: ...
+
+def meshes_open(location: str, options: str = "{}") -> RawMeshes: ...
+def meshes_write(
+    location: str,
+    meshes: list[tuple[int, list[tuple[npt.NDArray[np.float32], npt.NDArray[np.uint32]]]]],
+    gzip: bool = False,
+    overwrite: bool = False,
+    options: str = "{}",
+) -> int: ...
+
+class RawAnnotations:
+    """An opened precomputed annotation collection."""
+
+    def info(self) -> str: ...
+    def get(self, id: int) -> AnnotationColumns: ...
+    def related(self, relationship: int, segment: int) -> AnnotationColumns: ...
+    def all(self) -> AnnotationColumns: ...
+
+def annotations_open(location: str, options: str = "{}") -> RawAnnotations: ...
+def annotations_write(
+    location: str,
+    info: str,
+    ids: npt.NDArray[np.uint64],
+    geometry: npt.NDArray[np.float32],
+    offsets: npt.NDArray[np.uint64],
+    properties: list[npt.NDArray[np.float64]],
+    relationships: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]],
+    limit: int = 10000,
+    sharded: bool = False,
+    overwrite: bool = False,
+    options: str = "{}",
+) -> int: ...

@@ -43,7 +43,7 @@ fn class_of(err: &ArrayError) -> &'static str {
     }
 }
 
-fn store_class(err: &StoreError) -> &'static str {
+pub(crate) fn store_class(err: &StoreError) -> &'static str {
     match err {
         StoreError::NotFound { .. } => "NodeNotFoundError",
         StoreError::InvalidKey { .. } | StoreError::InvalidUrl { .. } => "InvalidInputError",

@@ -15,6 +15,7 @@ mod errors;
 mod node;
 mod nwb;
 mod ome;
+mod precomputed;
 mod store;
 mod table;
 
@@ -46,6 +47,16 @@ fn _neurochunk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ome::ome_validate, m)?)?;
     m.add_function(wrap_pyfunction!(nwb::nwb_validate, m)?)?;
     m.add_function(wrap_pyfunction!(nwb::nwb_import, m)?)?;
+    m.add_class::<precomputed::RawSkeletons>()?;
+    m.add_class::<precomputed::RawMeshes>()?;
+    m.add_class::<precomputed::RawAnnotations>()?;
+    m.add_function(wrap_pyfunction!(precomputed::skeletons_open, m)?)?;
+    m.add_function(wrap_pyfunction!(precomputed::skeletons_write, m)?)?;
+    m.add_function(wrap_pyfunction!(precomputed::skeletons_from_table, m)?)?;
+    m.add_function(wrap_pyfunction!(precomputed::meshes_open, m)?)?;
+    m.add_function(wrap_pyfunction!(precomputed::meshes_write, m)?)?;
+    m.add_function(wrap_pyfunction!(precomputed::annotations_open, m)?)?;
+    m.add_function(wrap_pyfunction!(precomputed::annotations_write, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -41,7 +41,7 @@ const STREAM: &std::ffi::CStr = c"arrow_array_stream";
 const SCHEMA: &std::ffi::CStr = c"arrow_schema";
 
 /// The exception class of a table error.
-fn table_class(err: &TableError) -> &'static str {
+pub(crate) fn table_class(err: &TableError) -> &'static str {
     match err {
         TableError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             "NodeNotFoundError"

@@ -3,7 +3,7 @@ installed in .peers/py312 (every file) and .peers/py311 (every file but those ne
 only py312 holds: zarr-python 3 for test_zarr3_interop.py, dask and xarray for
 test_dask_xarray.py, distributed for test_distributed.py, Polars and DuckDB for
 test_table_engines.py and the tutorial, moto's S3 server for test_remote.py, ome-zarr-py and
-ngff-zarr for test_ome.py)."""
+ngff-zarr for test_ome.py, cloud-volume for test_precomputed_cloudvolume.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ if importlib.util.find_spec("polars") is None or importlib.util.find_spec("duckd
     collect_ignore += ["test_table_engines.py", "test_tutorial.py"]
 if importlib.util.find_spec("moto") is None:
     collect_ignore.append("test_remote.py")
+if importlib.util.find_spec("cloudvolume") is None:
+    collect_ignore.append("test_precomputed_cloudvolume.py")  # cloud-volume (py312)
 if importlib.util.find_spec("ome_zarr") is None or importlib.util.find_spec("ngff_zarr") is None:
     collect_ignore.append("test_ome.py")  # the OME-Zarr peers (py312)
 
