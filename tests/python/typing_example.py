@@ -62,9 +62,27 @@ def tables_and_nwb(root: Path) -> tuple[int, list[str]]:
     return rows, [o.path for o in f.objects(type="Units")]
 
 
+def precomputed_objects(root: Path) -> tuple[int, int, int]:
+    pc = nc.precomputed
+    vertices = np.array([[0, 0, 0], [8, 0, 0], [8, 8, 0]], dtype=np.float32)
+    edges = np.array([[1, 0], [2, 1]], dtype=np.uint32)
+    pc.write_skeletons(root / "skel", {5: (vertices, edges, {"radius": np.ones(3, np.float32)})}, sharded=True)
+    layer: nc.precomputed.SkeletonLayer = pc.skeletons(root / "skel")
+    skeleton: nc.precomputed.Skeleton = layer.get(5)
+    radius: npt.NDArray[np.float32] = skeleton.attributes["radius"]
+    faces = np.array([[0, 1, 2]], dtype=np.uint32)
+    pc.write_meshes(root / "mesh", {5: (vertices, faces)}, gzip=True)
+    mesh: nc.precomputed.Mesh = pc.meshes(root / "mesh").get(5)
+    pc.write_annotations(root / "ann", "line", vertices[None, :2], properties={"w": [1.5]}, relationships={"seg": [[5]]})
+    found: nc.precomputed.Annotations = pc.annotations(root / "ann").by_segment("seg", 5)
+    print(layer, skeleton, radius.sum(), mesh, found)
+    return len(skeleton.edges), len(mesh.faces), len(found)
+
+
 if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         write_and_read(Path(tmp))
         tables_and_nwb(Path(tmp))
+        precomputed_objects(Path(tmp))
