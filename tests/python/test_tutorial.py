@@ -16,7 +16,7 @@ def blocks() -> list[str]:
 def test_tutorial_has_every_step():
     code = "\n".join(blocks())
     for needed in ["nc.open(", "nc.convert(", "shards=", ".to_dask()", "nc.nwb.open(", "/units",
-                   "nc.table.validate(", "pl.DataFrame(", "duckdb.sql(", "nc.ome.pyramid(", "nc.ome.open("]:
+                   "nc.table.validate(", "pl.DataFrame(", "duckdb.sql(", "nc.ome.pyramid(", "nc.ome.open(", "pc.write_skeletons(", "pc.annotations("]:
         assert needed in code, needed
 
 
