@@ -401,3 +401,20 @@ def test_damaged_annotations_name_the_file(tmp_path: Path) -> None:
     (tmp_path / "a" / "info").write_text(json.dumps({"@type": "neuroglancer_annotations_v1", "dimensions": {}}))
     with pytest.raises(nc.CorruptDataError, match="dimensions"):
         pc.annotations(tmp_path / "a")
+
+
+def test_damaged_shards_name_the_shard(tmp_path: Path) -> None:
+    pc.write_skeletons(tmp_path / "s", sample_skeletons(), sharded=True)
+    shards = sorted((tmp_path / "s").glob("*.shard"))
+    assert shards
+    shards[0].write_bytes(shards[0].read_bytes()[:100])
+    layer = pc.skeletons(tmp_path / "s")
+    with pytest.raises(nc.CorruptDataError, match=r"\.shard"):
+        layer.segment_ids()
+    with pytest.raises(nc.CorruptDataError, match=r"\.shard"):
+        list(layer)
+    pc.write_annotations(tmp_path / "a", "point", np.ones((3, 3), np.float32), sharded=True)
+    for shard in (tmp_path / "a" / "by_id").glob("*.shard"):
+        shard.write_bytes(b"\x00" * 7)
+    with pytest.raises(nc.CorruptDataError, match="by_id"):
+        pc.annotations(tmp_path / "a").get(1)
