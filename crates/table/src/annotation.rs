@@ -1069,6 +1069,17 @@ pub fn export_annotations(
             }
         }
     }
+    // Listed in the order the encoding places them (4-byte numbers, 2-byte, bytes), so that
+    // readers taking the `info` order as the layout (Neuroglancer's Python reader) agree.
+    let group = |k: PropertyType| match k {
+        PropertyType::Uint32 | PropertyType::Int32 | PropertyType::Float32 => 0,
+        PropertyType::Uint16 | PropertyType::Int16 => 1,
+        _ => 2,
+    };
+    let mut order: Vec<usize> = (0..specs.len()).collect();
+    order.sort_by_key(|&i| group(specs[i].kind));
+    let specs: Vec<PropertySpec> = order.iter().map(|&i| specs[i].clone()).collect();
+    let values: Vec<Vec<PropertyValue>> = order.iter().map(|&i| values[i].clone()).collect();
     // Relationships.
     let mut relationships: Vec<RelationshipSpec> = Vec::new();
     let mut related: Vec<Vec<Vec<u64>>> = Vec::new();

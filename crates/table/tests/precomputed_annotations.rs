@@ -376,7 +376,9 @@ fn connections_round_trip_as_lines_and_points() {
             rels,
             ["pre_segment", "post_segment", "pre_sample", "post_sample"]
         );
-        let type_spec = &info.properties[0];
+        // Listed as encoded: float32 `weight` before the uint8 enum `type`.
+        assert_eq!(info.properties[0].id, "weight");
+        let type_spec = &info.properties[1];
         assert_eq!(type_spec.id, "type");
         assert_eq!(
             type_spec.extra["enum_labels"],
