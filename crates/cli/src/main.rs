@@ -17,6 +17,7 @@ mod ome_cmd;
 mod progress;
 mod serve_cmd;
 mod store_args;
+mod table_annotations;
 mod table_cmd;
 
 use std::process::ExitCode;

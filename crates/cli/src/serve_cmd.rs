@@ -65,6 +65,7 @@ pub fn serve(args: ServeArgs) -> CmdResult {
             LayerKind::Segmentation => {
                 format!("segmentation, {} segments shown", layer.segments.len())
             }
+            LayerKind::Annotation => "annotations".to_string(),
         };
         eprintln!(
             "  layer {}: {}://{base}/{} ({what})",

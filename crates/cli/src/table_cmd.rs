@@ -7,7 +7,9 @@
 
 use arrow::datatypes::Schema;
 use neurochunk_array::precomputed::skeleton::{SkeletonLayer, SKELETON_TYPE};
-use neurochunk_store::join_key;
+use neurochunk_store::replace::TreeKind;
+use neurochunk_store::staging::{resolve_target, StagedDir};
+use neurochunk_store::{join_key, FsStore};
 use neurochunk_table::derive::{derive, derive_to, DeriveOptions};
 use neurochunk_table::info::source_info;
 use neurochunk_table::io::{output_format, Durability, TableSource, WriteOptions};
@@ -64,7 +66,7 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    fn options(&self) -> WriteOptions {
+    pub(crate) fn options(&self) -> WriteOptions {
         use neurochunk_table::io::Compression as C;
         let compression = match self.compression {
             Codec::None => C::UNCOMPRESSED,
@@ -124,9 +126,10 @@ pub enum TableCommand {
         json: bool,
     },
     /// Convert between Arrow IPC (.arrow/.feather), Parquet (.parquet) and
-    /// Hive-partitioned Parquet (--partition-by), keeping metadata; and between skeletons
-    /// tables and Neuroglancer precomputed skeleton layers (`convert LAYER OUT --context ID`,
-    /// `convert IN LAYER --format precomputed [--sharded]`).
+    /// Hive-partitioned Parquet (--partition-by), keeping metadata; between skeletons
+    /// tables and Neuroglancer precomputed skeleton layers, and between point cloud or
+    /// connections tables and precomputed annotation collections (`convert LAYER OUT
+    /// --context ID`, `convert IN LAYER --format precomputed [--sharded]`).
     #[command(after_help = URL_FORMS)]
     Convert {
         /// Input table (a path or a URL).
@@ -143,8 +146,9 @@ pub enum TableCommand {
         #[arg(long = "fragment", value_name = "ID")]
         fragments: Vec<u64>,
         /// `precomputed`: write a Neuroglancer precomputed skeleton layer (a directory) from a
-        /// skeletons table. A precomputed skeleton layer as input (or a volume whose info names
-        /// one) is read into a skeletons table without it.
+        /// skeletons table, an annotation collection from a point cloud (points) or connections
+        /// table (lines). A precomputed skeleton layer or annotation collection as input (or a
+        /// volume whose info names a skeleton layer) is read into a table without it.
         #[arg(long, value_name = "FORMAT")]
         format: Option<String>,
         /// Context identifier of the table read from a precomputed skeleton layer.
@@ -157,6 +161,11 @@ pub enum TableCommand {
         /// murmurhash3_x86_128, gzip).
         #[arg(long)]
         sharded: bool,
+        /// With --format precomputed and a connections table: write the connections as
+        /// `line` annotations (pre → post position, the default) or `point` annotations (at
+        /// the post position).
+        #[arg(long, value_name = "TYPE", value_parser = ["line", "point"])]
+        annotation_type: Option<String>,
         #[command(flatten)]
         out: OutputArgs,
     },
@@ -311,6 +320,7 @@ pub fn run(cmd: TableCommand) -> ExitCode {
             context,
             space,
             sharded,
+            annotation_type,
             out,
         } => {
             let skeletons = SkeletonArgs {
@@ -318,7 +328,34 @@ pub fn run(cmd: TableCommand) -> ExitCode {
                 context,
                 space,
                 sharded,
+                annotation_type,
             };
+            match crate::table_annotations::convert_annotations(&input, &output, &skeletons, &out) {
+                Ok(Some(s)) => {
+                    for n in &s.notes {
+                        eprintln!("neurochunk table: note: {}", one_line(n));
+                    }
+                    outln!(
+                        "{output}: {} {} annotation(s) ({} table), {} propert{}, {} relationship(s)",
+                        s.annotations,
+                        s.annotation_type.name(),
+                        s.table.name(),
+                        s.properties.len(),
+                        if s.properties.len() == 1 { "y" } else { "ies" },
+                        s.relationships.len()
+                    );
+                    return ExitCode::SUCCESS;
+                }
+                Ok(None) => {}
+                Err(e) => return fail(&e),
+            }
+            if skeletons.annotation_type.is_some() {
+                return fail(&TableError::Usage(
+                    "--annotation-type is for connections tables written with --format \
+                     precomputed"
+                        .into(),
+                ));
+            }
             match convert_skeletons(&input, &output, &skeletons, &out) {
                 Ok(Some(s)) => {
                     for n in &s.notes {
@@ -457,12 +494,12 @@ pub fn run(cmd: TableCommand) -> ExitCode {
 
 /// The table at a path (a file or a Hive directory) or a URL
 /// ([`TableSource::open_location`]).
-fn open_table(location: &Location) -> Result<TableSource, TableError> {
+pub(crate) fn open_table(location: &Location) -> Result<TableSource, TableError> {
     TableSource::open_location(location.store_location(), remote_options())
 }
 
 /// Where a table at a path or URL is written ([`TableTarget::at`]).
-fn table_target(location: &Location) -> Result<TableTarget, TableError> {
+pub(crate) fn table_target(location: &Location) -> Result<TableTarget, TableError> {
     TableTarget::at(location.store_location(), remote_options())
 }
 
@@ -527,12 +564,13 @@ fn to_swc(
     Ok(keys.iter().map(|k| output.display_key(k)).collect())
 }
 
-/// The precomputed skeleton options of `table convert`.
-struct SkeletonArgs {
-    format: Option<String>,
-    context: Option<String>,
-    space: Option<String>,
-    sharded: bool,
+/// The precomputed skeleton and annotation options of `table convert`.
+pub(crate) struct SkeletonArgs {
+    pub(crate) format: Option<String>,
+    pub(crate) context: Option<String>,
+    pub(crate) space: Option<String>,
+    pub(crate) sharded: bool,
+    pub(crate) annotation_type: Option<String>,
 }
 
 /// Whether the location holds a precomputed skeleton layer, or a volume naming one.
@@ -555,22 +593,19 @@ fn convert_skeletons(
     args: &SkeletonArgs,
     out: &OutputArgs,
 ) -> Result<Option<PrecomputedSummary>, TableError> {
-    let usage = |e: crate::Failure| TableError::Usage(e.0);
     match args.format.as_deref() {
         Some("precomputed") => {
             let src = open_table(input)?;
-            if let Some(path) = output.local() {
-                clear_skeleton_dir(path, out.replace.overwrite)?;
-                std::fs::create_dir_all(path).map_err(|e| TableError::io(path, e))?;
-            }
-            let (store, key) = output.open_parts().map_err(usage)?;
+            let (store, key, staged) = staged_layer(output, out)?;
             let sharding = if args.sharded {
                 Some(default_sharding(count_segments(&src)?))
             } else {
                 None
             };
             let opts = PrecomputedExportOptions { sharding };
-            return export_precomputed(&src, store, &key, &output.display(), &opts).map(Some);
+            let summary = export_precomputed(&src, store, &key, &output.display(), &opts)?;
+            publish_layer(staged, output)?;
+            return Ok(Some(summary));
         }
         Some(other) => {
             return Err(TableError::Usage(format!(
@@ -630,62 +665,92 @@ fn convert_skeletons(
     .map(Some)
 }
 
-/// Empties an existing local output directory of a skeleton layer: one holding nothing but a
-/// skeleton layer's files (`info`, segment files, `.gz` files, shards) is emptied; anything
-/// else needs `--overwrite`, and is then removed whole.
-fn clear_skeleton_dir(path: &Path, overwrite: bool) -> Result<(), TableError> {
-    if !path.exists() {
-        return Ok(());
+/// What a precomputed skeleton layer or annotation collection written by `table convert`
+/// holds: its `info`, segment files, shards (`*.shard`, `.gz` files), and an annotation
+/// collection's index directories (`by_id`, `rel_*`, `spatial*`). An existing output holding
+/// nothing else is replaced without `--overwrite`.
+#[derive(Debug)]
+pub(crate) struct PrecomputedLayerTree;
+
+impl TreeKind for PrecomputedLayerTree {
+    fn name(&self) -> &'static str {
+        "a precomputed skeleton layer or annotation collection"
     }
-    let own = |name: &str| {
-        let stem = name
-            .strip_suffix(".gz")
-            .or_else(|| name.strip_suffix(".shard"))
-            .unwrap_or(name);
-        name == "info" || (!stem.is_empty() && stem.bytes().all(|b| b.is_ascii_hexdigit()))
-    };
-    let mut files = Vec::new();
-    let mut foreign = None;
-    if path.is_dir() {
-        for entry in std::fs::read_dir(path).map_err(|e| TableError::io(path, e))? {
-            let entry = entry.map_err(|e| TableError::io(path, e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.path().is_file() && own(&name) {
-                files.push(entry.path());
-            } else if foreign.is_none() {
-                foreign = Some(name);
+
+    fn is_anchor(&self, file_name: &str) -> bool {
+        file_name == "info"
+    }
+
+    fn owns(&self, rest: &[&str], anchored: bool) -> bool {
+        let file = |name: &str| {
+            let stem = name
+                .strip_suffix(".gz")
+                .or_else(|| name.strip_suffix(".shard"))
+                .unwrap_or(name);
+            name == "info" || (!stem.is_empty() && stem.bytes().all(|b| b.is_ascii_hexdigit()))
+        };
+        let index_dir = |d: &str| d == "by_id" || d.starts_with("rel_") || d.starts_with("spatial");
+        anchored
+            && match rest {
+                [name] => file(name),
+                [dir, name] => {
+                    index_dir(dir)
+                        && (file(name) || name.bytes().all(|b| b.is_ascii_digit() || b == b'_'))
+                }
+                _ => false,
             }
-        }
-    } else {
-        foreign = Some(String::new());
     }
-    match (foreign, overwrite) {
-        (None, _) => {
-            for f in files {
-                std::fs::remove_file(&f).map_err(|e| TableError::io(&f, e))?;
+}
+
+/// The store a layer is written into, the layer's key in it, and the staging directory to
+/// publish (local outputs).
+pub(crate) type StagedLayer = (Arc<dyn neurochunk_store::Store>, String, Option<StagedDir>);
+
+/// Where a new precomputed layer at `output` is written: for a local path a store over a
+/// staging directory beside it (published by [`publish_layer`] once complete, so a failed
+/// conversion leaves the destination as it was), for a URL its prefix, emptied first. An
+/// existing destination is replaced only when it holds such a layer ([`PrecomputedLayerTree`])
+/// or with `--overwrite`.
+pub(crate) fn staged_layer(output: &Location, out: &OutputArgs) -> Result<StagedLayer, TableError> {
+    let policy = out.replace.policy();
+    match output.local() {
+        Some(path) => {
+            let real = resolve_target(path, path).map_err(|e| TableError::store(path, e))?;
+            if let Some(parent) = real.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| TableError::io(parent, e))?;
             }
-            Ok(())
-        }
-        (Some(_), true) => {
-            let removed = if path.is_dir() {
-                std::fs::remove_dir_all(path)
+            let durability = if out.fsync {
+                Durability::Fsync
             } else {
-                std::fs::remove_file(path)
+                Durability::Buffered
             };
-            removed.map_err(|e| TableError::io(path, e))
+            let staged = StagedDir::replacing(&real, &PrecomputedLayerTree, policy)
+                .map_err(|e| TableError::replace(path, e))?
+                .with_durability(durability);
+            let store: Arc<dyn neurochunk_store::Store> =
+                Arc::new(FsStore::new(staged.path()).with_durability(durability));
+            Ok((store, String::new(), Some(staged)))
         }
-        (Some(name), false) => {
-            let what = if name.is_empty() {
-                "is a file, not a skeleton layer".to_string()
-            } else {
-                format!("holds '{name}' besides a skeleton layer's files")
-            };
-            Err(TableError::Usage(format!(
-                "{}: {what}; pass --overwrite to replace it",
-                path.display()
-            )))
+        None => {
+            let store = output
+                .open_remote_replace(&PrecomputedLayerTree, policy)
+                .map_err(|e| TableError::Usage(e.0))?;
+            Ok((store, String::new(), None))
         }
     }
+}
+
+/// Puts a staged layer in place ([`staged_layer`]).
+pub(crate) fn publish_layer(
+    staged: Option<StagedDir>,
+    output: &Location,
+) -> Result<(), TableError> {
+    if let Some(staged) = staged {
+        staged
+            .publish()
+            .map_err(|e| TableError::data(output.display(), e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// The number of segments (distinct fragment ids) of a table, to size its shards.

@@ -6,9 +6,11 @@
 //! cargo run --release -p neurochunk --example fuzz_seeds -- OUT_DIR
 //! ```
 //! writes `OUT_DIR/<target>/<case>` for the targets `metadata`, `chunk`, `pickle`, `npy`,
-//! `nwb_attributes`, `table_file`, `swc`, `lindi`, `h5`, `precomputed` and `skeleton`.
+//! `nwb_attributes`, `table_file`, `swc`, `lindi`, `h5`, `precomputed`, `skeleton` and
+//! `annotation`.
 //!
-//! Framed inputs (`metadata`, `chunk`, `nwb_attributes`, `precomputed`, `skeleton`) are `selector |
+//! Framed inputs (`metadata`, `chunk`, `nwb_attributes`, `precomputed`, `skeleton`,
+//! `annotation`) are `selector |
 //! u16 LE document length |
 //! document | payload`, the layout `fuzz/src/lib.rs` splits.
 
@@ -526,6 +528,87 @@ fn skeleton_seeds(seeds: &mut Seeds) -> Result<()> {
     Ok(())
 }
 
+/// Precomputed annotations (framed: the collection's `info`, then an index file): points with
+/// properties and a relationship, unsharded (the id index entry, a related-object entry, a
+/// spatial cell) and sharded (an id index shard); lines.
+fn annotation_seeds(seeds: &mut Seeds) -> Result<()> {
+    use neurochunk::array::precomputed::annotation::{
+        Annotation, AnnotationCollection, AnnotationInfo, AnnotationType, Dimension, IndexSpec,
+        PropertySpec, PropertyType, PropertyValue, RelationshipSpec,
+    };
+    let index = |key: &str| IndexSpec {
+        key: key.into(),
+        sharding: None,
+    };
+    for (kind, values) in [(AnnotationType::Point, 3), (AnnotationType::Line, 6)] {
+        let info = AnnotationInfo {
+            dimensions: ["x", "y", "z"]
+                .iter()
+                .map(|n| Dimension {
+                    name: n.to_string(),
+                    scale: 4e-9,
+                    unit: "m".into(),
+                })
+                .collect(),
+            lower_bound: vec![],
+            upper_bound: vec![],
+            annotation_type: kind,
+            properties: vec![
+                PropertySpec::new("score", PropertyType::Float32),
+                PropertySpec::new("kind", PropertyType::Uint8),
+                PropertySpec::new("color", PropertyType::Rgb),
+            ],
+            relationships: vec![RelationshipSpec {
+                id: "segments".into(),
+                index: index("rel_segments"),
+            }],
+            by_id: index("by_id"),
+            spatial: vec![],
+            other: Default::default(),
+        };
+        let annotations: Vec<Annotation> = (0..6u64)
+            .map(|i| Annotation {
+                id: i,
+                geometry: (0..values).map(|k| (i * 3 + k) as f32).collect(),
+                properties: vec![
+                    PropertyValue::Float(i as f32 / 2.0),
+                    PropertyValue::Int(i as i64),
+                    PropertyValue::Rgb([i as u8, 2, 3]),
+                ],
+                relationships: vec![vec![5, 7 + i]],
+            })
+            .collect();
+        for sharded in [false, true] {
+            let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+            let sharding = sharded.then(|| neurochunk::table::precomputed::default_sharding(1));
+            let collection = AnnotationCollection::create(
+                store.clone(),
+                "an",
+                info.clone(),
+                &annotations,
+                4,
+                sharding,
+            )?;
+            let document = serde_json::to_vec(&collection.info().to_json())?;
+            let files: &[(u8, &str)] = if sharded {
+                &[(3, "an/by_id/0.shard")]
+            } else {
+                &[
+                    (0, "an/by_id/5"),
+                    (1, "an/rel_segments/5"),
+                    (2, "an/spatial0/0_0_0"),
+                ]
+            };
+            for &(selector, key) in files {
+                let payload = store.get_required(key)?;
+                let name = format!("{}-{}", kind.name(), key.replace('/', "-"));
+                seeds.put("annotation", &name, &framed(selector, &document, &payload)?)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// LINDI reference files: a group with attributes, a soft link, an array with zlib chunks
 /// inline (base64), a JSON object array of references, a scalar, a byte range and a template.
 fn lindi_seeds(seeds: &mut Seeds) -> Result<()> {
@@ -715,6 +798,7 @@ fn main() -> Result<()> {
     h5_seeds(&mut seeds)?;
     precomputed_seeds(&mut seeds)?;
     skeleton_seeds(&mut seeds)?;
+    annotation_seeds(&mut seeds)?;
     println!("{} seeds in {}", seeds.written, seeds.dir.display());
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! Finding what Neuroglancer can show below a directory: precomputed volumes, segmentations,
-//! skeleton and mesh sources, OME-Zarr images and labels (v2 and v3), plain Zarr arrays and N5
+//! skeleton and mesh sources, annotation collections, OME-Zarr images and labels (v2 and v3), plain Zarr arrays and N5
 //! datasets and multiscales. Only the metadata documents are read.
 
 use std::fs;
@@ -46,6 +46,8 @@ pub enum LayerKind {
     Image,
     /// Segment ids (labels), with their skeletons and meshes when the source has them.
     Segmentation,
+    /// A precomputed annotation collection (`neuroglancer_annotations_v1`).
+    Annotation,
 }
 
 /// One source a viewer can open.
@@ -112,6 +114,14 @@ fn visit(
             return Ok(());
         }
         if let Some(kind) = info.get("@type").and_then(Value::as_str) {
+            if kind == "neuroglancer_annotations_v1" {
+                layers.push(layer(
+                    SourceFormat::Precomputed,
+                    LayerKind::Annotation,
+                    Vec::new(),
+                ));
+                return Ok(());
+            }
             if kind.starts_with("neuroglancer_") {
                 let segments = segment_files(dir);
                 layers.push(layer(

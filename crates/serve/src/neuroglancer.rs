@@ -26,7 +26,8 @@ const FRAGMENT: &AsciiSet = &CONTROLS
 
 /// A Neuroglancer state opening `layers`, whose files are served at `base_url`
 /// (`http://HOST:PORT`, no trailing slash). Segmentations list the segment ids the layer knows
-/// of, so that their skeletons and meshes are drawn at once.
+/// of, so that their skeletons and meshes are drawn at once; annotation collections are
+/// annotation layers.
 pub fn neuroglancer_state(layers: &[Layer], base_url: &str) -> Value {
     let base = base_url.trim_end_matches('/');
     let layers: Vec<Value> = layers
@@ -45,6 +46,11 @@ pub fn neuroglancer_state(layers: &[Layer], base_url: &str) -> Value {
                     "source": source,
                     "name": layer.name,
                     "segments": layer.segments.iter().map(u64::to_string).collect::<Vec<_>>(),
+                }),
+                LayerKind::Annotation => json!({
+                    "type": "annotation",
+                    "source": source,
+                    "name": layer.name,
                 }),
             }
         })
@@ -81,6 +87,13 @@ mod tests {
                 kind: LayerKind::Segmentation,
                 segments: vec![7, 12],
             },
+            Layer {
+                name: "synapses".into(),
+                path: "synapses".into(),
+                format: SourceFormat::Precomputed,
+                kind: LayerKind::Annotation,
+                segments: vec![],
+            },
         ];
         let state = neuroglancer_state(&layers, "http://127.0.0.1:9000");
         assert_eq!(
@@ -92,6 +105,11 @@ mod tests {
             "zarr3://http://127.0.0.1:9000/seg.ome.zarr/"
         );
         assert_eq!(state["layers"][1]["segments"], json!(["7", "12"]));
+        assert_eq!(state["layers"][2]["type"], "annotation");
+        assert_eq!(
+            state["layers"][2]["source"],
+            "precomputed://http://127.0.0.1:9000/synapses/"
+        );
         let link = neuroglancer_link("http://127.0.0.1:9000/_neuroglancer/", &state);
         let (client, fragment) = link.split_once("#!").unwrap();
         assert_eq!(client, "http://127.0.0.1:9000/_neuroglancer/");

@@ -277,6 +277,12 @@ fn layers_are_found_with_their_segments() {
     std::fs::create_dir_all(root.join("data/v2")).unwrap();
     std::fs::write(root.join("data/v2/.zarray"), b"{}").unwrap();
     std::fs::write(root.join("data/broken-info"), b"").unwrap();
+    std::fs::create_dir_all(root.join("data/synapses/by_id")).unwrap();
+    std::fs::write(
+        root.join("data/synapses/info"),
+        br#"{"@type": "neuroglancer_annotations_v1", "annotation_type": "line"}"#,
+    )
+    .unwrap();
 
     let layers = discover_layers(&root.join("data")).unwrap();
     let found: Vec<(&str, SourceFormat, LayerKind)> = layers
@@ -294,6 +300,7 @@ fn layers_are_found_with_their_segments() {
             ),
             ("layer", SourceFormat::Precomputed, LayerKind::Segmentation),
             ("old.n5", SourceFormat::N5, LayerKind::Image),
+            ("synapses", SourceFormat::Precomputed, LayerKind::Annotation),
             ("v2", SourceFormat::Zarr2, LayerKind::Image),
         ]
     );

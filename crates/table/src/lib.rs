@@ -52,6 +52,7 @@
 //!
 //! Not in scope: chunked N-d arrays (see the array crate) and NWB.
 
+pub mod annotation;
 pub mod demo;
 pub mod derive;
 pub mod error;

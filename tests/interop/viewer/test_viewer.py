@@ -1,5 +1,5 @@
 """`neurochunk serve` as a person uses it: the printed link opened in headless Chromium shows the
-served segmentation and its skeletons.
+served segmentation and its skeletons, and a served annotation layer's points.
 
 A 64 x 64 x 32 uint64 segmentation (segment 1 where x < 32, 2 where x >= 32 and y < 32, 3 where
 x >= 32 and y >= 32), written by `neurochunk put --format precomputed` with
@@ -263,3 +263,103 @@ def test_without_a_local_viewer_the_link_opens_the_public_one(neurochunk_binary,
         {"type": "segmentation", "source": state["layers"][0]["source"], "name": "seg", "segments": []}
     ]
     assert state["layers"][0]["source"].startswith("precomputed://http://127.0.0.1:")
+
+
+# Annotation points (x, y, z in nanometres): two near the top of the xy view, one lower down
+# in the middle.
+POINTS = {101: (10.0, 10.0, 5.0), 102: (50.0, 10.0, 5.0), 103: (30.0, 50.0, 5.0)}
+MAGENTA = (255, 0, 255)
+
+
+def components(mask: np.ndarray) -> list[np.ndarray]:
+    """The 8-connected groups of true pixels, largest first, each as (row, column) pairs."""
+    seen = np.zeros_like(mask, dtype=bool)
+    groups = []
+    for start in map(tuple, np.argwhere(mask)):
+        if seen[start]:
+            continue
+        seen[start] = True
+        stack, group = [start], []
+        while stack:
+            r, c = stack.pop()
+            group.append((r, c))
+            for dr in (-1, 0, 1):
+                for dc in (-1, 0, 1):
+                    n = (r + dr, c + dc)
+                    if 0 <= n[0] < mask.shape[0] and 0 <= n[1] < mask.shape[1] and mask[n] and not seen[n]:
+                        seen[n] = True
+                        stack.append(n)
+        groups.append(np.array(group))
+    return sorted(groups, key=len, reverse=True)
+
+
+def spots(pixels: np.ndarray) -> list[np.ndarray]:
+    """Centres of the magenta spots of the xy panel: groups of at least 4 pixels, groups closer
+    than 10 pixels joined (the cross-hair lines cut a marker drawn on them in parts)."""
+    mask = np.all(np.abs(xy_panel(pixels) - np.array(MAGENTA)) <= 60, axis=2)
+    merged: list[np.ndarray] = []
+    for group in components(mask):
+        for k, other in enumerate(merged):
+            if np.min(np.abs(other[:, None, :] - group[None, :, :]).max(axis=2)) <= 10:
+                merged[k] = np.concatenate([other, group])
+                break
+        else:
+            merged.append(group)
+    return [g.mean(axis=0) for g in merged if len(g) >= 4]
+
+
+def test_a_served_annotation_layer_draws_its_points(neurochunk_binary, tmp_path):
+    """A point cloud table written as a precomputed annotation collection by `neurochunk table
+    convert --format precomputed` is offered as an annotation layer; with the layer's colour set
+    to magenta in the state, the three points are drawn where they lie."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = list(POINTS)
+    table = pa.table(
+        {
+            "sample_id": pa.array(ids, pa.uint64()),
+            "fragment_id": pa.array([1, 2, 3], pa.uint64()),
+            **{axis: [POINTS[i][k] for i in ids] for k, axis in enumerate("xyz")},
+        }
+    ).replace_schema_metadata(
+        {"version": "0.2.1", "context": "urn:uuid:0c7a3d1e-viewer", "unit": "nanometer"}
+    )
+    pq.write_table(table, tmp_path / "points.pointclouds.parquet")
+    root = tmp_path / "root"
+    root.mkdir()
+    subprocess.run(
+        [str(neurochunk_binary), "table", "convert", str(tmp_path / "points.pointclouds.parquet"),
+         str(root / "points"), "--format", "precomputed"],
+        check=True,
+    )
+    # The state serve prints (with --no-client, in the link's fragment), its annotation layer
+    # coloured magenta, opened in the neuroglancer package's viewer as serve opens it.
+    import neuroglancer
+
+    served = Served(neurochunk_binary, root, "--no-client")
+    try:
+        _, fragment = served.link.split("#!", 1)
+        state = json.loads(urllib.parse.unquote(fragment))
+        (layer,) = state["layers"]
+        assert layer["type"] == "annotation" and layer["source"].startswith("precomputed://http")
+        layer["annotationColor"] = "#ff00ff"
+        neuroglancer.set_server_bind_address("127.0.0.1")
+        viewer = neuroglancer.Viewer()
+        viewer.set_state(neuroglancer.ViewerState(state))
+
+        def drawn(pixels):
+            return len(spots(pixels)) >= 3
+
+        pixels = screenshot(viewer.get_viewer_url(), drawn, tmp_path / "annotations.png")
+    finally:
+        served.stop()
+    assert "GET /points/info 200" in served.log, served.log
+    centres = spots(pixels)
+    assert len(centres) == 3, f"expected three annotation points, found magenta spots at {centres}"
+    # (row, column) centres, left to right: 101 (top left), 103 (lower middle), 102 (top right).
+    left, middle, right = sorted(centres, key=lambda c: c[1])
+    assert abs(left[0] - right[0]) < 0.25 * abs(middle[0] - left[0])
+    assert middle[0] > left[0] and middle[0] > right[0]
+    assert left[1] < middle[1] < right[1]
+    assert abs((middle[1] - left[1]) - (right[1] - middle[1])) < 0.25 * (right[1] - left[1])
