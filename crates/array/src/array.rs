@@ -284,14 +284,26 @@ impl Array {
         index: &[u64],
         chunk: ArrayBytes,
     ) -> ArrayResult<Option<(String, neurochunk_store::Bytes)>> {
+        match self.encode_chunk(index, chunk)? {
+            ChunkWrite::Set(key, bytes) => Ok(Some((key, bytes))),
+            ChunkWrite::Delete(key) => {
+                self.store.delete(&key)?;
+                Ok(None)
+            }
+            ChunkWrite::Done => Ok(None),
+        }
+    }
+
+    /// A whole chunk encoded for the store ([`ChunkWrite::Set`]), or, when it is all fill
+    /// value and empty chunks are not written, the key of the stored chunk to delete.
+    fn encode_chunk(&self, index: &[u64], chunk: ArrayBytes) -> ArrayResult<ChunkWrite> {
         let key = self.chunk_key(index);
         let repr = self.repr();
         if !self.options.write_empty_chunks
             && self.meta.fill_value.is_some()
             && subset::is_all_fill(&chunk, &repr.fill_value)
         {
-            self.store.delete(&key)?;
-            return Ok(None);
+            return Ok(ChunkWrite::Delete(key));
         }
         let extent = self.meta.chunk_extent(index);
         let encoded = self
@@ -303,7 +315,7 @@ impl Array {
                 key: key.clone(),
                 source,
             })?;
-        Ok(Some((key, encoded.into())))
+        Ok(ChunkWrite::Set(key, encoded.into()))
     }
 
     /// The chunks a resolved selection touches, with the part of the selection in each.
@@ -598,13 +610,36 @@ impl Array {
     ) -> ArrayResult<()> {
         let repr = self.repr();
         let chunk_bytes = repr.num_elements() * repr.data_type.fixed_size().unwrap_or(16);
+        // A batch's chunks built and encoded in parallel; the chunks of fill value it leaves
+        // are deleted with one call, the others go to `sink` together.
         let build = |fetched: Vec<(usize, Option<Option<neurochunk_store::Bytes>>)>| {
-            let values = fetched
+            let writes = fetched
                 .into_par_iter()
                 .map(|(t, stored)| self.write_chunk_region(&tasks.get(t), data, extent, stored))
                 .collect::<ArrayResult<Vec<_>>>()?;
-            ArrayResult::Ok(values.into_iter().flatten().collect::<Vec<_>>())
+            let mut values = Vec::with_capacity(writes.len());
+            let mut deleted = Vec::new();
+            for write in writes {
+                match write {
+                    ChunkWrite::Set(key, bytes) => values.push((key, bytes)),
+                    ChunkWrite::Delete(key) => deleted.push(key),
+                    ChunkWrite::Done => {}
+                }
+            }
+            if !deleted.is_empty() {
+                self.store.delete_many(deleted)?;
+            }
+            ArrayResult::Ok(values)
         };
+        if let Some(order) = self.write_order(tasks) {
+            return self.write_grouped(&order, chunk_bytes, &|batch: &[usize]| {
+                let values = build(self.fetch_partial_chunks(tasks, batch.iter().copied())?)?;
+                if values.is_empty() {
+                    return Ok(());
+                }
+                sink(values)
+            });
+        }
         if self.store.concurrent_reads() <= 1 {
             // A local store: groups of chunks fetched (those written in part), built,
             // encoded and stored independently of each other, so that compression and file
@@ -640,6 +675,75 @@ impl Array {
         )
     }
 
+    /// The tasks of a write ordered by the store's write groups ([`Store::write_group`]),
+    /// when the store has them: each group's tasks follow each other (in task order), the
+    /// groups in the order of their first task. `None` for a store without write groups.
+    fn write_order(&self, tasks: &BlockTasks) -> Option<WriteOrder> {
+        if tasks.len() == 0 {
+            return None;
+        }
+        self.store
+            .write_group(&self.chunk_key(&tasks.get(0).index))?;
+        let mut keyed: Vec<(u64, usize)> = (0..tasks.len())
+            .map(|t| {
+                let group = self.store.write_group(&self.chunk_key(&tasks.get(t).index));
+                (group.unwrap_or(u64::MAX), t)
+            })
+            .collect();
+        // Groups in the order of their first task, so a write still proceeds through the
+        // region roughly in order.
+        let mut first: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        for &(group, t) in &keyed {
+            first.entry(group).or_insert(t);
+        }
+        keyed.sort_by_key(|&(group, t)| (first[&group], t));
+        let mut starts = Vec::new();
+        for (i, (group, _)) in keyed.iter().enumerate() {
+            if i == 0 || keyed[i - 1].0 != *group {
+                starts.push(i);
+            }
+        }
+        Some(WriteOrder {
+            tasks: keyed.into_iter().map(|(_, t)| t).collect(),
+            starts,
+        })
+    }
+
+    /// Run `batch` over the tasks of `order` in batches of whole write groups: a store that
+    /// rewrites a group's object on every write then rewrites it once. From a local store the
+    /// batches run on rayon (small groups together, up to a group's budget); to a store that
+    /// serves many requests at once, in fetch lanes as the ungrouped write does.
+    fn write_grouped(
+        &self,
+        order: &WriteOrder,
+        chunk_bytes: usize,
+        batch: &(dyn Fn(&[usize]) -> ArrayResult<()> + Sync),
+    ) -> ArrayResult<()> {
+        let store = self.store.as_ref();
+        let total = order.tasks.len();
+        let run = |range: std::ops::Range<usize>| batch(&order.tasks[range]);
+        if store.concurrent_reads() <= 1 {
+            let batches = crate::read::whole_groups(
+                &order.starts,
+                total,
+                |_| chunk_bytes,
+                crate::read::FETCH_BATCH_BYTES,
+                crate::read::GROUP_TASKS,
+            );
+            return crate::read::run_groups(batches, run);
+        }
+        let lanes = crate::read::window_lanes(store, total, chunk_bytes);
+        let max_tasks = (2 * store.concurrent_reads()).div_ceil(lanes).max(1);
+        let batches = crate::read::whole_groups(
+            &order.starts,
+            total,
+            |_| chunk_bytes,
+            crate::read::window_bytes(store) / lanes.max(1),
+            max_tasks,
+        );
+        crate::read::windowed(batches.into_iter(), lanes, run, |()| Ok(()))
+    }
+
     /// Whether a task selects every in-array element of its chunk.
     pub(crate) fn covers_chunk(&self, task: &BlockTask) -> bool {
         task.covers(&self.meta.chunk_shape, &[], &self.meta.shape)
@@ -652,7 +756,7 @@ impl Array {
     fn fetch_partial_chunks(
         &self,
         tasks: &BlockTasks,
-        batch: std::ops::Range<usize>,
+        batch: impl ExactSizeIterator<Item = usize>,
     ) -> ArrayResult<Vec<(usize, Option<Option<neurochunk_store::Bytes>>)>> {
         let mut partial = Vec::new();
         let mut fetched = Vec::with_capacity(batch.len());
@@ -687,15 +791,15 @@ impl Array {
 
     /// Build one chunk's part of `data`: `stored` is `None` when the write covers the chunk,
     /// otherwise the chunk's stored bytes (from the fetch stage). Returns the encoded chunk to
-    /// store, or `None` when nothing is left to store (a whole shard already streamed to the
-    /// store, or a chunk of fill value deleted).
+    /// store, the key to delete (a chunk of fill value), or that nothing is left to store (a
+    /// whole shard already streamed to the store).
     fn write_chunk_region(
         &self,
         task: &BlockTask,
         data: Source<'_>,
         extent: &[usize],
         stored: Option<Option<neurochunk_store::Bytes>>,
-    ) -> ArrayResult<Option<(String, neurochunk_store::Bytes)>> {
+    ) -> ArrayResult<ChunkWrite> {
         let repr = self.repr();
         let covers_chunk = stored.is_none();
         if let (true, Source::Fixed(src)) = (covers_chunk, data) {
@@ -708,7 +812,7 @@ impl Array {
                     extent,
                     self.options.write_empty_chunks,
                 )
-                .map(|()| None);
+                .map(|()| ChunkWrite::Done);
             }
         }
         let elem = repr.data_type.fixed_size().unwrap_or(1);
@@ -728,7 +832,7 @@ impl Array {
                 &repr.fill_value,
                 &mut buffer,
             ) {
-                return self.encode_for_store(&task.index, ArrayBytes::Fixed(buffer));
+                return self.encode_chunk(&task.index, ArrayBytes::Fixed(buffer));
             }
         }
         let mut chunk = match stored {
@@ -748,7 +852,7 @@ impl Array {
             ) => nd::insert(dst, &repr.shape, src, extent, &axes, elem),
             _ => return Err(self.mixed_kinds()),
         }
-        self.encode_for_store(&task.index, chunk)
+        self.encode_chunk(&task.index, chunk)
     }
 
     /// Change the shape; chunks that lie wholly outside the new shape are deleted.
@@ -876,6 +980,24 @@ fn zeroed_output(len: usize) -> Vec<u8> {
 /// Outputs from this size on are marked for transparent huge pages.
 #[cfg(target_os = "linux")]
 const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+
+/// What a write does with one chunk.
+enum ChunkWrite {
+    /// Store the encoded chunk under its key.
+    Set(String, neurochunk_store::Bytes),
+    /// Delete the chunk stored under the key (it is all fill value now).
+    Delete(String),
+    /// Nothing left to store (a whole shard already streamed to the store).
+    Done,
+}
+
+/// The tasks of a write in the order they are stored ([`Array::write_order`]).
+struct WriteOrder {
+    /// Task numbers, each write group's together.
+    tasks: Vec<usize>,
+    /// Where each write group starts in `tasks` (ascending, the first 0).
+    starts: Vec<usize>,
+}
 
 /// The elements a write takes, borrowed: fixed-size elements as bytes (from an
 /// [`ArrayBytes::Fixed`] or straight from the caller's buffer), or variable-length ones.

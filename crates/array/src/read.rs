@@ -334,7 +334,7 @@ impl Window {
 }
 
 /// The most tasks in one group of a read or write from a local store ([`for_each_group`]).
-const GROUP_TASKS: usize = 16;
+pub(crate) const GROUP_TASKS: usize = 16;
 
 /// For a store that serves one read at a time (a local one): cut the tasks `0..total` into
 /// consecutive groups of up to [`FETCH_BATCH_BYTES`] by `cost` and [`GROUP_TASKS`] tasks (at
@@ -364,11 +364,60 @@ where
         groups.push(start..end);
         start = end;
     }
+    run_groups(groups, group)
+}
+
+/// Run `group` for each of `groups` on rayon, each group on one worker, workers taking the
+/// next group as they finish one; a single group on the calling thread.
+pub(crate) fn run_groups<F>(groups: Vec<Range<usize>>, group: F) -> ArrayResult<()>
+where
+    F: Fn(Range<usize>) -> ArrayResult<()> + Sync + Send,
+{
     match groups.len() {
         0 => Ok(()),
-        1 => group(0..total),
+        1 => groups.into_iter().try_for_each(group),
         _ => groups.into_par_iter().with_max_len(1).try_for_each(group),
     }
+}
+
+/// Cut the tasks `0..total`, made of units that start at `starts` (ascending, the first 0),
+/// into consecutive batches of whole units: each batch holds at least one unit, and further
+/// units while it stays within `budget` bytes by `cost` and `max_tasks` tasks. With one
+/// task per unit these are about the groups of [`for_each_group`]; with a store's write
+/// groups (`Store::write_group`) as units, no write group is split between batches.
+pub(crate) fn whole_groups<C>(
+    starts: &[usize],
+    total: usize,
+    cost: C,
+    budget: usize,
+    max_tasks: usize,
+) -> Vec<Range<usize>>
+where
+    C: Fn(usize) -> usize,
+{
+    let ends = starts.iter().skip(1).copied().chain(std::iter::once(total));
+    let units: Vec<Range<usize>> = starts.iter().zip(ends).map(|(&s, e)| s..e).collect();
+    let unit_cost =
+        |unit: &Range<usize>| unit.clone().fold(0usize, |n, t| n.saturating_add(cost(t)));
+    let mut batches: Vec<Range<usize>> = Vec::new();
+    let mut bytes = 0usize;
+    for unit in units.into_iter().filter(|u| !u.is_empty()) {
+        let unit_bytes = unit_cost(&unit);
+        match batches.last_mut() {
+            Some(batch)
+                if unit.end - batch.start <= max_tasks
+                    && bytes.saturating_add(unit_bytes) <= budget =>
+            {
+                batch.end = unit.end;
+                bytes = bytes.saturating_add(unit_bytes);
+            }
+            _ => {
+                batches.push(unit.clone());
+                bytes = unit_bytes;
+            }
+        }
+    }
+    batches
 }
 
 /// A whole-value answer of [`Store::get_many`](neurochunk_store::Store::get_many): the bytes,

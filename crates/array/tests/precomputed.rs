@@ -498,3 +498,196 @@ fn hostile_shards_and_chunks_are_errors() {
     let e = array.read_all().unwrap_err().to_string();
     assert!(e.contains("3-11_5-13_2-6") && e.contains("gzip"), "{e}");
 }
+
+/// How many times each key was stored or read.
+type KeyCounts = Vec<(String, usize)>;
+
+/// A memory store that counts, per key, the values stored and the whole-value reads.
+#[derive(Debug, Default)]
+struct ShardWrites {
+    inner: MemoryStore,
+    sets: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    whole_reads: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+impl ShardWrites {
+    /// The counts since the last call, of the keys ending in `.shard`.
+    fn take(&self) -> (KeyCounts, KeyCounts) {
+        let drain = |map: &std::sync::Mutex<std::collections::HashMap<String, usize>>| {
+            let mut counts: KeyCounts = map
+                .lock()
+                .unwrap()
+                .drain()
+                .filter(|(k, _)| k.ends_with(".shard"))
+                .collect();
+            counts.sort();
+            counts
+        };
+        (drain(&self.sets), drain(&self.whole_reads))
+    }
+}
+
+impl Store for ShardWrites {
+    fn get(&self, key: &str) -> neurochunk_store::StoreResult<Option<neurochunk_store::Bytes>> {
+        *self
+            .whole_reads
+            .lock()
+            .unwrap()
+            .entry(key.to_string())
+            .or_default() += 1;
+        self.inner.get(key)
+    }
+    fn get_ranges(
+        &self,
+        key: &str,
+        ranges: &[neurochunk_store::ByteRange],
+    ) -> neurochunk_store::StoreResult<Option<Vec<neurochunk_store::Bytes>>> {
+        self.inner.get_ranges(key, ranges)
+    }
+    fn size(&self, key: &str) -> neurochunk_store::StoreResult<Option<u64>> {
+        self.inner.size(key)
+    }
+    fn set(&self, key: &str, value: neurochunk_store::Bytes) -> neurochunk_store::StoreResult<()> {
+        *self
+            .sets
+            .lock()
+            .unwrap()
+            .entry(key.to_string())
+            .or_default() += 1;
+        self.inner.set(key, value)
+    }
+    fn delete(&self, key: &str) -> neurochunk_store::StoreResult<()> {
+        *self
+            .sets
+            .lock()
+            .unwrap()
+            .entry(key.to_string())
+            .or_default() += 1;
+        self.inner.delete(key)
+    }
+    fn list_prefix(&self, prefix: &str) -> neurochunk_store::StoreResult<Vec<String>> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(
+        &self,
+        prefix: &str,
+    ) -> neurochunk_store::StoreResult<neurochunk_store::DirListing> {
+        self.inner.list_dir(prefix)
+    }
+}
+
+/// Overlapping region writes into sharded scales (identity and murmurhash, raw and gzip):
+/// every value reads back as last written, chunks of other regions survive, each write stores
+/// each shard it touches once, and a write into shards not stored yet reads none of them.
+#[test]
+fn sharded_region_writes_rewrite_each_shard_once() {
+    let shape = [37usize, 29, 21];
+    let specs = [
+        ShardingSpec {
+            preshift_bits: 0,
+            hash: ShardHash::Identity,
+            minishard_bits: 1,
+            shard_bits: 2,
+            minishard_index_encoding: ShardEncoding::Raw,
+            data_encoding: ShardEncoding::Raw,
+        },
+        ShardingSpec {
+            preshift_bits: 1,
+            hash: ShardHash::Murmurhash3X86_128,
+            minishard_bits: 2,
+            shard_bits: 2,
+            minishard_index_encoding: ShardEncoding::Gzip,
+            data_encoding: ShardEncoding::Gzip,
+        },
+    ];
+    // Regions (x, y, z ranges) and whether they are written with the fill value 0: the last
+    // but one covers whole chunks, which are then deleted.
+    type Region = ([std::ops::Range<usize>; 3], bool);
+    let regions: Vec<Region> = vec![
+        ([3..20, 5..29, 2..15], false),
+        ([15..37, 0..12, 10..21], false),
+        ([1..2, 0..29, 0..21], false),
+        ([0..37, 0..29, 0..21], false),
+        ([4..33, 2..27, 3..19], false),
+        ([8..24, 8..16, 0..8], true),
+        ([10..30, 3..25, 5..18], false),
+    ];
+    for (s, spec) in specs.into_iter().enumerate() {
+        let recorder = Arc::new(ShardWrites::default());
+        let store: Arc<dyn Store> = recorder.clone();
+        let array = ArrayBuilder::new(
+            [shape[0] as u64, shape[1] as u64, shape[2] as u64, 1],
+            DataType::UInt64,
+        )
+        .format(ZarrFormat::Precomputed)
+        .chunks([8, 8, 8, 1])
+        .codecs(vec![Codec::CompressedSegmentation {
+            block_size: [4, 4, 4],
+        }])
+        .precomputed(PrecomputedOptions {
+            sharding: Some(spec),
+            ..PrecomputedOptions::default()
+        })
+        .create(store.clone(), "seg/s0")
+        .unwrap();
+        let mut model = vec![0u64; shape.iter().product()];
+        for (k, ([xs, ys, zs], zero)) in regions.iter().enumerate() {
+            let mut values = Vec::new();
+            for x in xs.clone() {
+                for y in ys.clone() {
+                    for z in zs.clone() {
+                        let v = if *zero {
+                            0
+                        } else {
+                            ((((x / 3 + y / 5 + z / 2) % 7 + 1) as u64 * (k as u64 + 1)) << 40) | 5
+                        };
+                        model[(x * shape[1] + y) * shape[2] + z] = v;
+                        values.extend_from_slice(&v.to_le_bytes());
+                    }
+                }
+            }
+            recorder.take();
+            let selection = Selection::from_box(
+                &[xs.start as u64, ys.start as u64, zs.start as u64, 0],
+                &[xs.len() as u64, ys.len() as u64, zs.len() as u64, 1],
+            );
+            array.write(&selection, &ArrayBytes::Fixed(values)).unwrap();
+            let (sets, reads) = recorder.take();
+            assert!(!sets.is_empty(), "spec {s}, region {k}: no shard stored");
+            for (key, n) in &sets {
+                assert_eq!(*n, 1, "spec {s}, region {k}: {key} stored {n} times");
+            }
+            if k == 0 {
+                // Every shard was new: nothing to read back.
+                assert!(reads.is_empty(), "spec {s}: {reads:?}");
+            }
+            for (key, n) in &reads {
+                assert!(*n <= 1, "spec {s}, region {k}: {key} read whole {n} times");
+            }
+            let again = Array::open(store.clone(), "seg/s0").unwrap();
+            let (_, got) = again.read_all().unwrap();
+            let got: Vec<u64> = bytes(got)
+                .chunks_exact(8)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            for (i, (g, w)) in got.iter().zip(&model).enumerate() {
+                assert_eq!(g, w, "spec {s}, after region {k}: element {i}");
+            }
+            if *zero {
+                // Its whole chunks (x 8..24, y 8..16, z 0..8) are deleted.
+                let stored = again.stored_chunks().unwrap();
+                assert_eq!(stored.len(), 5 * 4 * 3 - 2, "spec {s}: {stored:?}");
+                for chunk in [[1u64, 1, 0, 0], [2, 1, 0, 0]] {
+                    assert!(!stored.contains(&chunk.to_vec()), "spec {s}: {chunk:?}");
+                }
+            }
+        }
+        // Every chunk was written non-zero by region 3, and those the zero region deleted
+        // were written again by the last one.
+        let stored = Array::open(store.clone(), "seg/s0")
+            .unwrap()
+            .stored_chunks()
+            .unwrap();
+        assert_eq!(stored.len(), 5 * 4 * 3, "spec {s}: {stored:?}");
+    }
+}

@@ -197,6 +197,15 @@ impl Store for CountingStore {
         self.inner.list_dir(prefix)
     }
 
+    /// Passes the whole batch to the inner store.
+    fn delete_many(&self, keys: Vec<String>) -> StoreResult<()> {
+        self.inner.delete_many(keys)
+    }
+
+    fn write_group(&self, key: &str) -> Option<u64> {
+        self.inner.write_group(key)
+    }
+
     fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
         self.inner.writer(key)
     }

@@ -455,6 +455,17 @@ pub trait Store: Send + Sync + Debug {
         Ok(())
     }
 
+    /// The *write group* of `key`, for a store that keeps several keys' values in one object
+    /// and rewrites that object whole when any of them is written (the chunks of a
+    /// Neuroglancer precomputed shard): keys of one group are best written together, with one
+    /// [`set_many`](Store::set_many) call, so the object is read and rewritten once instead of
+    /// once per call. Writers that store many keys (the array engine) order and batch their
+    /// values by it. `None` (the default) when the key's value is stored on its own.
+    fn write_group(&self, key: &str) -> Option<u64> {
+        let _ = key;
+        None
+    }
+
     /// A writer that streams a (large) value to `key`. Nothing is visible until
     /// [`ValueWriter::commit`]; dropping the writer without committing abandons the value.
     ///
@@ -474,6 +485,17 @@ pub trait Store: Send + Sync + Debug {
     {
         validate_key(key)?;
         Ok(Box::new(BufferedWriter::new(self, key)))
+    }
+
+    /// Remove several values, each as [`delete`](Store::delete) removes one. The default
+    /// makes one `delete` call per key in turn; a store that keeps several keys in one object
+    /// ([`write_group`](Store::write_group)) rewrites each object once. Stops at the first
+    /// error.
+    fn delete_many(&self, keys: Vec<String>) -> StoreResult<()> {
+        for key in keys {
+            self.delete(&key)?;
+        }
+        Ok(())
     }
 
     /// Remove every key under `prefix`.

@@ -170,6 +170,19 @@ impl Store for PrefixStore {
             .collect()
     }
 
+    /// Passes the whole batch to the inner store.
+    fn delete_many(&self, keys: Vec<String>) -> StoreResult<()> {
+        let keys = keys
+            .iter()
+            .map(|key| self.inner_key(key))
+            .collect::<StoreResult<Vec<_>>>()?;
+        self.inner.delete_many(keys)
+    }
+
+    fn write_group(&self, key: &str) -> Option<u64> {
+        self.inner.write_group(&self.inner_key(key).ok()?)
+    }
+
     fn writer(&self, key: &str) -> StoreResult<Box<dyn ValueWriter + '_>> {
         self.inner.writer(&self.inner_key(key)?)
     }

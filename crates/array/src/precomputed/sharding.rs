@@ -593,41 +593,61 @@ pub fn parse_shard(
 
 /// A whole shard file of `chunks` (id → stored data, already in the data encoding): the
 /// shard index, then per minishard its chunks' data (by id) and its index.
-pub fn assemble_shard(chunks: &BTreeMap<u64, Vec<u8>>, spec: &ShardingSpec) -> Vec<u8> {
+pub fn assemble_shard<B: AsRef<[u8]>>(chunks: &BTreeMap<u64, B>, spec: &ShardingSpec) -> Vec<u8> {
+    let parts = shard_parts(chunks, spec);
+    let mut shard = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for part in &parts {
+        shard.extend_from_slice(part);
+    }
+    shard
+}
+
+/// The shard file of `chunks` ([`assemble_shard`]) as the pieces it is made of, in order:
+/// the shard index, then per minishard its chunks' data (borrowed) and its encoded index.
+/// A writer streams them to the store without building the shard in memory.
+pub fn shard_parts<'a, B: AsRef<[u8]>>(
+    chunks: &'a BTreeMap<u64, B>,
+    spec: &ShardingSpec,
+) -> Vec<std::borrow::Cow<'a, [u8]>> {
+    use std::borrow::Cow;
     let index_end = spec.shard_index_bytes();
-    let mut by_minishard: BTreeMap<u64, Vec<(u64, &Vec<u8>)>> = BTreeMap::new();
+    let mut by_minishard: BTreeMap<u64, Vec<(u64, &'a [u8])>> = BTreeMap::new();
     for (&id, data) in chunks {
         by_minishard
             .entry(spec.place(id).minishard)
             .or_default()
-            .push((id, data));
+            .push((id, data.as_ref()));
     }
     let mut index = vec![0u8; index_end as usize];
-    let mut body: Vec<u8> = Vec::new();
+    let mut body: Vec<Cow<'a, [u8]>> = Vec::with_capacity(chunks.len() + by_minishard.len());
+    // Bytes after the shard index so far.
+    let mut at = 0u64;
     for (m, members) in by_minishard {
         let mut entries = Vec::with_capacity(members.len());
         for (id, data) in members {
-            let start = index_end + body.len() as u64;
-            body.extend_from_slice(data);
             entries.push(MinishardEntry {
                 id,
-                start,
+                start: index_end + at,
                 size: data.len() as u64,
             });
+            at += data.len() as u64;
+            body.push(Cow::Borrowed(data));
         }
         let mut encoded = encode_minishard_index(&entries, index_end);
         if spec.minishard_index_encoding == ShardEncoding::Gzip {
             encoded = gzip(&encoded);
         }
-        let start = body.len() as u64;
-        body.extend_from_slice(&encoded);
-        let end = body.len() as u64;
-        let at = (m * 16) as usize;
-        index[at..at + 8].copy_from_slice(&start.to_le_bytes());
-        index[at + 8..at + 16].copy_from_slice(&end.to_le_bytes());
+        let (start, end) = (at, at + encoded.len() as u64);
+        at = end;
+        body.push(Cow::Owned(encoded));
+        let slot = (m * 16) as usize;
+        index[slot..slot + 8].copy_from_slice(&start.to_le_bytes());
+        index[slot + 8..slot + 16].copy_from_slice(&end.to_le_bytes());
     }
-    index.extend_from_slice(&body);
-    index
+    let mut parts = Vec::with_capacity(body.len() + 1);
+    parts.push(Cow::Owned(index));
+    parts.extend(body);
+    parts
 }
 
 #[cfg(test)]

@@ -6,11 +6,15 @@
 //! reads becomes three batched reads of the inner store: the shard index entries of the
 //! minishards concerned, those minishard indexes, then the chunks' byte ranges (one request
 //! per shard file each time); a batch of chunk writes rewrites each shard it touches whole
-//! (read, merge, write), one writer per shard at a time within the process. Every other key
-//! passes through unchanged.
+//! (read what it keeps, merge, write), one writer per shard at a time within the process,
+//! different shards in parallel. The shard of a chunk key is its write group
+//! ([`Store::write_group`]), so the array engine hands over the chunks of a shard in one batch
+//! and each shard is rewritten once per write. Every other key passes through unchanged.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
 
 use neurochunk_store::{
     join_key, ByteRange, Bytes, DirListing, ReadRequest, ReadResponse, Store, StoreError,
@@ -419,7 +423,8 @@ impl ScaleStore {
         Ok(entries.into_iter().map(|e| (e.id, e)).collect())
     }
 
-    /// Rewrite the shards of the chunks `updates` (id → new stored value, `None` to remove).
+    /// Rewrite the shards of the chunks `updates` (id → new stored value, `None` to remove),
+    /// each shard once, different shards in parallel.
     fn write_sharded(
         &self,
         spec: &ShardingSpec,
@@ -432,37 +437,155 @@ impl ScaleStore {
                 .or_default()
                 .push((id, value));
         }
-        for (shard, changes) in by_shard {
-            let lock = self.lock_shard(shard);
-            let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-            let key = self.shard_key(spec, shard);
-            let mut chunks = match self.inner.get(&key)? {
-                Some(bytes) => sharding::parse_shard(&bytes, spec, self.index_limit())
-                    .map_err(|e| self.error(&key, format!("cannot be updated: {e}")))?,
-                None => BTreeMap::new(),
+        if by_shard.len() == 1 {
+            return by_shard
+                .into_iter()
+                .try_for_each(|(shard, changes)| self.rewrite_shard(spec, shard, changes));
+        }
+        by_shard
+            .into_iter()
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .with_max_len(1)
+            .try_for_each(|(shard, changes)| self.rewrite_shard(spec, shard, changes))
+    }
+
+    /// Apply `changes` (id → new value as the engine encoded it, `None` to remove) to shard
+    /// `shard` and store it whole again, atomically (the inner store's writer). The chunks
+    /// the changes leave alone are read from the stored shard in one whole read, so they come
+    /// from one version of it; when the changes replace every stored chunk (or there is no
+    /// shard yet) only the shard's indexes are read. One writer per shard at a time within
+    /// the process.
+    fn rewrite_shard(
+        &self,
+        spec: &ShardingSpec,
+        shard: u64,
+        changes: Vec<(u64, Option<Bytes>)>,
+    ) -> StoreResult<()> {
+        // Compressed before the shard is locked (the lock is never held across rayon work).
+        let encode = |(id, value): (u64, Option<Bytes>)| match (value, spec.data_encoding) {
+            (Some(bytes), ShardEncoding::Gzip) => (id, Some(Bytes::from(sharding::gzip(&bytes)))),
+            (value, _) => (id, value),
+        };
+        let changes: Vec<(u64, Option<Bytes>)> = match spec.data_encoding {
+            ShardEncoding::Gzip if changes.len() > 1 => {
+                changes.into_par_iter().map(encode).collect()
+            }
+            _ => changes.into_iter().map(encode).collect(),
+        };
+        // The last change of an id wins, as when they are applied in turn.
+        let changes: BTreeMap<u64, Option<Bytes>> = changes.into_iter().collect();
+        let lock = self.lock_shard(shard);
+        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let key = self.shard_key(spec, shard);
+        let (existed, mut chunks) = self.kept_chunks(spec, &key, &changes)?;
+        chunks.extend(
+            changes
+                .into_iter()
+                .filter_map(|(id, value)| value.map(|bytes| (id, bytes))),
+        );
+        if chunks.is_empty() {
+            return if existed {
+                self.inner.delete(&key)
+            } else {
+                Ok(())
             };
-            for (id, value) in changes {
-                match value {
-                    None => {
-                        chunks.remove(&id);
+        }
+        let mut writer = self.inner.writer(&key)?;
+        for part in sharding::shard_parts(&chunks, spec) {
+            std::io::Write::write_all(&mut writer, &part)
+                .map_err(|e| self.error(&key, format!("cannot be written: {e}")))?;
+        }
+        writer.commit()
+    }
+
+    /// Whether shard `key` is stored, and its chunks that `changes` leave alone (id → stored
+    /// bytes, slices of one read of the shard).
+    fn kept_chunks(
+        &self,
+        spec: &ShardingSpec,
+        key: &str,
+        changes: &BTreeMap<u64, Option<Bytes>>,
+    ) -> StoreResult<(bool, BTreeMap<u64, Bytes>)> {
+        let unreadable = |e: String| self.error(key, format!("cannot be updated: {e}"));
+        let index_end = spec.shard_index_bytes();
+        let index = match self.inner.get_ranges(
+            key,
+            &[ByteRange::FromStart {
+                offset: 0,
+                length: Some(index_end),
+            }],
+        ) {
+            Ok(None) => return Ok((false, BTreeMap::new())),
+            Ok(Some(mut parts)) if parts.len() == 1 => parts.pop().unwrap_or_default(),
+            Ok(Some(_)) => return Err(unreadable("unexpected answer to a ranged read".into())),
+            Err(StoreError::RangeOutOfBounds { size, .. }) => {
+                return Err(unreadable(format!(
+                    "the shard has {size} bytes, less than its index ({index_end} bytes): \
+                     truncated"
+                )))
+            }
+            Err(e) => return Err(e),
+        };
+        let ranges: Vec<(u64, u64)> = sharding::parse_shard_index(&index, spec, None)
+            .map_err(unreadable)?
+            .into_iter()
+            .filter(|(start, end)| start < end)
+            .collect();
+        // The ids the shard holds, from its minishard indexes.
+        let mut every_id_changed = true;
+        if !ranges.is_empty() {
+            let requests: Vec<ByteRange> = ranges
+                .iter()
+                .map(|&(start, end)| ByteRange::FromStart {
+                    offset: start,
+                    length: Some(end - start),
+                })
+                .collect();
+            let parts = match self.inner.get_ranges(key, &requests) {
+                Ok(Some(parts)) if parts.len() == ranges.len() => parts,
+                // Replaced or removed meanwhile by another process: read whole below.
+                Ok(_) | Err(StoreError::RangeOutOfBounds { .. }) => Vec::new(),
+                Err(e) => return Err(e),
+            };
+            every_id_changed = parts.len() == ranges.len();
+            for part in &parts {
+                let decoded;
+                let bytes = match spec.minishard_index_encoding {
+                    ShardEncoding::Raw => &part[..],
+                    ShardEncoding::Gzip => {
+                        decoded = sharding::gunzip(part, self.index_limit()).map_err(unreadable)?;
+                        &decoded[..]
                     }
-                    Some(bytes) => {
-                        let stored = match spec.data_encoding {
-                            ShardEncoding::Raw => bytes.to_vec(),
-                            ShardEncoding::Gzip => sharding::gzip(&bytes),
-                        };
-                        chunks.insert(id, stored);
-                    }
+                };
+                let entries =
+                    sharding::parse_minishard_index(bytes, index_end, None).map_err(unreadable)?;
+                if entries.iter().any(|e| !changes.contains_key(&e.id)) {
+                    every_id_changed = false;
+                    break;
                 }
             }
-            if chunks.is_empty() {
-                self.inner.delete(&key)?;
-            } else {
-                self.inner
-                    .set(&key, sharding::assemble_shard(&chunks, spec).into())?;
-            }
         }
-        Ok(())
+        if every_id_changed {
+            return Ok((true, BTreeMap::new()));
+        }
+        // Some chunks stay: the shard read whole, so index and data are of one version.
+        let Some(shard) = self.inner.get(key)? else {
+            return Ok((false, BTreeMap::new()));
+        };
+        let entries =
+            sharding::shard_entries(&shard, spec, self.index_limit()).map_err(unreadable)?;
+        let kept = entries
+            .into_iter()
+            .filter(|e| !changes.contains_key(&e.id))
+            .map(|e| {
+                (
+                    e.id,
+                    shard.slice(e.start as usize..(e.start + e.size) as usize),
+                )
+            })
+            .collect();
+        Ok((true, kept))
     }
 
     /// Every stored chunk key of a sharded scale (shard files listed, their indexes read).
@@ -478,10 +601,10 @@ impl ScaleStore {
             let Some(bytes) = self.inner.get(&key)? else {
                 continue;
             };
-            let chunks = sharding::parse_shard(&bytes, spec, self.index_limit())
+            let entries = sharding::shard_entries(&bytes, spec, self.index_limit())
                 .map_err(|e| self.error(&key, e))?;
-            for id in chunks.keys() {
-                let mut index = sharding::morton_position(*id, &grid);
+            for entry in entries {
+                let mut index = sharding::morton_position(entry.id, &grid);
                 if index.iter().zip(&grid).any(|(i, g)| i >= g) {
                     continue;
                 }
@@ -576,6 +699,13 @@ impl Store for ScaleStore {
         self.set_impl(values)
     }
 
+    /// Sharded: the shard of a chunk key, which every write of its chunks rewrites.
+    fn write_group(&self, key: &str) -> Option<u64> {
+        let spec = self.sharding()?;
+        let index = self.chunk_of(key)?;
+        Some(spec.place(self.chunk_id(&index)).shard)
+    }
+
     fn delete(&self, key: &str) -> StoreResult<()> {
         match (self.chunk_of(key), self.sharding()) {
             (Some(index), Some(spec)) => {
@@ -588,6 +718,24 @@ impl Store for ScaleStore {
             }
             (None, _) => self.inner.delete(key),
         }
+    }
+
+    /// Sharded: the chunks' shards rewritten once each.
+    fn delete_many(&self, keys: Vec<String>) -> StoreResult<()> {
+        let Some(spec) = self.sharding() else {
+            return keys.iter().try_for_each(|key| self.delete(key));
+        };
+        let mut removed = Vec::new();
+        for key in keys {
+            match self.chunk_of(&key) {
+                Some(index) => removed.push((self.chunk_id(&index), None)),
+                None => self.inner.delete(&key)?,
+            }
+        }
+        if removed.is_empty() {
+            return Ok(());
+        }
+        self.write_sharded(spec, removed)
     }
 
     fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {

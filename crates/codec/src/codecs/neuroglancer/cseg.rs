@@ -136,39 +136,90 @@ impl CompressedSegmentationCodec {
         out.resize(base + 2 * blocks, 0);
         let block_len = bx * by * bz;
         let mut tables: HashMap<Vec<u64>, usize> = HashMap::new();
+        // Per block: its distinct values in order of first appearance, each voxel's position
+        // among them (`PADDING` outside the extent), the distinct values sorted (the table)
+        // and each first-appearance position's rank in the table. A block holds few labels,
+        // so they are found by comparing with the previous voxel's and then a short list;
+        // a block with many uses a hash map.
+        const PADDING: u32 = u32::MAX;
+        const SHORT_LIST: usize = 16;
+        let mut distinct: Vec<u64> = Vec::with_capacity(SHORT_LIST);
+        let mut many: HashMap<u64, u32> = HashMap::new();
+        let mut positions: Vec<u32> = vec![PADDING; block_len];
         let mut values: Vec<u64> = Vec::with_capacity(block_len);
-        let mut present: Vec<Option<u64>> = vec![None; block_len];
+        let mut order: Vec<u32> = Vec::with_capacity(block_len);
+        let mut rank: Vec<u32> = vec![0; block_len];
         let mut block = 0usize;
         for gz in 0..grid[2] {
             for gy in 0..grid[1] {
                 for gx in 0..grid[0] {
-                    values.clear();
-                    for (i, slot) in present.iter_mut().enumerate() {
-                        let (x, y, z) = (
-                            gx * bx + i % bx,
-                            gy * by + (i / bx) % by,
-                            gz * bz + i / (bx * by),
-                        );
-                        *slot = (x < ex && y < ey && z < ez).then(|| {
-                            let v = element(chunk, layout.chunk_index(x, y, z, channel), wpv);
-                            values.push(v);
-                            v
-                        });
+                    distinct.clear();
+                    many.clear();
+                    let mut last: Option<(u64, u32)> = None;
+                    for lz in 0..bz {
+                        let z = gz * bz + lz;
+                        for ly in 0..by {
+                            let y = gy * by + ly;
+                            let row = (lz * by + ly) * bx;
+                            for lx in 0..bx {
+                                let x = gx * bx + lx;
+                                if x >= ex || y >= ey || z >= ez {
+                                    positions[row + lx] = PADDING;
+                                    continue;
+                                }
+                                let v = element(chunk, layout.chunk_index(x, y, z, channel), wpv);
+                                let position = match last {
+                                    Some((value, position)) if value == v => position,
+                                    _ => {
+                                        let position = if many.is_empty() {
+                                            match distinct.iter().position(|&d| d == v) {
+                                                Some(p) => p as u32,
+                                                None => {
+                                                    distinct.push(v);
+                                                    if distinct.len() > SHORT_LIST {
+                                                        many.extend(
+                                                            distinct
+                                                                .iter()
+                                                                .enumerate()
+                                                                .map(|(p, &d)| (d, p as u32)),
+                                                        );
+                                                    }
+                                                    (distinct.len() - 1) as u32
+                                                }
+                                            }
+                                        } else {
+                                            let next = distinct.len() as u32;
+                                            let p = *many.entry(v).or_insert(next);
+                                            if p == next {
+                                                distinct.push(v);
+                                            }
+                                            p
+                                        };
+                                        last = Some((v, position));
+                                        position
+                                    }
+                                };
+                                positions[row + lx] = position;
+                            }
+                        }
                     }
-                    values.sort_unstable();
-                    values.dedup();
+                    order.clear();
+                    order.extend(0..distinct.len() as u32);
+                    order.sort_unstable_by_key(|&p| distinct[p as usize]);
+                    values.clear();
+                    values.extend(order.iter().map(|&p| distinct[p as usize]));
+                    for (r, &p) in order.iter().enumerate() {
+                        rank[p as usize] = r as u32;
+                    }
                     let bits = bits_for(values.len());
                     let values_offset = out.len() - base;
                     let words = (block_len * bits as usize).div_ceil(32);
                     let start = out.len();
                     out.resize(start + words, 0);
                     if bits > 0 {
-                        for (i, v) in present.iter().enumerate() {
+                        for (i, &p) in positions.iter().enumerate() {
                             // Padding takes index 0, a value of the block.
-                            let index = match v {
-                                Some(v) => values.binary_search(v).unwrap_or(0) as u32,
-                                None => 0,
-                            };
+                            let index = if p == PADDING { 0 } else { rank[p as usize] };
                             let bit = i * bits as usize;
                             out[start + bit / 32] |= index << (bit % 32);
                         }
@@ -401,6 +452,100 @@ mod tests {
             .collect();
         assert_eq!(words, [1, 2, 2, 7]);
         assert_eq!(codec.decode(bytes, &r).unwrap(), data);
+    }
+
+    /// The encoding spelled out: per block, the sorted distinct values and each voxel's
+    /// position among them (padding 0), tables shared between blocks with equal ones.
+    fn reference_encode(
+        data: &[u64],
+        shape: [usize; 3],
+        ext: [usize; 3],
+        b: [usize; 3],
+    ) -> Vec<u32> {
+        let grid = [0, 1, 2].map(|d| ext[d].div_ceil(b[d]));
+        let blocks = grid[0] * grid[1] * grid[2];
+        let mut out = vec![1u32];
+        out.resize(1 + 2 * blocks, 0);
+        let mut tables: HashMap<Vec<u64>, usize> = HashMap::new();
+        let mut block = 0;
+        for gz in 0..grid[2] {
+            for gy in 0..grid[1] {
+                for gx in 0..grid[0] {
+                    let mut voxels = Vec::new();
+                    for i in 0..b[0] * b[1] * b[2] {
+                        let (x, y, z) = (
+                            gx * b[0] + i % b[0],
+                            gy * b[1] + (i / b[0]) % b[1],
+                            gz * b[2] + i / (b[0] * b[1]),
+                        );
+                        voxels.push(
+                            (x < ext[0] && y < ext[1] && z < ext[2])
+                                .then(|| data[(x * shape[1] + y) * shape[2] + z]),
+                        );
+                    }
+                    let mut values: Vec<u64> = voxels.iter().flatten().copied().collect();
+                    values.sort_unstable();
+                    values.dedup();
+                    let bits = bits_for(values.len());
+                    let values_offset = out.len() - 1;
+                    let start = out.len();
+                    out.resize(start + (voxels.len() * bits as usize).div_ceil(32), 0);
+                    if bits > 0 {
+                        for (i, v) in voxels.iter().enumerate() {
+                            let index = v.map_or(0, |v| values.binary_search(&v).unwrap()) as u32;
+                            out[start + i * bits as usize / 32] |=
+                                index << (i * bits as usize % 32);
+                        }
+                    }
+                    let table = *tables.entry(values.clone()).or_insert_with(|| {
+                        let offset = out.len() - 1;
+                        out.extend(values.iter().flat_map(|&v| [v as u32, (v >> 32) as u32]));
+                        offset
+                    });
+                    out[1 + 2 * block] = table as u32 | bits << 24;
+                    out[2 + 2 * block] = values_offset as u32;
+                    block += 1;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn encodes_as_the_reference_for_few_and_many_labels() {
+        let codec = CompressedSegmentationCodec::new([8, 4, 4]).unwrap();
+        let shape = [24usize, 16, 12];
+        let r = repr(&[shape[0], shape[1], shape[2], 1], DataType::UInt64);
+        // Few labels per block in one half (cells), a different label at almost every voxel
+        // in the other (more than a short list holds, so the hash map is used).
+        let mut data = Vec::new();
+        for x in 0..shape[0] {
+            for y in 0..shape[1] {
+                for z in 0..shape[2] {
+                    let v = if x < 12 {
+                        ((x / 5 + y / 3 + z / 7) as u64 * 0x9E37_79B9_7F4A_7C15) >> 3
+                    } else {
+                        ((x * 131 + y * 17 + z) as u64 % 97) << 33 | 1
+                    };
+                    data.push(v);
+                }
+            }
+        }
+        for ext in [shape, [21, 13, 11], [3, 16, 1]] {
+            let bytes = ArrayBytes::Fixed(data.iter().flat_map(|v| v.to_le_bytes()).collect());
+            let encoded = codec
+                .encode_extent(bytes, &r, &[ext[0], ext[1], ext[2], 1])
+                .unwrap();
+            let words: Vec<u32> = encoded
+                .chunks(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            assert_eq!(
+                words,
+                reference_encode(&data, shape, ext, [8, 4, 4]),
+                "{ext:?}"
+            );
+        }
     }
 
     #[test]
