@@ -26,8 +26,10 @@ pub(crate) enum MeshCommand {
     /// Show one segment's mesh: legacy fragments with vertex and triangle counts, or the lods
     /// and fragments of a multi-resolution manifest.
     Show(ShowArgs),
-    /// Write legacy meshes as two tables, OUT/vertices.EXT (segment_id, fragment, x, y, z) and
+    /// Write meshes as two tables, OUT/vertices.EXT (segment_id, fragment, x, y, z) and
     /// OUT/faces.EXT (segment_id, fragment, v0, v1, v2; indices into the segment's vertices).
+    /// Multi-resolution meshes: one lod (--lod, default 0, the finest), Draco fragments decoded
+    /// when built with the `draco` feature, vertices in model coordinates.
     Export(ExportArgs),
     /// Write a legacy mesh directory from the tables `export` writes.
     Import(ImportArgs),
@@ -65,6 +67,10 @@ pub(crate) struct ExportArgs {
     /// Table format: parquet or arrow (Arrow IPC file).
     #[arg(long, default_value = "parquet")]
     format: String,
+    /// Level of detail of multi-resolution meshes (0, the finest, by default; empty fragments
+    /// are left out, the others numbered in manifest order).
+    #[arg(long)]
+    lod: Option<usize>,
 }
 
 #[derive(Args)]
@@ -184,9 +190,17 @@ fn export(args: ExportArgs) -> CmdResult {
     } else {
         args.segments.clone()
     };
+    if args.lod.is_some() && matches!(dir.kind(), MeshKind::Legacy) {
+        return Err(Failure(
+            "--lod: legacy meshes have one level of detail".to_string(),
+        ));
+    }
     let mut parts = Vec::new();
     for id in &ids {
-        let mesh = dir.read_segment(*id)?;
+        let mesh = match args.lod {
+            Some(lod) => dir.read_multires_lod(*id, lod)?,
+            None => dir.read_segment(*id)?,
+        };
         for (i, fragment) in mesh.fragments.into_iter().enumerate() {
             parts.push(MeshPart {
                 segment_id: *id,

@@ -6,11 +6,11 @@
 //! cargo run --release -p neurochunk --example fuzz_seeds -- OUT_DIR
 //! ```
 //! writes `OUT_DIR/<target>/<case>` for the targets `metadata`, `chunk`, `pickle`, `npy`,
-//! `nwb_attributes`, `table_file`, `swc`, `lindi`, `h5`, `precomputed`, `skeleton` and
-//! `annotation`.
+//! `nwb_attributes`, `table_file`, `swc`, `lindi`, `h5`, `precomputed`, `skeleton`,
+//! `annotation` and `mesh`.
 //!
 //! Framed inputs (`metadata`, `chunk`, `nwb_attributes`, `precomputed`, `skeleton`,
-//! `annotation`) are `selector |
+//! `annotation`, `mesh`) are `selector |
 //! u16 LE document length |
 //! document | payload`, the layout `fuzz/src/lib.rs` splits.
 
@@ -782,6 +782,64 @@ fn precomputed_seeds(seeds: &mut Seeds) -> Result<()> {
     Ok(())
 }
 
+/// Precomputed meshes (framed: the mesh directory's `info`, then one file; the selector's low
+/// bits say which, see `fuzz/fuzz_targets/mesh.rs`): a legacy fragment plain and gzip, a legacy
+/// manifest, and a multi-resolution manifest with its fragment data (a Draco fragment DracoPy
+/// wrote, from the test fixture).
+fn mesh_seeds(seeds: &mut Seeds) -> Result<()> {
+    use neurochunk::array::precomputed::mesh::{
+        encode_legacy_fragment, encode_multires_manifest, Lod, LodFragment, MultiresManifest,
+    };
+    let vertices = [
+        [0.0, 0.0, 0.0],
+        [4.0, 0.0, 0.0],
+        [0.0, 4.0, 0.0],
+        [0.0, 0.0, 4.0],
+    ];
+    let triangles = [[0, 1, 2], [0, 2, 3], [0, 3, 1], [1, 3, 2]];
+    let fragment = encode_legacy_fragment(&vertices, &triangles).map_err(|e| e.to_string())?;
+    let legacy_info = br#"{"@type": "neuroglancer_legacy_mesh"}"#;
+    seeds.put(
+        "mesh",
+        "legacy_fragment",
+        &framed(0, legacy_info, &fragment)?,
+    )?;
+    seeds.put(
+        "mesh",
+        "legacy_fragment_no_info",
+        &framed(0, b"", &fragment)?,
+    )?;
+    let gz = neurochunk::array::precomputed::sharding::gzip(&fragment);
+    seeds.put("mesh", "legacy_fragment_gz", &framed(4, legacy_info, &gz)?)?;
+    let manifest = br#"{"fragments": ["5:0:1", "5:0:2"]}"#;
+    seeds.put(
+        "mesh",
+        "legacy_manifest",
+        &framed(1, legacy_info, manifest)?,
+    )?;
+
+    let draco: &[u8] = include_bytes!("../../array/tests/data/multires_draco/plain/5");
+    let multires_info = br#"{"@type": "neuroglancer_multilod_draco", "vertex_quantization_bits": 10, "transform": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0], "lod_scale_multiplier": 1}"#;
+    let index = encode_multires_manifest(&MultiresManifest {
+        chunk_shape: [8.0, 8.0, 8.0],
+        grid_origin: [0.0, 0.0, 0.0],
+        lods: vec![Lod {
+            scale: 1.0,
+            vertex_offset: [0.0; 3],
+            fragments: vec![LodFragment {
+                position: [0, 0, 0],
+                offset: 0,
+                size: draco.len() as u64,
+            }],
+        }],
+    });
+    let mut payload = u16::try_from(index.len())?.to_le_bytes().to_vec();
+    payload.extend_from_slice(&index);
+    payload.extend_from_slice(draco);
+    seeds.put("mesh", "multires", &framed(2, multires_info, &payload)?)?;
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let Some(dir) = std::env::args_os().nth(1) else {
         return Err("usage: fuzz_seeds OUT_DIR".into());
@@ -799,6 +857,7 @@ fn main() -> Result<()> {
     precomputed_seeds(&mut seeds)?;
     skeleton_seeds(&mut seeds)?;
     annotation_seeds(&mut seeds)?;
+    mesh_seeds(&mut seeds)?;
     println!("{} seeds in {}", seeds.written, seeds.dir.display());
     Ok(())
 }

@@ -1,10 +1,13 @@
 """Neuroglancer precomputed meshes against cloud-volume: legacy meshes both ways (vertices and
-faces identical), gzip fragments, the tables `neurochunk mesh export` writes, and a
-multi-resolution layer (Draco fragments from DracoPy) whose manifest neurochunk reads and
-whose fragments it refuses by name."""
+faces identical), gzip fragments, the tables `neurochunk mesh export` writes, and
+multi-resolution layers (Draco fragments from DracoPy): the manifest `mesh show` reads, and the
+fixture crates/array/tests/data/multires_draco (unsharded and sharded) whose every lod
+cloud-volume's `mesh.get` and `mesh export --lod` read to the same vertices and triangles."""
 
 import json
+import shutil
 import struct
+from pathlib import Path
 
 import DracoPy
 import numpy as np
@@ -210,12 +213,61 @@ def test_multires_manifest_and_draco_refused(nc, tmp_path):
             offset += f["size"]
     assert offset == (tmp_path / "mesh" / "42").stat().st_size
     proc = nc.run("mesh", "export", tmp_path / "mesh", tmp_path / "out", check=False)
-    assert proc.returncode != 0
-    assert "Draco-encoded fragments are not supported by this build" in proc.stderr
-    assert "segment 42" in proc.stderr and "panicked" not in proc.stderr
+    assert "panicked" not in proc.stderr
+    if proc.returncode != 0:
+        # A build without the `draco` feature refuses the fragments by name.
+        assert "Draco-encoded fragments are not decoded by this build" in proc.stderr
+        assert "segment 42" in proc.stderr
+    else:
+        # Decoded: lod 0's fragments, one row per Draco point.
+        v = pq.read_table(tmp_path / "out" / "vertices.parquet")
+        data = (tmp_path / "mesh" / "42").read_bytes()
+        points = [len(DracoPy.decode(data[o:o + n]).points)
+                  for o, n in zip(np.cumsum([0] + sizes[0][:-1]), sizes[0])]
+        assert v.num_rows == sum(points)
     # A truncated index is an error naming the file and the segment.
     index = tmp_path / "mesh" / "42.index"
     index.write_bytes(index.read_bytes()[:-3])
     proc = nc.run("mesh", "show", tmp_path / "mesh", "42", check=False)
     assert proc.returncode != 0
     assert "42.index" in proc.stderr and "segment 42" in proc.stderr
+
+
+FIXTURE = Path(__file__).resolve().parents[3] / "crates/array/tests/data/multires_draco"
+
+
+def triangles(vertices, faces):
+    """The triangles as a sorted list of vertex-position triples (order-free comparison)."""
+    return sorted(tuple(map(tuple, vertices[f])) for f in faces)
+
+
+def test_multires_draco_fixture_cloudvolume_and_export_agree(nc, tmp_path):
+    expected = json.loads((FIXTURE / "expected.json").read_text())
+    for name in ("plain", "sharded"):
+        layer = tmp_path / name
+        shutil.copytree(FIXTURE / name, layer)
+        cv = CloudVolume(f"file://{layer}", progress=False)
+        for lod in range(len(expected["lods"])):
+            got = cv.mesh.get(5, lod=lod)
+            got = got[5] if isinstance(got, dict) else got
+            out = tmp_path / f"{name}_lod{lod}"
+            proc = nc.run("mesh", "export", layer, out, "--lod", lod, check=False)
+            if proc.returncode != 0:
+                assert "not decoded by this build" in proc.stderr, proc.stderr
+                return
+            xyz, tri = segment_arrays(
+                pq.read_table(out / "vertices.parquet"), pq.read_table(out / "faces.parquet"), 5
+            )
+            # cloud-volume computes in float32 and neurochunk in float64 rounded once to
+            # float32: the same vertices to within a float32 rounding.
+            assert xyz.shape == got.vertices.shape and tri.shape == got.faces.shape
+            np.testing.assert_allclose(xyz, got.vertices, rtol=2e-7, atol=0)
+            assert np.array_equal(tri, got.faces)
+            # Against DracoPy's decode placed in float64 (expected.json): exact after rounding.
+            want = np.concatenate(
+                [np.asarray(f["vertices"]).reshape(-1, 3) for f in expected["lods"][lod]]
+            ).astype(np.float32)
+            assert np.array_equal(xyz, want)
+            assert triangles(xyz, tri) == triangles(want, tri)
+        proc = nc.run("mesh", "export", layer, tmp_path / "bad", "--lod", "2", check=False)
+        assert proc.returncode != 0 and "no lod 2" in proc.stderr

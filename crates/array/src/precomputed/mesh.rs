@@ -10,8 +10,10 @@
 //! * **Multi-resolution** (`"@type": "neuroglancer_multilod_draco"`): per segment the binary
 //!   manifest `ID.index` (or, sharded, the shard chunk of the id) and the fragment data `ID`
 //!   (sharded: the bytes just before the manifest in the shard). Manifests are read and
-//!   listed; the fragments are Draco-encoded, which this build does not decode (an error
-//!   naming the file and segment, see `docs/precomputed.md`).
+//!   listed. The fragments are Draco-encoded: with the `draco` feature they are decoded
+//!   (`draco-oxide`; the integer positions of each fragment's octree node placed as
+//!   Neuroglancer places them, then the `info`'s `transform`), without it reading them is an
+//!   error naming the file and segment (see `docs/precomputed.md`).
 //!
 //! Every count read from a file is checked against the file's size before anything is
 //! allocated from it; damaged files are errors naming the file and the segment.
@@ -846,44 +848,338 @@ impl<'a> MeshDir<'a> {
         Ok(bytes)
     }
 
-    /// Decode fragment `fragment` of lod `lod` of segment `id`: Draco is not supported by this
-    /// build, so this reads the fragment's bytes and returns an error naming the file.
+    /// Decode fragment `fragment` of lod `lod` of segment `id` into model coordinates (an
+    /// empty fragment, 0 bytes, has no vertices). Without the `draco` feature this reads the
+    /// fragment's bytes and returns an error naming the file.
     pub fn read_multires_fragment(
         &self,
         id: u64,
         lod: usize,
         fragment: usize,
     ) -> MeshResult<MeshFragment> {
-        let (_, data_key, _) = self.read_multires_manifest(id)?;
-        self.read_multires_fragment_bytes(id, lod, fragment)?;
-        Err(MeshError::Unsupported {
-            file: data_key,
-            segment: Some(id),
-            message: format!(
-                "fragment {fragment} of lod {lod}: Draco-encoded fragments are not supported by \
-                 this build"
-            ),
+        let (manifest, data_key, _) = self.read_multires_manifest(id)?;
+        let bytes = self.read_multires_fragment_bytes(id, lod, fragment)?;
+        let info = self.multires_info()?;
+        let position = manifest.lods[lod].fragments[fragment].position;
+        decode_multires_fragment(
+            &bytes,
+            info,
+            &manifest,
+            lod,
+            position,
+            &FragmentName {
+                file: &data_key,
+                segment: id,
+                lod,
+                fragment,
+            },
+        )
+    }
+
+    fn multires_info(&self) -> MeshResult<&MultiresInfo> {
+        match &self.kind {
+            MeshKind::Multires(info) => Ok(info),
+            MeshKind::Legacy => Err(MeshError::Invalid(format!(
+                "'{}' holds legacy meshes, not multi-resolution ones",
+                self.dir
+            ))),
+        }
+    }
+
+    /// Decode every fragment of lod `lod` of segment `id` (one read of the lod's bytes).
+    /// Fragments are named `lod L fragment F [x, y, z]`; empty fragments (0 bytes, which
+    /// Neuroglancer allows where a child node has a mesh and its parent none) are left out.
+    pub fn read_multires_lod(&self, id: u64, lod: usize) -> MeshResult<SegmentMesh> {
+        let (manifest, data_key, base) = self.read_multires_manifest(id)?;
+        let info = self.multires_info()?;
+        let Some(level) = manifest.lods.get(lod) else {
+            return Err(MeshError::Invalid(format!(
+                "segment {id} has {} lods, no lod {lod}",
+                manifest.lods.len()
+            )));
+        };
+        let (Some(first), Some(last)) = (level.fragments.first(), level.fragments.last()) else {
+            return Ok(SegmentMesh {
+                segment: id,
+                fragments: Vec::new(),
+            });
+        };
+        let start = base + first.offset;
+        let length = last.offset + last.size - first.offset;
+        let range = neurochunk_store::ByteRange::FromStart {
+            offset: start,
+            length: Some(length),
+        };
+        let mut got =
+            self.store
+                .get_ranges(&data_key, &[range])?
+                .ok_or_else(|| MeshError::NotFound {
+                    file: data_key.clone(),
+                    segment: Some(id),
+                })?;
+        let bytes = got.pop().unwrap_or_default();
+        if bytes.len() as u64 != length {
+            return Err(corrupt(
+                &data_key,
+                Some(id),
+                format!(
+                    "lod {lod} at bytes {start}..{} lies past the end of the file",
+                    start + length
+                ),
+            ));
+        }
+        let mut fragments = Vec::new();
+        for (i, frag) in level.fragments.iter().enumerate() {
+            if frag.size == 0 {
+                continue;
+            }
+            let at = (frag.offset - first.offset) as usize;
+            let mut decoded = decode_multires_fragment(
+                &bytes[at..at + frag.size as usize],
+                info,
+                &manifest,
+                lod,
+                frag.position,
+                &FragmentName {
+                    file: &data_key,
+                    segment: id,
+                    lod,
+                    fragment: i,
+                },
+            )?;
+            decoded.name = format!("lod {lod} fragment {i} {:?}", frag.position);
+            fragments.push(decoded);
+        }
+        Ok(SegmentMesh {
+            segment: id,
+            fragments,
         })
     }
 
-    /// Read segment `id`'s mesh whatever the layout: legacy meshes are read; for
-    /// multi-resolution meshes the manifest is read and the Draco error returned.
+    /// Read segment `id`'s mesh whatever the layout: legacy meshes are read; of
+    /// multi-resolution meshes lod 0, the finest (`read_multires_lod` for others).
     pub fn read_segment(&self, id: u64) -> MeshResult<SegmentMesh> {
         match &self.kind {
             MeshKind::Legacy => self.read_legacy(id),
-            MeshKind::Multires(_) => {
-                let (manifest, data_key, _) = self.read_multires_manifest(id)?;
-                Err(MeshError::Unsupported {
-                    file: data_key,
-                    segment: Some(id),
-                    message: format!(
-                        "Draco-encoded fragments are not supported by this build (the manifest \
-                         lists {} lods)",
-                        manifest.lods.len()
-                    ),
-                })
-            }
+            MeshKind::Multires(_) => self.read_multires_lod(id, 0),
         }
+    }
+}
+
+/// Where a multi-resolution fragment is, for errors.
+struct FragmentName<'a> {
+    file: &'a str,
+    segment: u64,
+    lod: usize,
+    fragment: usize,
+}
+
+impl FragmentName<'_> {
+    #[cfg(feature = "draco")]
+    fn corrupt(&self, message: impl fmt::Display) -> MeshError {
+        corrupt(
+            self.file,
+            Some(self.segment),
+            format!("fragment {} of lod {}: {message}", self.fragment, self.lod),
+        )
+    }
+}
+
+/// Most bytes of one Draco fragment this reader decodes.
+pub const MAX_DRACO_FRAGMENT_BYTES: usize = 64 << 20;
+
+/// A Draco fragment's vertices: the integer position of each point (each component in
+/// `[0, 2^bits)`), and its triangles.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QuantizedFragment {
+    /// Integer positions within the fragment's octree node.
+    pub positions: Vec<[u32; 3]>,
+    /// Triangles, indices into `positions`.
+    pub triangles: Vec<[u32; 3]>,
+}
+
+/// Decode one Draco-encoded multi-resolution fragment to its integer positions, as
+/// Neuroglancer reads them: the position attribute's quantized values (Draco's own
+/// dequantization skipped), one per point, and the faces. Errors (never panics) on damaged
+/// data, on positions that are not integers in `[0, 2^bits)`, and on faces past the points.
+#[cfg(feature = "draco")]
+pub fn decode_draco_fragment(bytes: &[u8], bits: u32) -> Result<QuantizedFragment, String> {
+    use draco_oxide_core::attribute::{AttributeType, ComponentDataType};
+    if bytes.is_empty() {
+        return Ok(QuantizedFragment::default());
+    }
+    if bytes.len() > MAX_DRACO_FRAGMENT_BYTES {
+        return Err(format!(
+            "{} bytes of Draco data, more than the {MAX_DRACO_FRAGMENT_BYTES} this reader decodes",
+            bytes.len()
+        ));
+    }
+    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        draco_oxide_decoder::decode_mesh_portable(bytes)
+    }))
+    .map_err(|_| "the Draco decoder failed on these bytes".to_string())?
+    .map_err(|e| format!("not a valid Draco mesh: {e}"))?;
+    let mesh = decoded.mesh;
+    let position = mesh
+        .get_attributes()
+        .iter()
+        .find(|a| a.get_attribute_type() == AttributeType::Position)
+        .ok_or("the Draco mesh has no position attribute")?;
+    if position.get_num_components() != 3 {
+        return Err(format!(
+            "the Draco positions have {} components, not 3",
+            position.get_num_components()
+        ));
+    }
+    let data = position.get_data_as_bytes();
+    let component = position.get_component_type();
+    let width = match component {
+        ComponentDataType::U8 | ComponentDataType::I8 => 1,
+        ComponentDataType::U16 | ComponentDataType::I16 => 2,
+        ComponentDataType::U32 | ComponentDataType::I32 => 4,
+        other => {
+            return Err(format!(
+                "the Draco positions are {other:?}, not quantized integers (Neuroglancer reads \
+                 the integer positions of each fragment's octree node)"
+            ))
+        }
+    };
+    let signed = matches!(
+        component,
+        ComponentDataType::I8 | ComponentDataType::I16 | ComponentDataType::I32
+    );
+    let values = data.len() / (3 * width);
+    let limit = 1u64 << bits.min(32);
+    let value = |v: usize, c: usize| -> Result<u32, String> {
+        let at = (v * 3 + c) * width;
+        let raw = &data[at..at + width];
+        let x: i64 = match (width, signed) {
+            (1, false) => i64::from(raw[0]),
+            (1, true) => i64::from(raw[0] as i8),
+            (2, false) => i64::from(u16::from_le_bytes([raw[0], raw[1]])),
+            (2, true) => i64::from(i16::from_le_bytes([raw[0], raw[1]])),
+            (_, false) => i64::from(u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]])),
+            (_, true) => i64::from(i32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]])),
+        };
+        if x < 0 || x as u64 >= limit {
+            return Err(format!(
+                "vertex position {x} lies outside [0, 2^{bits}) (vertex_quantization_bits)"
+            ));
+        }
+        Ok(x as u32)
+    };
+    let points = position.len();
+    let map = position.point_map_as_slice();
+    let mut positions = Vec::with_capacity(points);
+    for p in 0..points {
+        let v: usize = match map {
+            Some(m) => m[p].into(),
+            None => p,
+        };
+        if v >= values {
+            return Err(format!(
+                "point {p} refers to position value {v} of {values}"
+            ));
+        }
+        positions.push([value(v, 0)?, value(v, 1)?, value(v, 2)?]);
+    }
+    let mut triangles = Vec::with_capacity(mesh.get_faces().len());
+    for face in mesh.get_faces() {
+        let t = [
+            usize::from(face[0]),
+            usize::from(face[1]),
+            usize::from(face[2]),
+        ];
+        if t.iter().any(|&i| i >= points) {
+            return Err(format!(
+                "a triangle refers to point {} of {points}",
+                t.iter().max().copied().unwrap_or(0)
+            ));
+        }
+        triangles.push([t[0] as u32, t[1] as u32, t[2] as u32]);
+    }
+    Ok(QuantizedFragment {
+        positions,
+        triangles,
+    })
+}
+
+/// The model coordinates of integer position `x` of a fragment at grid `position` of lod
+/// `lod`: Neuroglancer's stored model coordinate `grid_origin + vertex_offsets[lod] +
+/// chunk_shape * 2^lod * (position + x / (2^bits - 1))`, then the `info`'s `transform`,
+/// computed in f64 and rounded once to f32.
+pub fn multires_vertex(
+    info: &MultiresInfo,
+    manifest: &MultiresManifest,
+    lod: usize,
+    position: [u32; 3],
+    x: [u32; 3],
+) -> [f32; 3] {
+    let max = ((1u64 << info.vertex_quantization_bits.min(32)) - 1) as f64;
+    let scale = 2f64.powi(lod.min(1024) as i32);
+    let offset = manifest
+        .lods
+        .get(lod)
+        .map(|l| l.vertex_offset)
+        .unwrap_or_default();
+    let mut stored = [0f64; 3];
+    for j in 0..3 {
+        stored[j] = f64::from(manifest.grid_origin[j])
+            + f64::from(offset[j])
+            + f64::from(manifest.chunk_shape[j])
+                * scale
+                * (f64::from(position[j]) + f64::from(x[j]) / max);
+    }
+    let t = &info.transform;
+    let mut out = [0f32; 3];
+    for (i, o) in out.iter_mut().enumerate() {
+        let row = &t[i * 4..i * 4 + 4];
+        *o = (row[0] * stored[0] + row[1] * stored[1] + row[2] * stored[2] + row[3]) as f32;
+    }
+    out
+}
+
+fn decode_multires_fragment(
+    bytes: &[u8],
+    info: &MultiresInfo,
+    manifest: &MultiresManifest,
+    lod: usize,
+    position: [u32; 3],
+    name: &FragmentName<'_>,
+) -> MeshResult<MeshFragment> {
+    let fragment_name = format!("lod {} fragment {} {position:?}", name.lod, name.fragment);
+    if bytes.is_empty() {
+        return Ok(MeshFragment {
+            name: fragment_name,
+            ..MeshFragment::default()
+        });
+    }
+    #[cfg(feature = "draco")]
+    {
+        let q = decode_draco_fragment(bytes, info.vertex_quantization_bits)
+            .map_err(|e| name.corrupt(e))?;
+        Ok(MeshFragment {
+            name: fragment_name,
+            vertices: q
+                .positions
+                .iter()
+                .map(|&x| multires_vertex(info, manifest, lod, position, x))
+                .collect(),
+            triangles: q.triangles,
+        })
+    }
+    #[cfg(not(feature = "draco"))]
+    {
+        let _ = (info, manifest, lod, fragment_name);
+        Err(MeshError::Unsupported {
+            file: name.file.to_string(),
+            segment: Some(name.segment),
+            message: format!(
+                "fragment {} of lod {}: Draco-encoded fragments are not decoded by this build \
+                 (the `draco` feature)",
+                name.fragment, name.lod
+            ),
+        })
     }
 }
 
