@@ -10,7 +10,7 @@ use neurochunk_array::precomputed::annotation::{
     IndexSpec, PropertySpec, PropertyType, PropertyValue, RelationshipSpec,
 };
 use neurochunk_array::precomputed::sharding::{ShardEncoding, ShardHash, ShardingSpec};
-use neurochunk_store::{Bytes, FsStore, MemoryStore, Store};
+use neurochunk_store::{Bytes, CountingStore, FsStore, MemoryStore, Store};
 
 fn fixtures() -> Arc<dyn Store> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/annotations");
@@ -403,4 +403,38 @@ fn damaged_files_are_named() {
         .unwrap()
         .to_string();
     assert!(err.contains("annotation_type"), "{err}");
+}
+
+#[test]
+fn a_huge_spatial_grid_is_listed_not_probed() {
+    // An info claiming 2^36 cells (hostile, or a very fine level) with one cell present:
+    // reading everything lists the level's directory instead of asking for every cell.
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    copy_fixture(store.as_ref(), "points");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&store.get("points/info").unwrap().unwrap()).unwrap();
+    doc["spatial"][0]["grid_shape"] = serde_json::json!([4096, 4096, 4096]);
+    store
+        .set(
+            "points/info",
+            Bytes::from(serde_json::to_vec(&doc).unwrap()),
+        )
+        .unwrap();
+    let cell = store.get("points/spatial0/0_0_0").unwrap().unwrap();
+    store.delete("points/spatial0/0_0_0").unwrap();
+    store.set("points/spatial0/17_4095_3", cell).unwrap();
+    // Names that are no cells of the grid are ignored.
+    store
+        .set("points/spatial0/4096_0_0", Bytes::from_static(b"junk"))
+        .unwrap();
+    store
+        .set("points/spatial0/01_0_0", Bytes::from_static(b"junk"))
+        .unwrap();
+    let counting = Arc::new(CountingStore::new(store));
+    let collection = AnnotationCollection::open(counting.clone(), "points").unwrap();
+    let all = collection.read_all().unwrap();
+    let ids: Vec<u64> = all.iter().map(|a| a.id).collect();
+    assert_eq!(ids, [100, 101]);
+    let reads = counting.counts().whole_reads;
+    assert!(reads < 20, "{reads} reads for one cell and two annotations");
 }

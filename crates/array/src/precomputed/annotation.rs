@@ -1007,18 +1007,28 @@ impl AnnotationCollection {
             let lists = match &level.index.sharding {
                 Some(_) => index.get_all()?,
                 None => {
+                    // Small grids are probed cell by cell (no listing needed, as over plain
+                    // HTTP); larger ones are listed, so a huge `grid_shape` costs nothing.
+                    let names = if cells <= PROBED_CELLS {
+                        let mut names = Vec::new();
+                        for_each_cell(&level.grid_shape, |cell| {
+                            names.push(cell_name(cell));
+                            Ok::<(), AnnotationError>(())
+                        })?;
+                        names
+                    } else {
+                        index
+                            .names()?
+                            .into_iter()
+                            .filter(|n| is_cell_name(n, &level.grid_shape))
+                            .collect()
+                    };
                     let mut lists = Vec::new();
-                    for_each_cell(&level.grid_shape, |cell| {
-                        let name = cell
-                            .iter()
-                            .map(u64::to_string)
-                            .collect::<Vec<_>>()
-                            .join("_");
+                    for name in names {
                         if let Some((file, bytes)) = index.get_named(&name)? {
                             lists.push((0, file, bytes));
                         }
-                        Ok::<(), AnnotationError>(())
-                    })?;
+                    }
                     debug_assert!(lists.len() as u64 <= cells);
                     lists
                 }
@@ -1235,6 +1245,28 @@ fn resolve_key(base: &str, key: &str) -> Option<String> {
 }
 
 /// Calls `f` for every cell of a grid, in C order.
+/// Unsharded spatial levels of at most this many cells are read by asking for each cell's
+/// file; larger ones by listing the level's directory.
+const PROBED_CELLS: u64 = 4096;
+
+/// The file name of a spatial index cell (`1_0_2`).
+fn cell_name(cell: &[u64]) -> String {
+    cell.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// True when `name` is the file name of a cell of `grid` (canonical decimal numbers).
+fn is_cell_name(name: &str, grid: &[u64]) -> bool {
+    let parts: Vec<&str> = name.split('_').collect();
+    parts.len() == grid.len()
+        && parts
+            .iter()
+            .zip(grid)
+            .all(|(p, &g)| p.parse::<u64>().is_ok_and(|v| v < g && v.to_string() == *p))
+}
+
 fn for_each_cell<E>(grid: &[u64], mut f: impl FnMut(&[u64]) -> Result<(), E>) -> Result<(), E> {
     let mut cell = vec![0u64; grid.len()];
     loop {

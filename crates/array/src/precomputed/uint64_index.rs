@@ -126,6 +126,20 @@ impl Uint64Index {
         Ok(ids)
     }
 
+    /// The names of the unsharded files present (without `.gz`), ascending.
+    pub fn names(&self) -> IndexResult<Vec<String>> {
+        let mut names: Vec<String> = self
+            .store
+            .list_dir(&self.dir)?
+            .keys
+            .into_iter()
+            .map(|k| k.strip_suffix(".gz").map(str::to_string).unwrap_or(k))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        Ok(names)
+    }
+
     /// The shard files present.
     fn shard_files(&self, spec: &ShardingSpec) -> IndexResult<Vec<String>> {
         Ok(self
