@@ -818,7 +818,7 @@ fn mesh_seeds(seeds: &mut Seeds) -> Result<()> {
         &framed(1, legacy_info, manifest)?,
     )?;
 
-    let draco: &[u8] = include_bytes!("../../array/tests/data/multires_draco/plain/5");
+    let draco: &[u8] = include_bytes!("../../array/tests/data/multires_draco/plain/mesh/5");
     let multires_info = br#"{"@type": "neuroglancer_multilod_draco", "vertex_quantization_bits": 10, "transform": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0], "lod_scale_multiplier": 1}"#;
     let index = encode_multires_manifest(&MultiresManifest {
         chunk_shape: [8.0, 8.0, 8.0],
