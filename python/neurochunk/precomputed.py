@@ -124,23 +124,30 @@ class Skeleton:
         )
 
 
-class SkeletonLayer:
-    """A skeleton layer opened by :func:`skeletons`."""
+class _WithInfo:
+    """An object opened from a location, described by its ``info`` document."""
 
-    def __init__(self, location: str, raw: _native.RawSkeletons) -> None:
+    def __init__(self, location: str, info: str) -> None:
         self._location = location
-        self._raw = raw
-        self._info: dict[str, Any] = json.loads(raw.info())
+        self._info: dict[str, Any] = json.loads(info)
 
     @property
     def location(self) -> str:
-        """Where the layer is (as given to :func:`skeletons`)."""
+        """Where the object is (the location it was opened from)."""
         return self._location
 
     @property
     def info(self) -> dict[str, Any]:
-        """The layer's ``info`` document."""
+        """The ``info`` document (a copy)."""
         return json.loads(json.dumps(self._info))  # type: ignore[no-any-return]
+
+
+class SkeletonLayer(_WithInfo):
+    """A skeleton layer opened by :func:`skeletons`."""
+
+    def __init__(self, location: str, raw: _native.RawSkeletons) -> None:
+        super().__init__(location, raw.info())
+        self._raw = raw
 
     @property
     def transform(self) -> npt.NDArray[np.float64]:
@@ -693,24 +700,13 @@ class Annotations:
         return f"<neurochunk.precomputed.Annotations {self.type} n={len(self)}>"
 
 
-class AnnotationCollection:
+class AnnotationCollection(_WithInfo):
     """An annotation collection (``neuroglancer_annotations_v1``) opened by
     :func:`annotations`."""
 
     def __init__(self, location: str, raw: _native.RawAnnotations) -> None:
-        self._location = location
+        super().__init__(location, raw.info())
         self._raw = raw
-        self._info: dict[str, Any] = json.loads(raw.info())
-
-    @property
-    def location(self) -> str:
-        """Where the collection is (as given to :func:`annotations`)."""
-        return self._location
-
-    @property
-    def info(self) -> dict[str, Any]:
-        """The collection's ``info`` document."""
-        return json.loads(json.dumps(self._info))  # type: ignore[no-any-return]
 
     @property
     def type(self) -> str:

@@ -13,7 +13,6 @@ use std::sync::Arc;
 use arrow::array::{Array as _, RecordBatchIterator, RecordBatchReader, UInt64Array};
 use arrow::compute::cast;
 use arrow::datatypes::DataType as ArrowType;
-use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use neurochunk::array::precomputed::annotation::{
     Annotation, AnnotationCollection, AnnotationError, AnnotationInfo, PropertyType, PropertyValue,
 };
@@ -39,10 +38,7 @@ use serde_json::{json, Value};
 
 use crate::errors::{invalid, panic_error, py_error, store_class};
 use crate::store::open_store;
-use crate::table::table_class;
-
-/// The capsule name of an Arrow C stream.
-const STREAM: &std::ffi::CStr = c"arrow_array_stream";
+use crate::table::{export_stream, import_stream, table_class};
 
 /// An error on its way to Python: the exception class (of `neurochunk._errors`) and message.
 type Failure = (&'static str, String);
@@ -59,6 +55,21 @@ fn run<T: Send>(
         Ok(Err((class, message))) => Err(py_error(class, format!("{display}: {message}"))),
         Err(panic) => Err(panic_error(panic)),
     }
+}
+
+/// Open `location` (read-only) and build an object of it with `open` (given the store and
+/// the object's path in it) without the GIL; returns the object and the location as the user
+/// gave it.
+fn open_object<T: Send>(
+    py: Python<'_>,
+    location: &str,
+    options: &str,
+    open: impl FnOnce(Arc<dyn Store>, &str) -> Result<T, Failure> + Send,
+) -> PyResult<(T, String)> {
+    let at = open_store(location, true, options)?;
+    let (store, path) = (at.store, at.path);
+    let object = run(py, &at.display, move || open(store, &path))?;
+    Ok((object, at.display))
 }
 
 fn store_failure(e: StoreError) -> Failure {
@@ -138,14 +149,6 @@ fn check_new(store: &dyn Store, path: &str, overwrite: bool) -> Result<(), Failu
         ));
     }
     Ok(())
-}
-
-fn stream_capsule<'py>(
-    py: Python<'py>,
-    reader: impl RecordBatchReader + Send + 'static,
-) -> PyResult<Bound<'py, PyCapsule>> {
-    let stream = FFI_ArrowArrayStream::new(Box::new(reader));
-    PyCapsule::new_with_value(py, stream, STREAM)
 }
 
 // --- skeletons -------------------------------------------------------------------------------
@@ -253,7 +256,7 @@ impl RawSkeletons {
                 .map_err(table_failure)
         })?;
         let schema = batch.schema();
-        stream_capsule(py, RecordBatchIterator::new(vec![Ok(batch)], schema))
+        export_stream(py, RecordBatchIterator::new(vec![Ok(batch)], schema))
     }
 }
 
@@ -265,15 +268,10 @@ pub(crate) fn skeletons_open(
     location: &str,
     options: &str,
 ) -> PyResult<RawSkeletons> {
-    let at = open_store(location, true, options)?;
-    let (store, path) = (at.store, at.path);
-    let layer = run(py, &at.display, move || {
-        SkeletonLayer::open(store, &path).map_err(skeleton_failure)
+    let (layer, display) = open_object(py, location, options, |store, path| {
+        SkeletonLayer::open(store, path).map_err(skeleton_failure)
     })?;
-    Ok(RawSkeletons {
-        layer,
-        display: at.display,
-    })
+    Ok(RawSkeletons { layer, display })
 }
 
 /// One skeleton to write: segment id, flat vertices, flat edges, attributes (flat, f64).
@@ -355,18 +353,7 @@ pub(crate) fn skeletons_from_table(
     overwrite: bool,
     options: &str,
 ) -> PyResult<String> {
-    let capsule = capsule
-        .cast::<PyCapsule>()
-        .map_err(|_| invalid("__arrow_c_stream__() did not return a PyCapsule"))?;
-    let ptr = capsule.pointer_checked(Some(STREAM)).map_err(|_| {
-        invalid("__arrow_c_stream__() did not return an 'arrow_array_stream' capsule")
-    })?;
-    // SAFETY: the capsule holds an `ArrowArrayStream` (checked by its name, the interface's
-    // contract); `from_raw` moves it out and marks the capsule's copy released, so the
-    // capsule's destructor does not release it again.
-    let reader =
-        unsafe { RecordBatchStreamReader::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) }
-            .map_err(|e| invalid(format!("cannot import the Arrow stream: {e}")))?;
+    let reader = import_stream(capsule)?;
     let at = open_store(location, false, options)?;
     let (store, path, display) = (at.store, at.path, at.display.clone());
     run(py, &at.display, move || {
@@ -536,21 +523,11 @@ impl RawMeshes {
         run(py, &self.display, || {
             let dir = self.open_dir()?;
             let (manifest, data, start) = dir.read_multires_manifest(id).map_err(mesh_failure)?;
-            Ok(json!({
-                "segment": id,
-                "data": data,
-                "data_start": start,
-                "chunk_shape": manifest.chunk_shape,
-                "grid_origin": manifest.grid_origin,
-                "lods": manifest.lods.iter().map(|l| json!({
-                    "scale": l.scale,
-                    "vertex_offset": l.vertex_offset,
-                    "fragments": l.fragments.iter().map(|f| json!({
-                        "position": f.position, "offset": f.offset, "size": f.size,
-                    })).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
-            })
-            .to_string())
+            let mut value = manifest.to_json();
+            value["segment"] = json!(id);
+            value["data"] = json!(data);
+            value["data_start"] = json!(start);
+            Ok(value.to_string())
         })
     }
 }
@@ -789,14 +766,12 @@ pub(crate) fn annotations_open(
     location: &str,
     options: &str,
 ) -> PyResult<RawAnnotations> {
-    let at = open_store(location, true, options)?;
-    let (store, path) = (at.store, at.path);
-    let collection = run(py, &at.display, move || {
-        AnnotationCollection::open(store, &path).map_err(annotation_failure)
+    let (collection, display) = open_object(py, location, options, |store, path| {
+        AnnotationCollection::open(store, path).map_err(annotation_failure)
     })?;
     Ok(RawAnnotations {
         collection,
-        display: at.display,
+        display,
     })
 }
 

@@ -505,9 +505,32 @@ impl RawTable {
             keep,
             done: false,
         };
-        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
-        PyCapsule::new_with_value(py, stream, STREAM)
+        export_stream(py, reader)
     }
+}
+
+/// The batches of `reader` as an `arrow_array_stream` capsule (the Arrow PyCapsule interface).
+pub(crate) fn export_stream<'py>(
+    py: Python<'py>,
+    reader: impl RecordBatchReader + Send + 'static,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+    PyCapsule::new_with_value(py, stream, STREAM)
+}
+
+/// The reader of the `arrow_array_stream` capsule an object's `__arrow_c_stream__()` returned.
+pub(crate) fn import_stream(capsule: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader> {
+    let capsule = capsule
+        .cast::<PyCapsule>()
+        .map_err(|_| invalid("__arrow_c_stream__() did not return a PyCapsule"))?;
+    let ptr = capsule.pointer_checked(Some(STREAM)).map_err(|_| {
+        invalid("__arrow_c_stream__() did not return an 'arrow_array_stream' capsule")
+    })?;
+    // SAFETY: the capsule holds an `ArrowArrayStream` (checked by its name, the interface's
+    // contract); `from_raw` moves it out and marks the capsule's copy released, so the
+    // capsule's destructor does not release it again.
+    unsafe { RecordBatchStreamReader::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) }
+        .map_err(|e| invalid(format!("cannot import the Arrow stream: {e}")))
 }
 
 /// Open the table at `location` (a path or URL; `options`: the remote options as JSON).
@@ -575,18 +598,7 @@ pub(crate) fn table_write(
     let spec = parse_json(spec, "the write options")?;
     let opts = write_options(&spec)?;
     let remote = spec.get("storage_options").cloned().unwrap_or(json!({}));
-    let capsule = capsule
-        .cast::<PyCapsule>()
-        .map_err(|_| invalid("__arrow_c_stream__() did not return a PyCapsule"))?;
-    let ptr = capsule.pointer_checked(Some(STREAM)).map_err(|_| {
-        invalid("__arrow_c_stream__() did not return an 'arrow_array_stream' capsule")
-    })?;
-    // SAFETY: the capsule holds an `ArrowArrayStream` (checked by its name, the interface's
-    // contract); `from_raw` moves it out and marks the capsule's copy released, so the
-    // capsule's destructor does not release it again.
-    let reader =
-        unsafe { RecordBatchStreamReader::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) }
-            .map_err(|e| invalid(format!("cannot import the Arrow stream: {e}")))?;
+    let reader = import_stream(capsule)?;
     let location = location.to_string();
     detached(py, move || {
         let schema = reader.schema();

@@ -146,21 +146,12 @@ fn show(args: ShowArgs) -> CmdResult {
         }
         MeshKind::Multires(_) => {
             let (manifest, data, start) = dir.read_multires_manifest(args.segment)?;
-            json!({
-                "segment": args.segment,
-                "kind": "multires",
-                "data": data,
-                "data_start": start,
-                "chunk_shape": manifest.chunk_shape,
-                "grid_origin": manifest.grid_origin,
-                "lods": manifest.lods.iter().map(|l| json!({
-                    "scale": l.scale,
-                    "vertex_offset": l.vertex_offset,
-                    "fragments": l.fragments.iter().map(|f| json!({
-                        "position": f.position, "offset": f.offset, "size": f.size,
-                    })).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
-            })
+            let mut value = manifest.to_json();
+            value["segment"] = json!(args.segment);
+            value["kind"] = json!("multires");
+            value["data"] = json!(data);
+            value["data_start"] = json!(start);
+            value
         }
     };
     if args.json {

@@ -383,6 +383,23 @@ pub struct MultiresManifest {
 }
 
 impl MultiresManifest {
+    /// The manifest as a JSON object a person or a program reads: `chunk_shape`,
+    /// `grid_origin` and `lods`, each lod with its `scale`, `vertex_offset` and `fragments`
+    /// (`position`, `offset`, `size`).
+    pub fn to_json(&self) -> Value {
+        json!({
+            "chunk_shape": self.chunk_shape,
+            "grid_origin": self.grid_origin,
+            "lods": self.lods.iter().map(|l| json!({
+                "scale": l.scale,
+                "vertex_offset": l.vertex_offset,
+                "fragments": l.fragments.iter().map(|f| json!({
+                    "position": f.position, "offset": f.offset, "size": f.size,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
     /// Bytes of all fragments' data.
     pub fn data_bytes(&self) -> u64 {
         self.lods
@@ -822,26 +839,44 @@ impl<'a> MeshDir<'a> {
                     "segment {id} has no fragment {fragment} in lod {lod}"
                 ))
             })?;
-        let start = base + frag.offset;
+        self.read_data_range(
+            &data_key,
+            id,
+            base + frag.offset,
+            frag.size,
+            &format!("fragment {fragment} of lod {lod}"),
+        )
+    }
+
+    /// `length` bytes from `start` of segment `id`'s data file `data_key`; an error naming
+    /// `what` when the file is missing or ends before them.
+    fn read_data_range(
+        &self,
+        data_key: &str,
+        id: u64,
+        start: u64,
+        length: u64,
+        what: &str,
+    ) -> MeshResult<Bytes> {
         let range = neurochunk_store::ByteRange::FromStart {
             offset: start,
-            length: Some(frag.size),
+            length: Some(length),
         };
         let mut got =
             self.store
-                .get_ranges(&data_key, &[range])?
+                .get_ranges(data_key, &[range])?
                 .ok_or_else(|| MeshError::NotFound {
-                    file: data_key.clone(),
+                    file: data_key.to_string(),
                     segment: Some(id),
                 })?;
         let bytes = got.pop().unwrap_or_default();
-        if bytes.len() as u64 != frag.size {
+        if bytes.len() as u64 != length {
             return Err(corrupt(
-                &data_key,
+                data_key,
                 Some(id),
                 format!(
-                    "fragment {fragment} of lod {lod} at bytes {start}..{} lies past the end of the file",
-                    start + frag.size
+                    "{what} at bytes {start}..{} lies past the end of the file",
+                    start.saturating_add(length)
                 ),
             ));
         }
@@ -904,30 +939,14 @@ impl<'a> MeshDir<'a> {
                 fragments: Vec::new(),
             });
         };
-        let start = base + first.offset;
         let length = last.offset + last.size - first.offset;
-        let range = neurochunk_store::ByteRange::FromStart {
-            offset: start,
-            length: Some(length),
-        };
-        let mut got =
-            self.store
-                .get_ranges(&data_key, &[range])?
-                .ok_or_else(|| MeshError::NotFound {
-                    file: data_key.clone(),
-                    segment: Some(id),
-                })?;
-        let bytes = got.pop().unwrap_or_default();
-        if bytes.len() as u64 != length {
-            return Err(corrupt(
-                &data_key,
-                Some(id),
-                format!(
-                    "lod {lod} at bytes {start}..{} lies past the end of the file",
-                    start + length
-                ),
-            ));
-        }
+        let bytes = self.read_data_range(
+            &data_key,
+            id,
+            base + first.offset,
+            length,
+            &format!("lod {lod}"),
+        )?;
         let mut fragments = Vec::new();
         for (i, frag) in level.fragments.iter().enumerate() {
             if frag.size == 0 {
