@@ -238,22 +238,32 @@ def skeletons(path: Any, *, storage_options: Mapping[str, Any] | None = None) ->
 SkeletonLike = Union[Skeleton, Mapping[str, Any], Sequence[Any]]
 
 
+def _stored_type(values: npt.NDArray[Any], allowed: Sequence[str]) -> str | None:
+    """The stored type for `values` when none is declared: float32 for floats, uint8 for
+    booleans, the dtype itself when `allowed` has it, else int32 or uint32 when every value
+    fits; `None` when nothing fits."""
+    if values.dtype.kind == "f":
+        return "float32"
+    if values.dtype.kind == "b":
+        return "uint8"
+    if values.dtype.name in allowed:
+        return values.dtype.name
+    if values.dtype.kind in "iu":
+        for t in ("int32", "uint32"):
+            info = np.iinfo(t)
+            if values.size == 0 or (values.min() >= info.min and values.max() <= info.max):
+                return t
+    return None
+
+
 def _attribute_type(name: str, a: npt.NDArray[Any], declared: str | None) -> str:
     if declared is not None:
         if declared not in _ATTRIBUTE_TYPES:
             raise InvalidInputError(f"vertex attribute {name!r}: type {declared!r} is not one of {_ATTRIBUTE_TYPES}")
         return declared
-    if a.dtype.kind == "f":
-        return "float32"
-    if a.dtype.kind == "b":
-        return "uint8"
-    if a.dtype.name in _ATTRIBUTE_TYPES:
-        return a.dtype.name
-    if a.dtype.kind in "iu":
-        for t in ("int32", "uint32"):
-            info = np.iinfo(t)
-            if a.size == 0 or (a.min() >= info.min and a.max() <= info.max):
-                return t
+    inferred = _stored_type(a, _ATTRIBUTE_TYPES)
+    if inferred is not None:
+        return inferred
     raise InvalidInputError(
         f"vertex attribute {name!r}: values of dtype {a.dtype} cannot be stored (use one of "
         f"{_ATTRIBUTE_TYPES}, or say which with vertex_attributes=)"
@@ -835,17 +845,9 @@ def _property_type(name: str, values: npt.NDArray[Any], declared: str | None) ->
         return declared
     if values.ndim == 2 and values.shape[1] in (3, 4) and values.dtype.kind in "iu":
         return "rgb" if values.shape[1] == 3 else "rgba"
-    if values.dtype.kind == "f":
-        return "float32"
-    if values.dtype.kind == "b":
-        return "uint8"
-    if values.dtype.name in _PROPERTY_TYPES:
-        return values.dtype.name
-    if values.dtype.kind in "iu":
-        for t in ("int32", "uint32"):
-            info = np.iinfo(t)
-            if values.size == 0 or (values.min() >= info.min and values.max() <= info.max):
-                return t
+    inferred = _stored_type(values, _PROPERTY_TYPES)
+    if inferred is not None:
+        return inferred
     raise InvalidInputError(
         f"property {name!r}: values of dtype {values.dtype} cannot be stored (give its 'type', "
         f"one of {_PROPERTY_TYPES})"
