@@ -20,6 +20,9 @@ use crate::{
 
 /// Names of in-flight temporary files start with this; listings skip them.
 pub(crate) const TEMP_PREFIX: &str = ".neurochunk-tmp-";
+/// Values of [`Store::set_many`] at least this large are written in parallel even when they
+/// share a directory; smaller ones of one directory are written in turn.
+const PARALLEL_WRITE_BYTES: usize = 256 << 10;
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -513,7 +516,8 @@ impl Store for FsStore {
         writer.commit()
     }
 
-    /// Writes the values in parallel (rayon), each to a temporary file renamed into place like
+    /// Writes the values in parallel (rayon; small values of one directory in turn), each to a
+    /// temporary file renamed into place like
     /// [`Store::set`]. With [`Durability::Fsync`] every file is synced before its rename and
     /// each directory the batch wrote into is synced once, after all its values are in place
     /// (instead of once per value), before this returns.
@@ -523,15 +527,37 @@ impl Store for FsStore {
                 .into_iter()
                 .try_for_each(|(key, value)| self.set(&key, value));
         }
-        let written: Vec<(PathBuf, String)> = values
+        // Creating and renaming files takes their directory's lock: small values of one
+        // directory are written one after another (threads would mostly wait on that lock,
+        // or spin on it), each directory's in parallel with the others and with large values.
+        let mut work: Vec<Vec<(String, Bytes)>> = Vec::new();
+        let mut small: std::collections::BTreeMap<String, Vec<(String, Bytes)>> =
+            Default::default();
+        for (key, value) in values {
+            if value.len() >= PARALLEL_WRITE_BYTES {
+                work.push(vec![(key, value)]);
+            } else {
+                let dir = key.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
+                small.entry(dir).or_default().push((key, value));
+            }
+        }
+        work.extend(small.into_values());
+        let written: Vec<(PathBuf, String)> = work
             .into_par_iter()
             .with_max_len(1)
-            .map(|(key, value)| {
-                let dir = self.set_deferred(&key, &value)?;
-                recycle_value(value);
-                Ok((dir, key))
+            .map(|group| {
+                let mut written = Vec::with_capacity(group.len());
+                for (key, value) in group {
+                    let dir = self.set_deferred(&key, &value)?;
+                    recycle_value(value);
+                    written.push((dir, key));
+                }
+                Ok(written)
             })
-            .collect::<StoreResult<_>>()?;
+            .collect::<StoreResult<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .collect();
         if !self.fsync() {
             return Ok(());
         }

@@ -26,6 +26,7 @@ use crate::error::{Result, TableError};
 use crate::io::{TableSource, TableTarget, WriteOptions, DEFAULT_BATCH_SIZE};
 use crate::schema::SPEC_VERSION;
 use arrow::array::{Array, ArrayRef, Float64Array, RecordBatch, UInt64Array};
+use arrow::buffer::NullBuffer;
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema};
 use neurochunk_array::precomputed::skeleton::{
@@ -33,6 +34,7 @@ use neurochunk_array::precomputed::skeleton::{
 };
 use neurochunk_array::precomputed::ShardingSpec;
 use neurochunk_store::Store;
+use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
@@ -260,40 +262,32 @@ pub fn skeletons_to_batch(
     let total: usize = skeletons.iter().map(|(_, s)| s.vertices.len()).sum();
     let mut summary = PrecomputedSummary {
         segments: skeletons.len() as u64,
+        rows: total as u64,
         ..PrecomputedSummary::default()
     };
-    let (mut sid, mut fid, mut par) = (
-        Vec::with_capacity(total),
-        Vec::with_capacity(total),
-        Vec::<Option<u64>>::with_capacity(total),
-    );
-    let (mut xs, mut ys, mut zs) = (
-        Vec::with_capacity(total),
-        Vec::with_capacity(total),
-        Vec::with_capacity(total),
-    );
     let attrs = &info.vertex_attributes;
-    // Per attribute column: values, None for a segment without attributes.
-    let mut columns: Vec<Vec<Option<f64>>> = attrs
-        .iter()
-        .flat_map(attribute_columns)
-        .map(|_| Vec::with_capacity(total))
-        .collect();
+    // Each segment's parents and roots, on rayon's workers.
+    let trees = skeletons
+        .par_iter()
+        .map(|(segment, skeleton)| {
+            let parent = parents_from_edges(skeleton.vertices.len(), &skeleton.edges)
+                .map_err(|e| TableError::data(name, format!("segment {segment}: {e}")))?;
+            let root = roots_of(&parent);
+            Ok((parent, root))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // In segment order: where each segment's sample ids start, and the fragment of each of
+    // its trees (the tree of the lowest root keeps the segment id).
     let mut next_fragment = skeletons.last().map_or(0, |(id, _)| id.saturating_add(1));
     let mut base = 0u64;
-    for (segment, skeleton) in &skeletons {
-        let nv = skeleton.vertices.len();
-        let parent = parents_from_edges(nv, &skeleton.edges)
-            .map_err(|e| TableError::data(name, format!("segment {segment}: {e}")))?;
-        let root = roots_of(&parent);
-        // Fragments: the tree of the lowest root keeps the segment id.
-        let mut fragment_of_root: HashMap<u32, u64> = HashMap::new();
-        let mut listed = Vec::new();
-        for (v, p) in parent.iter().enumerate() {
-            if p.is_some() {
-                continue;
-            }
-            let fragment = if fragment_of_root.is_empty() {
+    let mut placed: Vec<(u64, Vec<(u32, u64)>)> = Vec::with_capacity(skeletons.len());
+    for ((segment, skeleton), (parent, _)) in skeletons.iter().zip(&trees) {
+        let roots: Vec<u32> = (0..parent.len() as u32)
+            .filter(|&v| parent[v as usize].is_none())
+            .collect();
+        let mut fragments = Vec::with_capacity(roots.len());
+        for (i, &v) in roots.iter().enumerate() {
+            let fragment = if i == 0 {
                 *segment
             } else {
                 let f = next_fragment;
@@ -307,53 +301,41 @@ pub fn skeletons_to_batch(
                 md.insert(format!("frag:{f}:segment_id"), segment.to_string());
                 f
             };
-            listed.push(format!("vertex {v} -> fragment {fragment}"));
-            fragment_of_root.insert(v as u32, fragment);
+            fragments.push((v, fragment));
         }
-        summary.fragments += fragment_of_root.len() as u64;
-        if fragment_of_root.len() > 1 {
+        summary.fragments += fragments.len() as u64;
+        if fragments.len() > 1 {
+            let listed: Vec<String> = fragments
+                .iter()
+                .map(|(v, f)| format!("vertex {v} -> fragment {f}"))
+                .collect();
             summary.notes.push(format!(
                 "segment {segment}: {} trees, one fragment each ({})",
-                fragment_of_root.len(),
+                fragments.len(),
                 listed.join(", ")
             ));
         }
-        for (v, position) in skeleton.vertices.iter().enumerate() {
-            sid.push(base + v as u64);
-            fid.push(fragment_of_root[&root[v]]);
-            par.push(parent[v].map(|p| base + p as u64));
-            let [x, y, z] = info.to_nm(*position);
-            xs.push(x);
-            ys.push(y);
-            zs.push(z);
-        }
-        let mut column = 0;
-        for (a, attr) in attrs.iter().enumerate() {
-            let k = attr.num_components as usize;
-            let stored = skeleton.attributes.get(a);
-            for c in 0..k {
-                let out = &mut columns[column + c];
-                match stored {
-                    Some(values) => {
-                        for v in 0..nv {
-                            let value = values[v * k + c];
-                            out.push(if is_radius(attr) && (value.is_nan() || value < 0.0) {
-                                None
-                            } else {
-                                Some(value)
-                            });
-                        }
-                    }
-                    None => out.extend(std::iter::repeat_n(None, nv)),
-                }
-            }
-            column += k;
-        }
+        placed.push((base, fragments));
         base = base
-            .checked_add(nv as u64)
+            .checked_add(skeleton.vertices.len() as u64)
             .ok_or_else(|| TableError::data(name, "sample ids overflow"))?;
     }
-    summary.rows = total as u64;
+    // Each segment's rows, written by rayon's workers into its part of the columns.
+    let value_columns: usize = attrs.iter().map(|a| a.num_components as usize).sum();
+    let mut rows = Columns::zeroed(total, value_columns);
+    let lengths: Vec<usize> = skeletons.iter().map(|(_, s)| s.vertices.len()).collect();
+    rows.split(&lengths)
+        .into_par_iter()
+        .zip(skeletons.par_iter())
+        .zip(trees.par_iter())
+        .zip(placed.par_iter())
+        .for_each(
+            |(((out, (_, skeleton)), (parent, root)), (base, fragments))| {
+                segment_rows(info, skeleton, parent, root, *base, fragments, out)
+            },
+        );
+    drop(trees);
+    drop(skeletons);
     let mut fields = vec![
         Field::new("sample_id", DataType::UInt64, false),
         Field::new("fragment_id", DataType::UInt64, false),
@@ -362,15 +344,19 @@ pub fn skeletons_to_batch(
         Field::new("z", DataType::Float64, false),
         Field::new("parent_id", DataType::UInt64, true),
     ];
+    let [xs, ys, zs] = rows.position;
     let mut arrays: Vec<ArrayRef> = vec![
-        Arc::new(UInt64Array::from(sid)),
-        Arc::new(UInt64Array::from(fid)),
+        Arc::new(UInt64Array::from(rows.sample)),
+        Arc::new(UInt64Array::from(rows.fragment)),
         Arc::new(Float64Array::from(xs)),
         Arc::new(Float64Array::from(ys)),
         Arc::new(Float64Array::from(zs)),
-        Arc::new(UInt64Array::from(par)),
+        Arc::new(UInt64Array::new(
+            rows.parent.into(),
+            Some(NullBuffer::from(rows.has_parent)),
+        )),
     ];
-    let mut values = columns.into_iter();
+    let mut values = rows.values.into_iter().zip(rows.valid);
     for a in attrs {
         let dt = if is_radius(a) {
             DataType::Float64
@@ -378,7 +364,8 @@ pub fn skeletons_to_batch(
             arrow_type(a.data_type)
         };
         for column in attribute_columns(a) {
-            let data = Float64Array::from(values.next().unwrap_or_default());
+            let (data, valid) = values.next().unwrap_or_default();
+            let data = Float64Array::new(data.into(), Some(NullBuffer::from(valid)));
             let array = cast(&data, &dt).map_err(|e| TableError::arrow(name, e))?;
             fields.push(Field::new(column, dt.clone(), true));
             arrays.push(array);
@@ -388,6 +375,153 @@ pub fn skeletons_to_batch(
     let batch = RecordBatch::try_new(schema, arrays)
         .map_err(|e| TableError::Usage(format!("building the skeletons table: {e}")))?;
     Ok((batch, summary))
+}
+
+/// The columns of a skeletons table being filled.
+struct Columns {
+    sample: Vec<u64>,
+    fragment: Vec<u64>,
+    position: [Vec<f64>; 3],
+    parent: Vec<u64>,
+    has_parent: Vec<bool>,
+    /// Per attribute column, its values and whether each is valid.
+    values: Vec<Vec<f64>>,
+    valid: Vec<Vec<bool>>,
+}
+
+/// One segment's rows of [`Columns`].
+struct SegmentColumns<'a> {
+    sample: &'a mut [u64],
+    fragment: &'a mut [u64],
+    position: [&'a mut [f64]; 3],
+    parent: &'a mut [u64],
+    has_parent: &'a mut [bool],
+    values: Vec<&'a mut [f64]>,
+    valid: Vec<&'a mut [bool]>,
+}
+
+/// `all` cut into consecutive parts of `lengths` (which sum to at most its length).
+fn split_by_lengths<'a, T>(all: &'a mut [T], lengths: &[usize]) -> Vec<&'a mut [T]> {
+    let mut rest = all;
+    let mut parts = Vec::with_capacity(lengths.len());
+    for &n in lengths {
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        parts.push(part);
+        rest = tail;
+    }
+    parts
+}
+
+impl Columns {
+    fn zeroed(rows: usize, value_columns: usize) -> Self {
+        Columns {
+            sample: vec![0; rows],
+            fragment: vec![0; rows],
+            position: std::array::from_fn(|_| vec![0.0; rows]),
+            parent: vec![0; rows],
+            has_parent: vec![false; rows],
+            values: vec![vec![0.0; rows]; value_columns],
+            valid: vec![vec![false; rows]; value_columns],
+        }
+    }
+
+    /// The columns cut into consecutive segments of `lengths` rows.
+    fn split(&mut self, lengths: &[usize]) -> Vec<SegmentColumns<'_>> {
+        let [x, y, z] = &mut self.position;
+        let mut sample = split_by_lengths(&mut self.sample, lengths).into_iter();
+        let mut fragment = split_by_lengths(&mut self.fragment, lengths).into_iter();
+        let mut xs = split_by_lengths(x, lengths).into_iter();
+        let mut ys = split_by_lengths(y, lengths).into_iter();
+        let mut zs = split_by_lengths(z, lengths).into_iter();
+        let mut parent = split_by_lengths(&mut self.parent, lengths).into_iter();
+        let mut has_parent = split_by_lengths(&mut self.has_parent, lengths).into_iter();
+        let mut values: Vec<_> = self
+            .values
+            .iter_mut()
+            .map(|c| split_by_lengths(c, lengths).into_iter())
+            .collect();
+        let mut valid: Vec<_> = self
+            .valid
+            .iter_mut()
+            .map(|c| split_by_lengths(c, lengths).into_iter())
+            .collect();
+        let mut parts = Vec::with_capacity(lengths.len());
+        while let (
+            Some(sample),
+            Some(fragment),
+            Some(x),
+            Some(y),
+            Some(z),
+            Some(parent),
+            Some(has_parent),
+        ) = (
+            sample.next(),
+            fragment.next(),
+            xs.next(),
+            ys.next(),
+            zs.next(),
+            parent.next(),
+            has_parent.next(),
+        ) {
+            parts.push(SegmentColumns {
+                sample,
+                fragment,
+                position: [x, y, z],
+                parent,
+                has_parent,
+                values: values.iter_mut().filter_map(Iterator::next).collect(),
+                valid: valid.iter_mut().filter_map(Iterator::next).collect(),
+            });
+        }
+        parts
+    }
+}
+
+/// Fills one skeleton's rows: sample ids from `base`, each vertex's fragment that of its
+/// tree's root (`fragments`: root vertex and fragment id), positions in nanometres, and the
+/// attribute values (a missing or negative radius, and every value of a skeleton stored
+/// without attributes, invalid).
+fn segment_rows(
+    info: &SkeletonInfo,
+    skeleton: &Skeleton,
+    parent: &[Option<u32>],
+    root: &[u32],
+    base: u64,
+    fragments: &[(u32, u64)],
+    out: SegmentColumns<'_>,
+) {
+    let single = match fragments {
+        [(_, only)] => Some(*only),
+        _ => None,
+    };
+    let fragment_of_root: HashMap<u32, u64> = fragments.iter().copied().collect();
+    let [xs, ys, zs] = out.position;
+    for (v, position) in skeleton.vertices.iter().enumerate() {
+        out.sample[v] = base + v as u64;
+        out.fragment[v] =
+            single.unwrap_or_else(|| fragment_of_root.get(&root[v]).copied().unwrap_or_default());
+        out.parent[v] = parent[v].map_or(0, |p| base + p as u64);
+        out.has_parent[v] = parent[v].is_some();
+        let [x, y, z] = info.to_nm(*position);
+        (xs[v], ys[v], zs[v]) = (x, y, z);
+    }
+    let mut columns = out.values.into_iter().zip(out.valid);
+    for (a, attr) in info.vertex_attributes.iter().enumerate() {
+        let k = attr.num_components as usize;
+        for c in 0..k {
+            let Some((values, valid)) = columns.next() else {
+                return;
+            };
+            // A skeleton stored without attributes keeps the zeroed, invalid values.
+            let Some(stored) = skeleton.attributes.get(a) else {
+                continue;
+            };
+            for (v, (value, ok)) in values.iter_mut().zip(valid.iter_mut()).enumerate() {
+                *value = stored[v * k + c];
+                *ok = !(is_radius(attr) && (value.is_nan() || *value < 0.0));
+            }
+        }
+    }
 }
 
 /// Reads a skeleton layer into a skeletons table at `target` (see the module documentation).
@@ -454,12 +588,106 @@ pub fn default_sharding(segments: u64) -> ShardingSpec {
     }
 }
 
-/// One row of a segment being gathered.
-struct Row {
-    sample: u64,
-    parent: Option<u64>,
-    position: [f32; 3],
-    values: Vec<Option<f64>>,
+/// The rows of a skeletons table, gathered column by column for export.
+#[derive(Default)]
+struct Gathered {
+    sample: Vec<u64>,
+    parent: Vec<Option<u64>>,
+    position: Vec<[f32; 3]>,
+    /// Per attribute column (of `value_columns`), each row's value.
+    values: Vec<Vec<Option<f64>>>,
+    /// Row indexes by segment.
+    segments: BTreeMap<u64, Vec<u32>>,
+}
+
+/// The skeleton of one segment from its rows (`members`, indexes into `rows`): vertices in
+/// `sample_id` order, one (child, parent) edge per row with a parent, the attributes `attrs`
+/// (radii converted by `scale`) unless no row has a value; the error says what is wrong.
+fn segment_skeleton(
+    rows: &Gathered,
+    mut members: Vec<u32>,
+    attrs: &[VertexAttribute],
+    scale: f64,
+) -> std::result::Result<Skeleton, String> {
+    let sample = |m: &u32| rows.sample[*m as usize];
+    if !members.is_sorted_by_key(sample) {
+        members.sort_by_key(sample);
+    }
+    let (Some(first), Some(last)) = (members.first(), members.last()) else {
+        return Ok(Skeleton::default());
+    };
+    let (first, last) = (sample(first), sample(last));
+    // Consecutive sample ids (the common case) index themselves; others go through a map.
+    let consecutive = last - first == members.len() as u64 - 1;
+    let index: HashMap<u64, u32> = if consecutive {
+        HashMap::new()
+    } else {
+        let index: HashMap<u64, u32> = members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (sample(m), i as u32))
+            .collect();
+        if index.len() != members.len() {
+            return Err("repeated sample ids".into());
+        }
+        index
+    };
+    let local = |id: u64| -> Option<u32> {
+        if consecutive {
+            (first..=last).contains(&id).then(|| (id - first) as u32)
+        } else {
+            index.get(&id).copied()
+        }
+    };
+    let mut edges = Vec::with_capacity(members.len());
+    for (i, m) in members.iter().enumerate() {
+        if let Some(p) = rows.parent[*m as usize] {
+            let parent = local(p).ok_or_else(|| {
+                format!(
+                    "the parent {p} of sample {} is not in the segment",
+                    sample(m)
+                )
+            })?;
+            edges.push([i as u32, parent]);
+        }
+    }
+    // A segment none of whose vertices has attribute values is written without them.
+    let any = rows
+        .values
+        .iter()
+        .any(|column| members.iter().any(|m| column[*m as usize].is_some()));
+    let mut attributes = Vec::new();
+    if any {
+        let mut column = 0;
+        for a in attrs {
+            let k = a.num_components as usize;
+            let mut values = Vec::with_capacity(members.len() * k);
+            for m in &members {
+                for c in 0..k {
+                    let v = match (rows.values[column + c][*m as usize], a.data_type) {
+                        (Some(v), _) if is_radius(a) => v * scale,
+                        (Some(v), _) => v,
+                        (None, AttributeType::Float32) => f64::NAN,
+                        (None, _) => {
+                            return Err(format!(
+                                "sample {} has no value for the integer vertex attribute '{}'",
+                                sample(m),
+                                a.id
+                            ))
+                        }
+                    };
+                    values.push(v);
+                }
+            }
+            attributes.push(values);
+            column += k;
+        }
+    }
+    Ok(Skeleton {
+        vertices: members.iter().map(|m| rows.position[*m as usize]).collect(),
+        edges,
+        attributes,
+    })
 }
 
 /// Writes a skeletons table as a skeleton layer at `path` in `store` (see the module
@@ -533,12 +761,14 @@ pub fn export_precomputed(
         .map(|s| s.to_string())
         .collect();
     columns.extend(value_columns.iter().cloned());
-    let segment_of = |fragment: u64| -> u64 {
-        md.get(&format!("frag:{fragment}:segment_id"))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(fragment)
-    };
-    let mut segments: BTreeMap<u64, Vec<Row>> = BTreeMap::new();
+    // The segment of a fragment: `frag:{id}:segment_id` when the table names one.
+    let segment_of_fragment: HashMap<u64, u64> = md
+        .iter()
+        .filter_map(|(k, v)| {
+            let fragment = k.strip_prefix("frag:")?.strip_suffix(":segment_id")?;
+            Some((fragment.parse().ok()?, v.parse().ok()?))
+        })
+        .collect();
     let f64_column = |b: &RecordBatch, c: &str| -> Result<Float64Array> {
         let col = b
             .column_by_name(c)
@@ -550,6 +780,10 @@ pub fn export_precomputed(
             .cloned()
             .ok_or_else(|| TableError::data(input, format!("column {c:?} is not numeric")))
     };
+    let mut rows = Gathered {
+        values: vec![Vec::new(); value_columns.len()],
+        ..Gathered::default()
+    };
     for b in src.batches_projected(&columns, DEFAULT_BATCH_SIZE)? {
         let b = b?;
         let ids = crate::derive::u64_column(input, &b, "sample_id")?;
@@ -560,112 +794,53 @@ pub fn export_precomputed(
             f64_column(&b, "y")?,
             f64_column(&b, "z")?,
         );
-        let values = value_columns
-            .iter()
-            .map(|c| f64_column(&b, c))
-            .collect::<Result<Vec<_>>>()?;
-        for r in 0..b.num_rows() {
-            let row = Row {
-                sample: ids.value(r),
-                parent: parents.is_valid(r).then(|| parents.value(r)),
-                position: [
-                    (x.value(r) * scale) as f32,
-                    (y.value(r) * scale) as f32,
-                    (z.value(r) * scale) as f32,
-                ],
-                values: values
-                    .iter()
-                    .map(|a| a.is_valid(r).then(|| a.value(r)))
-                    .collect(),
-            };
-            segments
-                .entry(segment_of(frags.value(r)))
+        let first = rows.sample.len();
+        if first + b.num_rows() > u32::MAX as usize {
+            return Err(TableError::data(
+                input,
+                format!("more than {} rows are too many", u32::MAX),
+            ));
+        }
+        rows.sample.extend(ids.values().iter().copied());
+        rows.parent.extend(parents.iter());
+        rows.position.extend((0..b.num_rows()).map(|r| {
+            [
+                (x.value(r) * scale) as f32,
+                (y.value(r) * scale) as f32,
+                (z.value(r) * scale) as f32,
+            ]
+        }));
+        for (c, out) in value_columns.iter().zip(rows.values.iter_mut()) {
+            out.extend(f64_column(&b, c)?.iter());
+        }
+        for (r, fragment) in frags.values().iter().enumerate() {
+            let segment = segment_of_fragment
+                .get(fragment)
+                .copied()
+                .unwrap_or(*fragment);
+            rows.segments
+                .entry(segment)
                 .or_default()
-                .push(row);
+                .push((first + r) as u32);
         }
     }
-    let mut skeletons = Vec::with_capacity(segments.len());
-    let mut summary = PrecomputedSummary {
-        segments: segments.len() as u64,
+    let summary = PrecomputedSummary {
+        segments: rows.segments.len() as u64,
+        fragments: rows.segments.len() as u64,
+        rows: rows.sample.len() as u64,
         ..PrecomputedSummary::default()
     };
-    for (segment, mut rows) in segments {
-        rows.sort_by_key(|r| r.sample);
-        let index: HashMap<u64, u32> = rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.sample, i as u32))
-            .collect();
-        if index.len() != rows.len() {
-            return Err(TableError::data(
-                input,
-                format!("segment {segment}: repeated sample ids"),
-            ));
-        }
-        if rows.len() > u32::MAX as usize {
-            return Err(TableError::data(
-                input,
-                format!("segment {segment}: {} vertices are too many", rows.len()),
-            ));
-        }
-        let mut edges = Vec::with_capacity(rows.len());
-        for (i, r) in rows.iter().enumerate() {
-            if let Some(p) = r.parent {
-                let parent = index.get(&p).ok_or_else(|| {
-                    TableError::data(
-                        input,
-                        format!(
-                            "segment {segment}: the parent {p} of sample {} is not in the segment",
-                            r.sample
-                        ),
-                    )
-                })?;
-                edges.push([i as u32, *parent]);
-            }
-        }
-        // A segment none of whose vertices has attribute values is written without them.
-        let any = rows.iter().any(|r| r.values.iter().any(Option::is_some));
-        let mut attributes = Vec::new();
-        if any {
-            let mut column = 0;
-            for a in &attrs {
-                let k = a.num_components as usize;
-                let mut values = Vec::with_capacity(rows.len() * k);
-                for r in &rows {
-                    for c in 0..k {
-                        let v = match (r.values[column + c], a.data_type) {
-                            (Some(v), _) if is_radius(a) => v * scale,
-                            (Some(v), _) => v,
-                            (None, AttributeType::Float32) => f64::NAN,
-                            (None, _) => {
-                                return Err(TableError::data(
-                                    input,
-                                    format!(
-                                        "segment {segment}: sample {} has no value for the \
-                                         integer vertex attribute '{}'",
-                                        r.sample, a.id
-                                    ),
-                                ))
-                            }
-                        };
-                        values.push(v);
-                    }
-                }
-                attributes.push(values);
-                column += k;
-            }
-        }
-        summary.rows += rows.len() as u64;
-        summary.fragments += 1;
-        skeletons.push((
-            segment,
-            Skeleton {
-                vertices: rows.iter().map(|r| r.position).collect(),
-                edges,
-                attributes,
-            },
-        ));
-    }
+    // Each segment's skeleton, on rayon's workers.
+    let segments: Vec<(u64, Vec<u32>)> = std::mem::take(&mut rows.segments).into_iter().collect();
+    let skeletons = segments
+        .into_par_iter()
+        .map(|(segment, members)| {
+            segment_skeleton(&rows, members, &attrs, scale)
+                .map(|skeleton| (segment, skeleton))
+                .map_err(|message| TableError::data(input, format!("segment {segment}: {message}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    drop(rows);
     let info = SkeletonInfo {
         transform: IDENTITY_TRANSFORM,
         vertex_attributes: attrs,

@@ -16,6 +16,7 @@
 //! that does not decode. Nothing is allocated from a count before it is checked against the
 //! bytes that hold it.
 
+use rayon::prelude::*;
 use std::sync::Arc;
 
 use neurochunk_store::{join_key, Bytes, Store, StoreError};
@@ -655,26 +656,31 @@ impl SkeletonLayer {
 
     /// Every skeleton of the layer, by segment id.
     pub fn read_all(&self) -> SkeletonResult<Vec<(u64, Skeleton)>> {
-        let mut out = Vec::new();
-        for (id, file, bytes) in self.index().get_all().map_err(index_error)? {
-            out.push((id, self.decode(file, id, &bytes)?));
-        }
-        Ok(out)
+        self.index()
+            .map_all(|id, file, bytes| self.decode(file.to_string(), id, bytes))
     }
 
     /// Write skeletons: one file per segment (unsharded), or every shard they fall in,
     /// rewritten whole with the segments it already holds kept unless replaced.
     pub fn write(&self, skeletons: &[(u64, Skeleton)]) -> SkeletonResult<()> {
         let attrs = &self.info.vertex_attributes;
-        let mut entries = Vec::with_capacity(skeletons.len());
-        for (id, s) in skeletons {
-            let bytes = s.encode(attrs).map_err(|message| SkeletonError::Invalid {
-                segment: *id,
-                message,
-            })?;
-            entries.push((*id, bytes));
-        }
+        let entries = skeletons
+            .par_iter()
+            .map(|(id, s)| {
+                let bytes = s.encode(attrs).map_err(|message| SkeletonError::Invalid {
+                    segment: *id,
+                    message,
+                })?;
+                Ok((*id, bytes))
+            })
+            .collect::<SkeletonResult<Vec<_>>>()?;
         self.index().put_all(entries).map_err(index_error)
+    }
+}
+
+impl From<IndexError> for SkeletonError {
+    fn from(e: IndexError) -> Self {
+        index_error(e)
     }
 }
 

@@ -4,10 +4,12 @@
 //! (`neuroglancer_uint64_sharded_v1`), the id being the key in the shard. Reads return the
 //! decompressed value and the file it came from (for error messages).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use neurochunk_store::{join_key, ByteRange, Bytes, Store, StoreError};
+use neurochunk_store::{join_key, ByteRange, Bytes, ReadRequest, ReadResponse, Store, StoreError};
+use rayon::prelude::*;
 
 use super::sharding::{self, ShardEncoding, ShardingSpec};
 
@@ -37,6 +39,14 @@ pub struct Uint64Index {
     sharding: Option<ShardingSpec>,
     max_bytes: u64,
     sniff_gzip: bool,
+}
+
+/// The id an unsharded file is named by: its decimal form, without leading zeros.
+fn decimal_id(name: &str) -> Option<u64> {
+    let canonical = !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_digit())
+        && (name == "0" || !name.starts_with('0'));
+    canonical.then(|| name.parse().ok()).flatten()
 }
 
 /// gzip's first two bytes.
@@ -88,10 +98,23 @@ impl Uint64Index {
 
     /// `stored` as the value: gunzipped when `gzipped` or when it starts like gzip.
     fn unpack(&self, key: &str, stored: &[u8], gzipped: bool) -> IndexResult<Vec<u8>> {
+        self.unpacked(key, stored, gzipped).map(Cow::into_owned)
+    }
+
+    /// The value stored as `stored` at `key`: unzipped when `gzipped` (or when it looks
+    /// gzipped and the index sniffs), else borrowed as it is.
+    fn unpacked<'a>(
+        &self,
+        key: &str,
+        stored: &'a [u8],
+        gzipped: bool,
+    ) -> IndexResult<Cow<'a, [u8]>> {
         if gzipped || (self.sniff_gzip && looks_gzipped(stored)) {
-            sharding::gunzip(stored, self.max_bytes).map_err(|m| self.corrupt(key, m))
+            sharding::gunzip(stored, self.max_bytes)
+                .map(Cow::Owned)
+                .map_err(|m| self.corrupt(key, m))
         } else {
-            Ok(stored.to_vec())
+            Ok(Cow::Borrowed(stored))
         }
     }
 
@@ -104,14 +127,7 @@ impl Uint64Index {
                 .list_dir(&self.dir)?
                 .keys
                 .iter()
-                .filter_map(|k| {
-                    let name = k.strip_suffix(".gz").unwrap_or(k);
-                    (!name.is_empty()
-                        && name.bytes().all(|b| b.is_ascii_digit())
-                        && (name == "0" || !name.starts_with('0')))
-                    .then(|| name.parse::<u64>().ok())
-                    .flatten()
-                })
+                .filter_map(|k| decimal_id(k.strip_suffix(".gz").unwrap_or(k)))
                 .collect(),
             Some(spec) => {
                 let mut ids = Vec::new();
@@ -237,25 +253,98 @@ impl Uint64Index {
 
     /// Every value: `(id, file, value)` ascending by id.
     pub fn get_all(&self) -> IndexResult<Vec<(u64, String, Vec<u8>)>> {
-        let mut out = Vec::new();
+        self.map_all(|_, file, value| Ok::<_, IndexError>((file.to_string(), value.to_vec())))
+            .map(|all| {
+                all.into_iter()
+                    .map(|(id, (file, value))| (id, file, value))
+                    .collect()
+            })
+    }
+
+    /// Every value, each passed through `decode(id, file, value)` on rayon's workers as the
+    /// files arrive: `(id, decoded)` ascending by id. The files are listed once and read in
+    /// batches through [`Store::get_many`] (in parallel locally, concurrently from a remote
+    /// store); shards are read whole, their values unzipped and decoded in parallel. A file
+    /// that vanishes between the listing and the read is left out, as [`Uint64Index::get`]
+    /// would find it absent.
+    pub fn map_all<T, E, F>(&self, decode: F) -> Result<Vec<(u64, T)>, E>
+    where
+        T: Send,
+        E: From<IndexError> + Send,
+        F: Fn(u64, &str, &[u8]) -> Result<T, E> + Sync,
+    {
+        let mut out: Vec<(u64, T)> = Vec::new();
         match &self.sharding {
             None => {
-                for id in self.ids()? {
-                    if let Some((file, value)) = self.get(id)? {
-                        out.push((id, file, value));
+                // One file per id: the plain name wins over `NAME.gz`, as in `get`.
+                let mut files: BTreeMap<u64, (String, bool)> = BTreeMap::new();
+                let listing = self.store.list_dir(&self.dir).map_err(IndexError::Store)?;
+                for key in listing.keys {
+                    let (name, gzipped) = match key.strip_suffix(".gz") {
+                        Some(name) => (name, true),
+                        None => (key.as_str(), false),
+                    };
+                    let Some(id) = decimal_id(name) else { continue };
+                    let entry = files.entry(id).or_insert((key.clone(), gzipped));
+                    if entry.1 && !gzipped {
+                        *entry = (key.clone(), false);
                     }
+                }
+                let files: Vec<(u64, String, bool)> = files
+                    .into_iter()
+                    .map(|(id, (name, gzipped))| (id, self.file(&name), gzipped))
+                    .collect();
+                let batch = (self.store.concurrent_reads() * 4).max(256);
+                for part in files.chunks(batch) {
+                    let requests: Vec<ReadRequest> = part
+                        .iter()
+                        .map(|(_, key, _)| ReadRequest::whole(key.clone()))
+                        .collect();
+                    let responses = self.store.get_many(&requests);
+                    let decoded = part
+                        .par_iter()
+                        .zip(responses)
+                        .with_max_len(1)
+                        .filter_map(|((id, key, gzipped), response)| {
+                            let stored = match response {
+                                Ok(ReadResponse::Whole(bytes)) => bytes,
+                                Ok(ReadResponse::Missing) => return None,
+                                Ok(ReadResponse::Ranges(_)) => {
+                                    return Some(Err(E::from(self.corrupt(
+                                        key,
+                                        "the store answered a whole read with ranges".into(),
+                                    ))))
+                                }
+                                Err(e) => return Some(Err(E::from(IndexError::Store(e)))),
+                            };
+                            let file = crate::display_path(key);
+                            Some(
+                                self.unpacked(key, &stored, *gzipped)
+                                    .map_err(E::from)
+                                    .and_then(|value| decode(*id, &file, &value).map(|t| (*id, t))),
+                            )
+                        })
+                        .collect::<Result<Vec<_>, E>>()?;
+                    out.extend(decoded);
                 }
             }
             Some(spec) => {
+                let gzipped = spec.data_encoding == ShardEncoding::Gzip;
                 for shard in self.shard_files(spec)? {
                     let key = self.file(&shard);
-                    for (id, data) in self.read_shard(spec, &shard)? {
-                        let value =
-                            self.unpack(&key, &data, spec.data_encoding == ShardEncoding::Gzip)?;
-                        out.push((id, crate::display_path(&key), value));
-                    }
+                    let file = crate::display_path(&key);
+                    let values: Vec<(u64, Bytes)> =
+                        self.read_shard(spec, &shard)?.into_iter().collect();
+                    let decoded = values
+                        .par_iter()
+                        .map(|(id, stored)| {
+                            let value = self.unpacked(&key, stored, gzipped)?;
+                            decode(*id, &file, &value).map(|t| (*id, t))
+                        })
+                        .collect::<Result<Vec<_>, E>>()?;
+                    out.extend(decoded);
                 }
-                out.sort_by_key(|(id, _, _)| *id);
+                out.sort_by_key(|(id, _)| *id);
             }
         }
         Ok(out)
@@ -275,22 +364,46 @@ impl Uint64Index {
     /// whole with the values it already holds kept unless replaced.
     pub fn put_all(&self, entries: Vec<(u64, Vec<u8>)>) -> IndexResult<()> {
         let Some(spec) = &self.sharding else {
-            let mut values = Vec::with_capacity(entries.len());
-            for (id, value) in entries {
-                let gz = self.file(&format!("{id}.gz"));
-                if self.store.exists(&gz)? {
-                    self.store.delete(&gz)?;
-                }
-                values.push((self.file(&id.to_string()), Bytes::from(value)));
+            // Stale `ID.gz` files of the ids written, found in one listing.
+            let zipped: std::collections::HashSet<String> = self
+                .store
+                .list_dir(&self.dir)?
+                .keys
+                .into_iter()
+                .filter(|k| k.ends_with(".gz"))
+                .collect();
+            let stale: Vec<String> = entries
+                .iter()
+                .map(|(id, _)| format!("{id}.gz"))
+                .filter(|name| zipped.contains(name))
+                .map(|name| self.file(&name))
+                .collect();
+            if !stale.is_empty() {
+                self.store.delete_many(stale)?;
             }
+            let values = entries
+                .into_iter()
+                .map(|(id, value)| (self.file(&id.to_string()), Bytes::from(value)))
+                .collect();
             self.store.set_many(values)?;
             return Ok(());
         };
+        let gzipped = spec.data_encoding == ShardEncoding::Gzip;
+        let entries: Vec<(u64, Vec<u8>)> = entries
+            .into_par_iter()
+            .map(|(id, value)| {
+                (
+                    id,
+                    if gzipped {
+                        sharding::gzip(&value)
+                    } else {
+                        value
+                    },
+                )
+            })
+            .collect();
         let mut by_shard: BTreeMap<u64, BTreeMap<u64, Vec<u8>>> = BTreeMap::new();
-        for (id, mut value) in entries {
-            if spec.data_encoding == ShardEncoding::Gzip {
-                value = sharding::gzip(&value);
-            }
+        for (id, value) in entries {
             by_shard
                 .entry(spec.place(id).shard)
                 .or_default()
@@ -312,5 +425,54 @@ impl Uint64Index {
         }
         self.store.set_many(values)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neurochunk_store::MemoryStore;
+
+    /// Unsharded reads of every value: decimal names only, the plain file winning over
+    /// `NAME.gz` (as in `get`), gzip unzipped, ascending ids, and the decoder's error passed on.
+    #[test]
+    fn map_all_reads_every_unsharded_value_once() {
+        let store = Arc::new(MemoryStore::new());
+        store.set("d/7", Bytes::from_static(b"seven")).unwrap();
+        store
+            .set("d/7.gz", Bytes::from(sharding::gzip(b"stale seven")))
+            .unwrap();
+        store
+            .set("d/12.gz", Bytes::from(sharding::gzip(b"twelve")))
+            .unwrap();
+        store.set("d/3", Bytes::from_static(b"three")).unwrap();
+        for ignored in ["d/info", "d/007", "d/x.gz"] {
+            store.set(ignored, Bytes::from_static(b"-")).unwrap();
+        }
+        let index = Uint64Index::new(store.clone(), "d", None, 1 << 20);
+        let all = index
+            .map_all(|id, file, value| {
+                Ok::<_, IndexError>(format!("{id} {file} {}", String::from_utf8_lossy(value)))
+            })
+            .unwrap();
+        let texts: Vec<&str> = all.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["3 /d/3 three", "7 /d/7 seven", "12 /d/12.gz twelve"]
+        );
+        assert_eq!(index.get(7).unwrap().unwrap().1, b"seven");
+        let err = index
+            .map_all(|id, file, _| {
+                if id == 12 {
+                    Err(IndexError::Corrupt {
+                        file: file.to_string(),
+                        message: "bad".into(),
+                    })
+                } else {
+                    Ok(id)
+                }
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("d/12.gz"), "{err}");
     }
 }

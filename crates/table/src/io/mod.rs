@@ -19,6 +19,7 @@
 
 mod guard;
 mod page_header;
+mod parquet_parallel;
 mod ranged;
 mod write;
 

@@ -2,6 +2,7 @@
 //! [`Store::writer`] values that appear only when the writer finishes; Hive-partitioned
 //! tables get one value per part file.
 
+use super::parquet_parallel::ParallelParquetWriter;
 use super::{percent_encode, Format, HIVE_NULL};
 use crate::error::{Result, TableError};
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
@@ -11,10 +12,10 @@ use arrow::ipc::writer::FileWriter;
 use neurochunk_store::replace::{self, Overwrite, TreeKind};
 use neurochunk_store::staging::{remove_stale_temp_files, resolve_target, StagedDir};
 use neurochunk_store::{join_key, Durability, FsStore, Store, StoreResult, ValueWriter};
-use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -146,13 +147,22 @@ fn footer_kv(schema: &Schema) -> Vec<KeyValue> {
     kv
 }
 
+/// The Parquet writer properties of a table of `schema`. Floating-point columns are written
+/// without a dictionary: measured coordinates and values rarely repeat, and trying one costs
+/// a hash of every value until the dictionary page overflows.
 fn parquet_props(schema: &Schema, opts: &WriteOptions) -> WriterProperties {
-    WriterProperties::builder()
+    let mut builder = WriterProperties::builder()
         .set_compression(opts.compression)
         .set_max_row_group_row_count(Some(opts.row_group_rows.max(1)))
         .set_key_value_metadata(Some(footer_kv(schema)))
-        .set_created_by(format!("neurochunk-table {}", env!("CARGO_PKG_VERSION")))
-        .build()
+        .set_created_by(format!("neurochunk-table {}", env!("CARGO_PKG_VERSION")));
+    for field in schema.fields() {
+        if field.data_type().is_floating() {
+            builder = builder
+                .set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
+        }
+    }
+    builder.build()
 }
 
 /// A value being streamed into a store through a writer that holds its own handle on the
@@ -194,7 +204,7 @@ impl Write for StoreSink {
 
 enum Sink {
     Ipc(FileWriter<BufWriter<StoreSink>>),
-    Parquet(ArrowWriter<StoreSink>),
+    Parquet(ParallelParquetWriter<StoreSink>),
     Hive(Box<HiveWriter>),
 }
 
@@ -415,8 +425,12 @@ impl TableWriter {
                 let out =
                     StoreSink::new(store.clone(), key).map_err(|e| TableError::store(&name, e))?;
                 Sink::Parquet(
-                    ArrowWriter::try_new(out, schema.clone(), Some(parquet_props(&schema, opts)))
-                        .map_err(|e| TableError::arrow(&name, e))?,
+                    ParallelParquetWriter::try_new(
+                        out,
+                        schema.clone(),
+                        parquet_props(&schema, opts),
+                    )
+                    .map_err(|e| TableError::arrow(&name, e))?,
                 )
             }
             Format::Hive => {
@@ -590,7 +604,7 @@ fn hive_column(name: &str, opts: &WriteOptions) -> Result<String> {
 }
 
 struct OpenPart {
-    writer: ArrowWriter<StoreSink>,
+    writer: ParallelParquetWriter<StoreSink>,
     last_use: u64,
 }
 
@@ -775,16 +789,20 @@ impl HiveWriter {
     }
 
     /// A Parquet writer of `schema` into a new value at `rel` below the table's prefix.
-    fn parquet_file(&self, rel: &str, schema: &SchemaRef) -> Result<ArrowWriter<StoreSink>> {
+    fn parquet_file(
+        &self,
+        rel: &str,
+        schema: &SchemaRef,
+    ) -> Result<ParallelParquetWriter<StoreSink>> {
         let name = super::join_name(&self.name, rel);
         let out = StoreSink::new(self.store.clone(), &join_key(&self.prefix, rel))
             .map_err(|e| TableError::store(&name, e))?;
-        ArrowWriter::try_new(out, schema.clone(), Some(parquet_props(schema, &self.opts)))
+        ParallelParquetWriter::try_new(out, schema.clone(), parquet_props(schema, &self.opts))
             .map_err(|e| TableError::arrow(&name, e))
     }
 
     /// Finishes a part file and commits it.
-    fn close(&mut self, writer: ArrowWriter<StoreSink>) -> Result<()> {
+    fn close(&mut self, writer: ParallelParquetWriter<StoreSink>) -> Result<()> {
         let out = writer
             .into_inner()
             .map_err(|e| TableError::arrow(&self.name, e))?;
