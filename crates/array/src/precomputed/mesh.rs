@@ -1007,6 +1007,142 @@ impl FragmentName<'_> {
 /// Most bytes of one Draco fragment this reader decodes.
 pub const MAX_DRACO_FRAGMENT_BYTES: usize = 64 << 20;
 
+/// The most faces, points, vertices or symbols a Draco fragment may declare per byte of its
+/// data (plus [`DRACO_COUNT_SLACK`]): even a perfectly regular mesh spends more than a bit per
+/// eight faces on its connectivity and positions.
+const DRACO_COUNTS_PER_BYTE: u64 = 64;
+/// Counts a tiny fragment may declare whatever its size.
+const DRACO_COUNT_SLACK: u64 = 1024;
+/// The most faces, points, vertices or symbols of one Draco fragment (decoding that many
+/// takes about a gigabyte).
+const MAX_DRACO_COUNT: u64 = 1 << 24;
+
+/// Reads the counts a Draco mesh declares before any data (the header, the metadata it
+/// skips, the connectivity counts and, for edgebreaker, the topology splits) and refuses
+/// counts the fragment's size cannot hold: the decoder sizes its buffers by them, and a
+/// damaged count would otherwise ask for more memory than the machine has. Bytes that are not
+/// a Draco 2.2 mesh are left to the decoder to refuse.
+#[cfg(feature = "draco")]
+fn draco_counts_fit(bytes: &[u8]) -> Result<(), String> {
+    struct Cursor<'a>(&'a [u8]);
+    impl Cursor<'_> {
+        fn u8(&mut self) -> Option<u8> {
+            let (&first, rest) = self.0.split_first()?;
+            self.0 = rest;
+            Some(first)
+        }
+        fn skip(&mut self, n: u64) -> Option<()> {
+            let n = usize::try_from(n).ok().filter(|&n| n <= self.0.len())?;
+            self.0 = &self.0[n..];
+            Some(())
+        }
+        fn leb128(&mut self) -> Option<u64> {
+            let mut value = 0u64;
+            for shift in (0..64).step_by(7) {
+                let byte = self.u8()?;
+                value |= u64::from(byte & 0x7f) << shift;
+                if byte & 0x80 == 0 {
+                    return Some(value);
+                }
+            }
+            Some(u64::MAX)
+        }
+        /// Metadata entries and sub-metadata, as the decoder skips them.
+        fn skip_metadata(&mut self, level: usize) -> Option<()> {
+            if level > 1000 {
+                return None;
+            }
+            for _ in 0..self.leb128()? {
+                let name = self.u8()?;
+                self.skip(u64::from(name))?;
+                let size = self.leb128()?;
+                self.skip(size)?;
+            }
+            for _ in 0..self.leb128()? {
+                let name = self.u8()?;
+                self.skip(u64::from(name))?;
+                self.skip_metadata(level + 1)?;
+            }
+            Some(())
+        }
+    }
+    let limit = (bytes.len() as u64)
+        .saturating_mul(DRACO_COUNTS_PER_BYTE)
+        .saturating_add(DRACO_COUNT_SLACK)
+        .min(MAX_DRACO_COUNT);
+    let check = |what: &str, n: u64| {
+        if n > limit {
+            Err(format!(
+                "the Draco mesh declares {n} {what}, more than {} bytes of data can hold",
+                bytes.len()
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let mut c = Cursor(bytes);
+    let header = (|| {
+        let magic = [c.u8()?, c.u8()?, c.u8()?, c.u8()?, c.u8()?];
+        let version = (c.u8()?, c.u8()?);
+        let (geometry, method) = (c.u8()?, c.u8()?);
+        let flags = u16::from_le_bytes([c.u8()?, c.u8()?]);
+        Some((
+            &magic == b"DRACO" && version == (2, 2) && geometry == 1,
+            method,
+            flags,
+        ))
+    })();
+    let Some((true, method, flags)) = header else {
+        return Ok(());
+    };
+    if flags & 0x8000 != 0 {
+        let skipped = (|| {
+            for _ in 0..c.leb128()? {
+                c.leb128()?;
+                c.skip_metadata(0)?;
+            }
+            c.skip_metadata(0)
+        })();
+        if skipped.is_none() {
+            return Ok(());
+        }
+    }
+    match method {
+        0 => {
+            let (Some(faces), Some(points)) = (c.leb128(), c.leb128()) else {
+                return Ok(());
+            };
+            check("faces", faces)?;
+            check("points", points)
+        }
+        1 => {
+            let counts = (|| {
+                c.u8()?;
+                let vertices = c.leb128()?;
+                let faces = c.leb128()?;
+                c.u8()?;
+                Some([vertices, faces, c.leb128()?, c.leb128()?, c.leb128()?])
+            })();
+            let Some([vertices, faces, symbols, split_symbols, splits]) = counts else {
+                return Ok(());
+            };
+            check("vertices", vertices)?;
+            check("faces", faces)?;
+            check("connectivity symbols", symbols)?;
+            check("split symbols", split_symbols)?;
+            // Each topology split takes at least two bytes.
+            if splits > (c.0.len() / 2) as u64 {
+                return Err(format!(
+                    "the Draco mesh declares {splits} topology splits in {} bytes",
+                    c.0.len()
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A Draco fragment's vertices: the integer position of each point (each component in
 /// `[0, 2^bits)`), and its triangles.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -1033,6 +1169,7 @@ pub fn decode_draco_fragment(bytes: &[u8], bits: u32) -> Result<QuantizedFragmen
             bytes.len()
         ));
     }
+    draco_counts_fit(bytes)?;
     let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         draco_oxide_decoder::decode_mesh_portable(bytes)
     }))
