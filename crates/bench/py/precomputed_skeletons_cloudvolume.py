@@ -155,34 +155,21 @@ def child(op: str, side: str, a: argparse.Namespace) -> None:
     print(json.dumps({"seconds": seconds, "rss_mb": rss}))
 
 
-def floors(scratch: Path) -> dict[str, float]:
-    """What no pipeline avoids, per conversion, spread over this machine's cores.
+def floors(scratch: Path, neurochunk: str) -> dict[str, float]:
+    """What no pipeline avoids, per conversion.
 
-    to_table: unzipping every gzip file of the layer (zlib, as both tools use it) and
-    Snappy-compressing the table's columns (the Parquet default of both writers).
-    to_layer: Snappy-decompressing the table's columns, spread over the cores, plus creating
-    the layer's files one after another (file creation in one directory takes its lock).
+    The codec work is timed by `skeleton_floor` (crates/bench/examples/skeleton_floor.rs, built
+    beside the neurochunk binary) with the implementations neurochunk uses, zlib-rs and the
+    `snap` crate, on every core at once. to_table: unzipping every gzip file of the layer and
+    Snappy-compressing the table's column values. to_layer: Snappy-decompressing the column
+    values, plus creating the layer's files one after another in a fresh directory (timed
+    here: creating files in one directory takes its lock, and the file system's inode
+    allocation is the same for every writer).
     """
-    import os
-    import zlib
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    cores = os.cpu_count() or 1
-    t0 = time.perf_counter()
-    for f in sorted((scratch / "layer" / "skeletons").glob("*.gz")):
-        zlib.decompress(f.read_bytes(), 31)
-    gunzip = time.perf_counter() - t0
-    table = pq.read_table(scratch / "nc.skeletons.parquet")
-    buffers = [b for col in table.columns for chunk in col.chunks for b in chunk.buffers() if b is not None]
-    t0 = time.perf_counter()
-    packed = [pa.compress(b, "snappy") for b in buffers]
-    snappy = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for b, p in zip(buffers, packed):
-        pa.decompress(p, decompressed_size=b.size, codec="snappy")
-    unsnappy = time.perf_counter() - t0
+    tool = Path(neurochunk).parent / "examples" / "skeleton_floor"
+    codecs = json.loads(subprocess.run(
+        [str(tool), str(scratch / "layer" / "skeletons"), str(scratch / "nc.skeletons.parquet")],
+        check=True, capture_output=True, text=True).stdout)
     files = [f.read_bytes() for f in sorted((scratch / "nc-layer").iterdir()) if f.is_file()]
     out = scratch / "floor-files"
     shutil.rmtree(out, ignore_errors=True)
@@ -192,7 +179,10 @@ def floors(scratch: Path) -> dict[str, float]:
         (out / str(i)).write_bytes(data)
     create = time.perf_counter() - t0
     shutil.rmtree(out, ignore_errors=True)
-    return {"to_table": (gunzip + snappy) / cores, "to_layer": unsnappy / cores + create}
+    return {
+        "to_table": codecs["inflate_s"] + codecs["snappy_compress_s"],
+        "to_layer": codecs["snappy_decompress_s"] + create,
+    }
 
 
 def run_child(op: str, side: str, a: argparse.Namespace) -> dict:
@@ -245,7 +235,7 @@ def main() -> None:
             s = back.get(segid)
             v, _, r = tree(segid, a.vertices)
             assert np.array_equal(s.vertices, v) and np.array_equal(s.radius, r), segid
-        floor = floors(Path(a.dir))
+        floor = floors(Path(a.dir), a.neurochunk)
         started = subprocess.run(
             [sys.executable, "-c", "import time; t = time.perf_counter(); import cloudvolume; "
              "print(time.perf_counter() - t)"], check=True, capture_output=True, text=True)
@@ -255,8 +245,8 @@ def main() -> None:
             print(f"{op:<10} {nc['seconds']:>13.2f} {cv['seconds']:>15.2f} "
                   f"{cv['seconds'] / nc['seconds']:>6.1f}x {floor[op]:>8.2f} "
                   f"{nc['seconds'] / floor[op]:>8.1f}x {nc['rss_mb']:>7.0f} {cv['rss_mb']:>7.0f}")
-        print("ratio > 1 means neurochunk is faster; floor: the codecs and file creation no "
-              "pipeline avoids, spread over the cores (see floors())")
+        print("ratio > 1 means neurochunk is faster; floor: the codec work and file creation "
+              "no pipeline avoids (see floors())")
         print(f"importing cloudvolume alone takes {float(started.stdout):.2f} s of cloud-volume's time")
     finally:
         if own:

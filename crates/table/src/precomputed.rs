@@ -813,15 +813,22 @@ pub fn export_precomputed(
         for (c, out) in value_columns.iter().zip(rows.values.iter_mut()) {
             out.extend(f64_column(&b, c)?.iter());
         }
-        for (r, fragment) in frags.values().iter().enumerate() {
-            let segment = segment_of_fragment
-                .get(fragment)
-                .copied()
-                .unwrap_or(*fragment);
-            rows.segments
-                .entry(segment)
-                .or_default()
-                .push((first + r) as u32);
+        // Rows of one fragment usually come together: look the segment up once per run.
+        let mut run: Option<(u64, &mut Vec<u32>)> = None;
+        for (r, &fragment) in frags.values().iter().enumerate() {
+            let row = (first + r) as u32;
+            match &mut run {
+                Some((current, members)) if *current == fragment => members.push(row),
+                _ => {
+                    let segment = segment_of_fragment
+                        .get(&fragment)
+                        .copied()
+                        .unwrap_or(fragment);
+                    let members = rows.segments.entry(segment).or_default();
+                    members.push(row);
+                    run = Some((fragment, members));
+                }
+            }
         }
     }
     let summary = PrecomputedSummary {

@@ -258,3 +258,69 @@ fn projection_reads_only_requested_columns_in_order() {
         assert!(src.batches_projected(&["nope".to_string()], 4).is_err());
     }
 }
+
+/// A local file of many row groups (decoded a window of groups at a time, in parallel) reads
+/// back in order, whole and projected; a damaged group later in the file is an error naming the
+/// file, after the rows before it.
+#[test]
+fn many_row_groups_read_in_order_and_stop_at_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("groups.skeletons.parquet");
+    let n = 10_000u64;
+    let batch = Skel {
+        ids: (0..n).collect(),
+        frags: (0..n).map(|i| i / 100).collect(),
+        parents: (0..n).map(|i| i.checked_sub(1)).collect(),
+    }
+    .batch(md(&[]));
+    let opts = WriteOptions {
+        row_group_rows: 700,
+        ..WriteOptions::default()
+    };
+    write_all(&p, batch.schema(), std::slice::from_ref(&batch), &opts).unwrap();
+    let groups = SerializedFileReader::new(File::open(&p).unwrap())
+        .unwrap()
+        .metadata()
+        .num_row_groups();
+    assert_eq!(groups, 15);
+    let src = TableSource::open(&p).unwrap();
+    for columns in [
+        vec!["sample_id".to_string()],
+        vec!["parent_id".into(), "sample_id".into()],
+    ] {
+        let mut ids = Vec::new();
+        for b in src.batches_projected(&columns, 256).unwrap() {
+            let b = b.unwrap();
+            let c = b.column_by_name("sample_id").unwrap();
+            ids.extend_from_slice(c.as_primitive::<UInt64Type>().values());
+        }
+        assert_eq!(ids, (0..n).collect::<Vec<_>>(), "{columns:?}");
+    }
+    // Damage the data pages of the ninth group's first column: the rows before it arrive,
+    // then an error naming the file, then nothing.
+    let reader = SerializedFileReader::new(File::open(&p).unwrap()).unwrap();
+    let chunk = reader.metadata().row_group(8).column(0);
+    let start = chunk.data_page_offset() as usize;
+    let mut bytes = std::fs::read(&p).unwrap();
+    for b in &mut bytes[start..start + chunk.compressed_size() as usize] {
+        *b = 0xa5;
+    }
+    std::fs::write(&p, &bytes).unwrap();
+    let src = TableSource::open(&p).unwrap();
+    let mut rows = 0u64;
+    let mut errors = Vec::new();
+    for b in src.batches(256).unwrap() {
+        match b {
+            Ok(b) if errors.is_empty() => rows += b.num_rows() as u64,
+            Ok(_) => panic!("a batch after the error"),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("groups.skeletons.parquet"),
+        "{}",
+        errors[0]
+    );
+    assert!(rows <= 8 * 700, "{rows} rows before the damaged group");
+}

@@ -1010,11 +1010,14 @@ pub const MAX_DRACO_FRAGMENT_BYTES: usize = 64 << 20;
 /// The most faces, points, vertices or symbols a Draco fragment may declare per byte of its
 /// data (plus [`DRACO_COUNT_SLACK`]): even a perfectly regular mesh spends more than a bit per
 /// eight faces on its connectivity and positions.
+#[cfg(feature = "draco")]
 const DRACO_COUNTS_PER_BYTE: u64 = 64;
 /// Counts a tiny fragment may declare whatever its size.
+#[cfg(feature = "draco")]
 const DRACO_COUNT_SLACK: u64 = 1024;
 /// The most faces, points, vertices or symbols of one Draco fragment (decoding that many
 /// takes about a gigabyte).
+#[cfg(feature = "draco")]
 const MAX_DRACO_COUNT: u64 = 1 << 24;
 
 /// Reads the counts a Draco mesh declares before any data (the header, the metadata it

@@ -398,14 +398,33 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
 /// gunzip `data`, refusing output beyond `limit` bytes.
 pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
+    gunzip_into(data, limit, &mut out)?;
+    Ok(out)
+}
+
+/// [`gunzip`] into `out` (cleared first), reusing its allocation. The gzip trailer's size (the
+/// last member's, modulo 2^32) sizes `out` up front when it is within `limit`, so a single
+/// member decompresses without growing the buffer step by step.
+pub fn gunzip_into(data: &[u8], limit: u64, out: &mut Vec<u8>) -> Result<(), String> {
+    out.clear();
+    if let Some(trailer) = data.len().checked_sub(4).map(|at| &data[at..]) {
+        let size = u64::from(u32::from_le_bytes([
+            trailer[0], trailer[1], trailer[2], trailer[3],
+        ]));
+        // A hint only: never more than the limit, nor more than a 1032:1 deflate ratio allows.
+        let plausible = (data.len() as u64).saturating_mul(1032);
+        if size <= limit && size <= plausible {
+            out.reserve(size as usize + 1);
+        }
+    }
     flate2::read::MultiGzDecoder::new(data)
         .take(limit.saturating_add(1))
-        .read_to_end(&mut out)
+        .read_to_end(out)
         .map_err(|e| format!("not valid gzip data: {e}"))?;
     if out.len() as u64 > limit {
         return Err(format!("gzip data decompress to more than {limit} bytes"));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Parse a decoded minishard index. `index_end` is the size of the shard index; `shard_size`

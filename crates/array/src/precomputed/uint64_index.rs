@@ -118,6 +118,41 @@ impl Uint64Index {
         }
     }
 
+    /// `f` of the value stored as `stored` at `key` (see [`Uint64Index::unpacked`]); a gzipped
+    /// value is unzipped into a buffer of the thread's, kept for its next value, so reading many
+    /// values allocates (and faults in) memory for a few rather than for each.
+    fn with_value<T, E: From<IndexError>>(
+        &self,
+        key: &str,
+        stored: &[u8],
+        gzipped: bool,
+        f: impl FnOnce(&[u8]) -> Result<T, E>,
+    ) -> Result<T, E> {
+        thread_local! {
+            static UNZIPPED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        if !(gzipped || (self.sniff_gzip && looks_gzipped(stored))) {
+            return f(stored);
+        }
+        UNZIPPED.with(|buffer| {
+            // Borrowed already when `f` itself reads values on this thread: use a fresh one.
+            let mut fresh = Vec::new();
+            let mut held = buffer.try_borrow_mut();
+            let out = match held.as_deref_mut() {
+                Ok(reused) => reused,
+                Err(_) => &mut fresh,
+            };
+            sharding::gunzip_into(stored, self.max_bytes, out)
+                .map_err(|m| E::from(self.corrupt(key, m)))?;
+            let result = f(out);
+            // A buffer grown for an unusually large value is not kept.
+            if out.capacity() > 64 << 20 {
+                *out = Vec::new();
+            }
+            result
+        })
+    }
+
     /// The ids present, ascending (unsharded: the decimal file names; sharded: every shard's
     /// minishard indexes).
     pub fn ids(&self) -> IndexResult<Vec<u64>> {
@@ -319,9 +354,10 @@ impl Uint64Index {
                             };
                             let file = crate::display_path(key);
                             Some(
-                                self.unpacked(key, &stored, *gzipped)
-                                    .map_err(E::from)
-                                    .and_then(|value| decode(*id, &file, &value).map(|t| (*id, t))),
+                                self.with_value(key, &stored, *gzipped, |value| {
+                                    decode(*id, &file, value)
+                                })
+                                .map(|t| (*id, t)),
                             )
                         })
                         .collect::<Result<Vec<_>, E>>()?;
@@ -338,8 +374,10 @@ impl Uint64Index {
                     let decoded = values
                         .par_iter()
                         .map(|(id, stored)| {
-                            let value = self.unpacked(&key, stored, gzipped)?;
-                            decode(*id, &file, &value).map(|t| (*id, t))
+                            self.with_value(&key, stored, gzipped, |value| {
+                                decode(*id, &file, value)
+                            })
+                            .map(|t| (*id, t))
                         })
                         .collect::<Result<Vec<_>, E>>()?;
                     out.extend(decoded);

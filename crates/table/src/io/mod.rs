@@ -549,6 +549,61 @@ fn ipc_batches(
 }
 
 /// The batches of a reader, its errors as "`path`: cannot decode `what`: …".
+/// The batches of several row groups in order, the groups decoded a window at a time on
+/// rayon's workers (one group per worker): decompressing and decoding Parquet pages is most of
+/// the cost of reading a table, and one group's pages are decoded in turn. A window of decoded
+/// groups is held in memory until it is consumed.
+struct ParallelGroups {
+    waiting: std::collections::VecDeque<BatchIter>,
+    ready: std::collections::VecDeque<Result<RecordBatch>>,
+}
+
+impl ParallelGroups {
+    fn new(groups: Vec<BatchIter>) -> Self {
+        ParallelGroups {
+            waiting: groups.into(),
+            ready: Default::default(),
+        }
+    }
+}
+
+impl Iterator for ParallelGroups {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use rayon::prelude::*;
+        while self.ready.is_empty() && !self.waiting.is_empty() {
+            let take = rayon::current_num_threads().min(self.waiting.len());
+            let window: Vec<BatchIter> = self.waiting.drain(..take).collect();
+            let decoded: Vec<Vec<Result<RecordBatch>>> = window
+                .into_par_iter()
+                .with_max_len(1)
+                .map(|group| {
+                    let mut batches = Vec::new();
+                    for batch in group {
+                        let failed = batch.is_err();
+                        batches.push(batch);
+                        if failed {
+                            break;
+                        }
+                    }
+                    batches
+                })
+                .collect();
+            for group in decoded {
+                let failed = group.last().is_some_and(|b| b.is_err());
+                self.ready.extend(group);
+                if failed {
+                    // Nothing after a damaged group is read.
+                    self.waiting.clear();
+                    break;
+                }
+            }
+        }
+        self.ready.pop_front()
+    }
+}
+
 fn named_errors<E: std::fmt::Display>(
     reader: impl Iterator<Item = std::result::Result<RecordBatch, E>> + Send + 'static,
     path: PathBuf,
@@ -1308,28 +1363,41 @@ impl TableSource {
                     Some(meta) => meta.clone(),
                     None => load_parquet_metadata(&f.value, &path)?,
                 };
+                let groups = match &self.row_filter {
+                    Some(filter) => row_groups_for(meta.metadata(), filter),
+                    None => (0..meta.metadata().num_row_groups()).collect(),
+                };
                 // The whole set-up reads the (untrusted) footer: `byte_range` asserts on
                 // negative sizes, for one.
-                let reader = guard::guarded(&path, "Parquet data", || {
-                    let groups = match &self.row_filter {
-                        Some(filter) => row_groups_for(meta.metadata(), filter),
-                        None => (0..meta.metadata().num_row_groups()).collect(),
-                    };
-                    let mask = ProjectionMask::roots(meta.parquet_schema(), indices);
-                    let chunks = ParquetChunks::planned(
-                        f.value.clone(),
-                        meta.metadata(),
-                        |g| groups.contains(&g),
-                        |leaf| mask.leaf_included(leaf),
-                    );
-                    ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, meta)
-                        .with_batch_size(batch_size.max(1))
-                        .with_projection(mask)
-                        .with_row_groups(groups)
-                        .build()
-                        .map_err(|e| TableError::arrow(&path, e))
-                })?;
-                Ok(named_errors(reader, path, "Parquet data"))
+                let reader_of = |groups: Vec<usize>| {
+                    let reader = guard::guarded(&path, "Parquet data", || {
+                        let mask = ProjectionMask::roots(meta.parquet_schema(), indices.clone());
+                        let chunks = ParquetChunks::planned(
+                            f.value.clone(),
+                            meta.metadata(),
+                            |g| groups.contains(&g),
+                            |leaf| mask.leaf_included(leaf),
+                        );
+                        ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, meta.clone())
+                            .with_batch_size(batch_size.max(1))
+                            .with_projection(mask)
+                            .with_row_groups(groups)
+                            .build()
+                            .map_err(|e| TableError::arrow(&path, e))
+                    })?;
+                    Ok(named_errors(reader, path.clone(), "Parquet data"))
+                };
+                // A remote file is read through one planned reader, whose windows of column
+                // chunks are fetched concurrently ahead of the decoder; a local one a row
+                // group per worker.
+                if groups.len() < 2 || rayon::current_num_threads() < 2 || !f.value.is_local() {
+                    return reader_of(groups);
+                }
+                let per_group = groups
+                    .into_iter()
+                    .map(|g| reader_of(vec![g]))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Box::new(ParallelGroups::new(per_group)))
             }
             Format::ArrowIpc | Format::ArrowStream => {
                 Ok(ipc_batches(&f.value, f.format, Some(indices), &path)?.1)

@@ -71,6 +71,12 @@ impl fmt::Debug for StoreValue {
 }
 
 impl StoreValue {
+    /// Whether the value's store serves one read at a time (a local disk): its reads are
+    /// cheap, and several readers may each fetch their own part without a plan.
+    pub(crate) fn is_local(&self) -> bool {
+        self.store.concurrent_reads() <= 1
+    }
+
     /// Opens the value at `key` (named `name` in errors): its size, then its first `head`
     /// bytes and its last bytes in one ranged read. Returns the value and the first bytes.
     pub(crate) fn open(
