@@ -15,6 +15,7 @@ mod nwb_cmd;
 mod nwb_validate;
 mod ome_cmd;
 mod progress;
+mod repo_cmd;
 mod serve_cmd;
 mod store_args;
 mod table_annotations;
@@ -92,6 +93,16 @@ enum Command {
     /// Serve a local directory over HTTP (read-only, byte ranges, CORS) and print a Neuroglancer
     /// link opening the volumes, segmentations, skeletons and meshes found in it.
     Serve(serve_cmd::ServeArgs),
+    /// List an Icechunk repository's history (id, time, message of each snapshot, newest
+    /// first, from the head of `--branch`, `--tag` or `--snapshot`; default main), its
+    /// branches and its tags.
+    Log(repo_cmd::LogArgs),
+    /// Create a tag (which never moves) in an Icechunk repository, at the snapshot
+    /// `--branch`, `--tag` or `--snapshot` names (default: the head of main).
+    Tag(repo_cmd::RefArgs),
+    /// Create a branch in an Icechunk repository, at the snapshot `--branch`, `--tag` or
+    /// `--snapshot` names (default: the head of main).
+    Branch(repo_cmd::RefArgs),
     /// Print a completion script for SHELL on stdout, e.g.
     /// `neurochunk completions bash > ~/.local/share/bash-completion/completions/neurochunk`,
     /// `neurochunk completions zsh > ~/.zfunc/_neurochunk`,
@@ -179,6 +190,9 @@ fn main() -> ExitCode {
         } => return ExitCode::from(nwb_validate::run(args)),
         Command::Nwb { command } => nwb_cmd::run(command),
         Command::Serve(args) => serve_cmd::serve(args),
+        Command::Log(args) => repo_cmd::log(args),
+        Command::Tag(args) => repo_cmd::tag(args),
+        Command::Branch(args) => repo_cmd::branch(args),
         Command::Completions { shell } => completions(shell),
     };
     match result {

@@ -10,7 +10,7 @@ use clap::Args;
 use neurochunk_store::remote::Scheme;
 use neurochunk_store::replace::{check_prefix, Overwrite, TreeKind};
 use neurochunk_store::{
-    Durability, FsStore, PrefixStore, RemoteOptions, Store, StoreError, StoreLocation,
+    Durability, FsStore, PrefixStore, RemoteOptions, RepoVersion, Store, StoreError, StoreLocation,
 };
 
 use crate::Failure;
@@ -47,6 +47,15 @@ pub(crate) struct RemoteArgs {
     #[arg(long, global = true, value_name = "N", env = "NEUROCHUNK_MAX_REQUESTS",
           value_parser = clap::value_parser!(u32).range(1..))]
     max_requests: Option<u32>,
+    /// Icechunk repositories: read the head of this branch (default: main).
+    #[arg(long, global = true, value_name = "NAME", conflicts_with_all = ["tag", "snapshot"])]
+    branch: Option<String>,
+    /// Icechunk repositories: read the snapshot this tag names.
+    #[arg(long, global = true, value_name = "NAME", conflicts_with = "snapshot")]
+    tag: Option<String>,
+    /// Icechunk repositories: read this snapshot (its id, as `neurochunk log` lists it).
+    #[arg(long, global = true, value_name = "ID")]
+    snapshot: Option<String>,
     /// No progress bars (they are drawn only when standard error is a terminal anyway).
     #[arg(long, global = true)]
     pub no_progress: bool,
@@ -58,6 +67,15 @@ pub(crate) struct RemoteArgs {
 static REMOTE_OPTIONS: OnceLock<RemoteOptions> = OnceLock::new();
 
 impl RemoteArgs {
+    /// The repository version `--branch`, `--tag` or `--snapshot` names.
+    fn version(&self) -> Option<RepoVersion> {
+        let clean = |v: &Option<String>| v.clone().filter(|v| !v.trim().is_empty());
+        clean(&self.branch)
+            .map(RepoVersion::Branch)
+            .or_else(|| clean(&self.tag).map(RepoVersion::Tag))
+            .or_else(|| clean(&self.snapshot).map(RepoVersion::Snapshot))
+    }
+
     /// Make these the options every URL of this run is opened with.
     pub(crate) fn install(&self) {
         let mut options = RemoteOptions {
@@ -69,6 +87,7 @@ impl RemoteArgs {
         if let Some(max) = self.max_requests {
             options.max_requests = max as usize;
         }
+        options.version = self.version();
         let _ = REMOTE_OPTIONS.set(options);
     }
 }

@@ -64,6 +64,8 @@ mod counting;
 mod filesystem;
 pub mod fs_publish;
 pub mod fsync;
+#[cfg(feature = "icechunk")]
+pub mod icechunk;
 mod key;
 pub mod lindi;
 mod memory;
@@ -224,6 +226,41 @@ impl StoreError {
             key: key.into(),
             source: source.into(),
         }
+    }
+}
+
+/// A version of an Icechunk repository: a branch's head, a tag or a snapshot id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RepoVersion {
+    /// The newest snapshot of a branch.
+    Branch(String),
+    /// The snapshot a tag names.
+    Tag(String),
+    /// A snapshot, by its id (20 characters of Crockford base 32).
+    Snapshot(String),
+}
+
+impl std::fmt::Display for RepoVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RepoVersion::Branch(name) => write!(f, "branch '{name}'"),
+            RepoVersion::Tag(name) => write!(f, "tag '{name}'"),
+            RepoVersion::Snapshot(id) => write!(f, "snapshot {id}"),
+        }
+    }
+}
+
+/// True when a local path is in an Icechunk repository (always false in builds without
+/// the `icechunk` feature).
+pub(crate) fn icechunk_path(path: &std::path::Path) -> bool {
+    #[cfg(feature = "icechunk")]
+    {
+        icechunk::split_repository_path(path).is_some()
+    }
+    #[cfg(not(feature = "icechunk"))]
+    {
+        let _ = path;
+        false
     }
 }
 

@@ -67,6 +67,8 @@ pub struct RemoteOptions {
     pub part_size: usize,
     /// Byte ranges of one value closer than this are fetched with one request.
     pub coalesce_gap: u64,
+    /// The version of an Icechunk repository to read (`None`: the head of `main`).
+    pub version: Option<crate::RepoVersion>,
 }
 
 impl Default for RemoteOptions {
@@ -83,6 +85,7 @@ impl Default for RemoteOptions {
             connect_timeout: Duration::from_secs(10),
             part_size: 16 << 20,
             coalesce_gap: 1 << 20,
+            version: None,
         }
     }
 }
@@ -315,6 +318,12 @@ impl StoreLocation {
                     let lindi = crate::LindiStore::open_with(&file, &[], options)?;
                     return Ok((Arc::new(lindi), key));
                 }
+                // A path in an Icechunk repository: its version the options name, and the
+                // key below the repository's root.
+                #[cfg(feature = "icechunk")]
+                if let Some((root, key)) = crate::icechunk::split_repository_path(path) {
+                    return Ok((crate::icechunk::open_version(&root, options)?, key));
+                }
                 Ok((Arc::new(FsStore::new(path)), String::new()))
             }
             StoreLocation::Url {
@@ -409,6 +418,9 @@ impl StoreLocation {
     /// - A path or URL through a LINDI reference file (`run.lindi.json/acquisition/data`) is
     ///   the file's read-only [`LindiStore`](crate::LindiStore) and the key after it; refused
     ///   for [`Access::Write`].
+    /// - A path inside an Icechunk repository (feature `icechunk`) is the repository's
+    ///   read-only store at the version [`RemoteOptions::version`] names, and the key below
+    ///   the repository's root.
     /// - Any other URL is the bucket's (container's, host's) [`RemoteStore`] and the URL's
     ///   path ([`StoreLocation::open`]).
     ///
@@ -435,10 +447,14 @@ impl StoreLocation {
             return Err(StoreError::ReadOnly { key: display });
         }
         let (store, key) = match self {
-            StoreLocation::Local(path) if !through_lindi && access == Access::Read => (
-                Arc::new(FsStore::read_only(path)) as Arc<dyn Store>,
-                String::new(),
-            ),
+            StoreLocation::Local(path)
+                if !through_lindi && !crate::icechunk_path(path) && access == Access::Read =>
+            {
+                (
+                    Arc::new(FsStore::read_only(path)) as Arc<dyn Store>,
+                    String::new(),
+                )
+            }
             _ => self.open(options)?,
         };
         Ok(OpenedLocation {
@@ -448,11 +464,14 @@ impl StoreLocation {
         })
     }
 
-    /// The local path, unless this is a URL or a path through a LINDI reference file (whose
-    /// store is opened like a URL's).
+    /// The local path, unless this is a URL or a path through a LINDI reference file or
+    /// into an Icechunk repository (whose stores are opened like a URL's).
     pub fn local_path(&self) -> Option<&std::path::Path> {
         match self {
-            StoreLocation::Local(path) if crate::lindi::split_reference_path(path).is_none() => {
+            StoreLocation::Local(path)
+                if crate::lindi::split_reference_path(path).is_none()
+                    && !crate::icechunk_path(path) =>
+            {
                 Some(path)
             }
             _ => None,
