@@ -365,8 +365,14 @@ impl IcechunkStore {
     }
 }
 
+/// Whether icechunk's answer means "no such value": a missing key, or a key that cannot name a
+/// value in a Zarr hierarchy at all (a group or array path such as `a`, which icechunk refuses
+/// as a key format); by the store contract a prefix read as a key reads as missing.
 fn is_missing(kind: &StoreErrorKind) -> bool {
-    matches!(kind, StoreErrorKind::NotFound(_))
+    matches!(
+        kind,
+        StoreErrorKind::NotFound(_) | StoreErrorKind::InvalidKey { .. }
+    )
 }
 
 fn ic_range(range: &ByteRange) -> IcByteRange {
