@@ -4,7 +4,6 @@
 //! (`neuroglancer_uint64_sharded_v1`), the id being the key in the shard. Reads return the
 //! decompressed value and the file it came from (for error messages).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -98,27 +97,20 @@ impl Uint64Index {
 
     /// `stored` as the value: gunzipped when `gzipped` or when it starts like gzip.
     fn unpack(&self, key: &str, stored: &[u8], gzipped: bool) -> IndexResult<Vec<u8>> {
-        self.unpacked(key, stored, gzipped).map(Cow::into_owned)
-    }
-
-    /// The value stored as `stored` at `key`: unzipped when `gzipped` (or when it looks
-    /// gzipped and the index sniffs), else borrowed as it is.
-    fn unpacked<'a>(
-        &self,
-        key: &str,
-        stored: &'a [u8],
-        gzipped: bool,
-    ) -> IndexResult<Cow<'a, [u8]>> {
-        if gzipped || (self.sniff_gzip && looks_gzipped(stored)) {
-            sharding::gunzip(stored, self.max_bytes)
-                .map(Cow::Owned)
-                .map_err(|m| self.corrupt(key, m))
+        if self.is_zipped(stored, gzipped) {
+            sharding::gunzip(stored, self.max_bytes).map_err(|m| self.corrupt(key, m))
         } else {
-            Ok(Cow::Borrowed(stored))
+            Ok(stored.to_vec())
         }
     }
 
-    /// `f` of the value stored as `stored` at `key` (see [`Uint64Index::unpacked`]); a gzipped
+    /// Whether a value stored as `stored` is unzipped: when stored `gzipped`, or when it looks
+    /// gzipped and the index sniffs.
+    fn is_zipped(&self, stored: &[u8], gzipped: bool) -> bool {
+        gzipped || (self.sniff_gzip && looks_gzipped(stored))
+    }
+
+    /// `f` of the value stored as `stored` at `key` (see [`Uint64Index::is_zipped`]); a gzipped
     /// value is unzipped into a buffer of the thread's, kept for its next value, so reading many
     /// values allocates (and faults in) memory for a few rather than for each.
     fn with_value<T, E: From<IndexError>>(
@@ -131,7 +123,7 @@ impl Uint64Index {
         thread_local! {
             static UNZIPPED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
-        if !(gzipped || (self.sniff_gzip && looks_gzipped(stored))) {
+        if !self.is_zipped(stored, gzipped) {
             return f(stored);
         }
         UNZIPPED.with(|buffer| {
