@@ -36,6 +36,9 @@ pub(crate) enum FormatArg {
     /// Neuroglancer precomputed (a layer's `info`, scales `x, y, z, channel`; the path is the
     /// layer, the scale's key is its resolution, e.g. `8_8_40`).
     Precomputed,
+    /// Zarr v3 in an Icechunk repository: a path (or URL) that is not one yet becomes a new
+    /// repository, and what the command writes is committed to its branch when it succeeds.
+    Icechunk,
 }
 
 impl From<FormatArg> for ZarrFormat {
@@ -45,6 +48,7 @@ impl From<FormatArg> for ZarrFormat {
             FormatArg::Zarr3 => ZarrFormat::V3,
             FormatArg::N5 => ZarrFormat::N5,
             FormatArg::Precomputed => ZarrFormat::Precomputed,
+            FormatArg::Icechunk => ZarrFormat::V3,
         }
     }
 }
@@ -793,6 +797,7 @@ fn parse_json_arg(text: &str, flag: &str) -> Result<Value, Failure> {
 }
 
 pub(crate) fn put(args: PutArgs) -> CmdResult {
+    crate::repo_cmd::prepare(Some(args.format), &args.path)?;
     let format = ZarrFormat::from(args.format);
     // An .npz (values, offsets, shape) is a ragged array, stored with numcodecs vlen-array.
     let ragged_input = args.input.file_name().ends_with(".npz");
@@ -1138,6 +1143,7 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
             args.src, args.dst
         )));
     }
+    crate::repo_cmd::prepare(args.format, &args.dst)?;
     // (A precomputed scale `LAYER/KEY` is read as an array of its layer.)
     let (src_store, src_node) = args.src.open_read_node()?;
     let open = args.layout.axis_order.open_options();
@@ -1156,6 +1162,16 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
     // an existing destination is replaced whole, and is complete at every moment.
     let marker = args.marker();
     let mut resume = false;
+    // A conversion into an Icechunk repository is committed whole or not at all: there is
+    // nothing to resume, and no marker to leave.
+    let in_repository = args.dst.in_repository()?;
+    if in_repository && args.resume {
+        return Err(Failure(format!(
+            "{}: a conversion into an Icechunk repository is committed whole or not at all, so \
+             there is nothing to resume; run it again without --resume",
+            args.dst.display()
+        )));
+    }
     let (dst_store, staged) = match args.dst.local() {
         Some(path) => {
             let overwrite = args.replace.policy();
@@ -1212,9 +1228,11 @@ pub(crate) fn convert(args: ConvertArgs) -> CmdResult {
             args.dst.display()
         );
     }
-    dst_store
-        .set(CONVERT_MARKER, marker.into())
-        .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
+    if !in_repository {
+        dst_store
+            .set(CONVERT_MARKER, marker.into())
+            .map_err(|e| Failure(format!("{}: {e}", args.dst.display())))?;
+    }
     let mut options = args.layout.options(format)?;
     options.keep_checksums = args.keep_checksums;
     options.resume = resume;

@@ -93,6 +93,9 @@ enum Command {
     /// Serve a local directory over HTTP (read-only, byte ranges, CORS) and print a Neuroglancer
     /// link opening the volumes, segmentations, skeletons and meshes found in it.
     Serve(serve_cmd::ServeArgs),
+    /// Create an empty Icechunk repository (with its `main` branch) at a new directory or an
+    /// empty URL prefix.
+    Init(repo_cmd::InitArgs),
     /// List an Icechunk repository's history (id, time, message of each snapshot, newest
     /// first, from the head of `--branch`, `--tag` or `--snapshot`; default main), its
     /// branches and its tags.
@@ -173,6 +176,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     cli.remote.install();
     progress::configure(cli.remote.no_progress, cli.remote.quiet);
+    // Every command but the long-running server writes into one session per repository
+    // branch it opens, committed below when it succeeds.
+    let serving = matches!(cli.command, Command::Serve(_));
+    neurochunk_store::icechunk::sessions::set_automatic(!serving);
+    let message = cli.remote.message.clone().unwrap_or_else(command_line);
+    let quiet = cli.remote.quiet;
     let result = match cli.command {
         Command::Tree(args) => inspect::tree(args),
         Command::Info(args) => inspect::info(args),
@@ -183,24 +192,62 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Pyramid(args) => ome_cmd::pyramid(args),
         Command::Mesh { command } => mesh_cmd::run(command),
-        Command::Ome { command } => return ExitCode::from(ome_cmd::run(command)),
-        Command::Table { command } => return table_cmd::run(command),
+        Command::Ome { command } => {
+            return finish(ExitCode::from(ome_cmd::run(command)), &message, quiet)
+        }
+        Command::Table { command } => return finish(table_cmd::run(command), &message, quiet),
         Command::Nwb {
             command: nwb_cmd::NwbCommand::Validate(args),
-        } => return ExitCode::from(nwb_validate::run(args)),
+        } => return finish(ExitCode::from(nwb_validate::run(args)), &message, quiet),
         Command::Nwb { command } => nwb_cmd::run(command),
         Command::Serve(args) => serve_cmd::serve(args),
+        Command::Init(args) => repo_cmd::init(args),
         Command::Log(args) => repo_cmd::log(args),
         Command::Tag(args) => repo_cmd::tag(args),
         Command::Branch(args) => repo_cmd::branch(args),
         Command::Completions { shell } => completions(shell),
     };
-    match result {
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(message)) => {
             let one_line = output::with_overwrite_hint(&message.replace('\n', " "));
             eprintln!("neurochunk: error: {one_line}");
             ExitCode::FAILURE
         }
+    };
+    finish(code, &message, quiet)
+}
+
+/// The end of a command: on success, the commit of every Icechunk session it changed (a
+/// note on standard error names each new snapshot); on failure, nothing is committed.
+fn finish(code: ExitCode, message: &str, quiet: bool) -> ExitCode {
+    use neurochunk_store::icechunk::sessions;
+    if code != ExitCode::SUCCESS {
+        sessions::discard_automatic();
+        return code;
     }
+    match sessions::commit_automatic(message) {
+        Ok(committed) => {
+            if !quiet {
+                for c in committed {
+                    eprintln!(
+                        "neurochunk: committed snapshot {} to branch '{}' of {}",
+                        c.snapshot, c.branch, c.repository
+                    );
+                }
+            }
+            code
+        }
+        Err(e) => {
+            eprintln!("neurochunk: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The default commit message: the command line, program name first.
+fn command_line() -> String {
+    let mut words = vec!["neurochunk".to_string()];
+    words.extend(std::env::args().skip(1));
+    words.join(" ")
 }

@@ -39,7 +39,7 @@ pub(crate) fn target_layout(
 ) -> Result<Layout, Failure> {
     Ok(match (format, n5) {
         (FormatArg::Zarr2, _) => Layout::OmeZarr04,
-        (FormatArg::Zarr3, _) => Layout::OmeZarr05,
+        (FormatArg::Zarr3 | FormatArg::Icechunk, _) => Layout::OmeZarr05,
         (FormatArg::N5, Some(N5LayoutArg::Bdv)) => Layout::N5Bdv,
         (FormatArg::N5, Some(N5LayoutArg::N5Viewer)) => Layout::N5Viewer,
         (FormatArg::N5, None) if bdv_fits => Layout::N5Bdv,
@@ -104,7 +104,7 @@ pub(crate) struct PyramidArgs {
     #[arg(long, value_name = "F,F,...|auto-isotropic")]
     factors: Option<String>,
     /// The layout: zarr2 = OME-Zarr 0.4, zarr3 = OME-Zarr 0.5, n5 = BigDataViewer or
-    /// n5-viewer N5 (see --n5-layout).
+    /// n5-viewer N5 (see --n5-layout), icechunk = OME-Zarr 0.5 in an Icechunk repository.
     #[arg(long, value_enum, default_value = "zarr3")]
     format: FormatArg,
     /// The N5 layout (default: bdv for 3-D spatial images, n5-viewer otherwise).
@@ -205,6 +205,7 @@ pub(crate) fn pyramid(args: PyramidArgs) -> CmdResult {
         ));
     }
     local_only_fsync(&args.write, &args.dst)?;
+    crate::repo_cmd::prepare(Some(args.format), &args.dst)?;
     let src_store = args.src.open_read()?;
     let src = Array::open_with(src_store, "", &args.axis_order.open_options())
         .map_err(|e| Failure(format!("{}: {e}", args.src.display())))?;

@@ -56,6 +56,10 @@ pub(crate) struct RemoteArgs {
     /// Icechunk repositories: read this snapshot (its id, as `neurochunk log` lists it).
     #[arg(long, global = true, value_name = "ID")]
     snapshot: Option<String>,
+    /// Icechunk repositories: the message of the commit a writing command ends with
+    /// (default: the command line).
+    #[arg(long, global = true, value_name = "TEXT")]
+    pub message: Option<String>,
     /// No progress bars (they are drawn only when standard error is a terminal anyway).
     #[arg(long, global = true)]
     pub no_progress: bool,
@@ -234,7 +238,7 @@ impl Location {
         let target = RemoteNode {
             store: rooted_at(store, &key).map_err(|e| self.fail(e))?,
             node: String::new(),
-            bucket_root: key.is_empty(),
+            bucket_root: key.is_empty() && !self.in_repository()?,
             display: self.display(),
         };
         target.replace(kind, overwrite)?;
@@ -257,9 +261,16 @@ impl Location {
             }));
         }
         let (store, key) = self.open_parts()?;
-        let (root, node) = locate_node_in(store.as_ref(), &key).map_err(|e| self.fail(e))?;
+        // In an Icechunk repository the hierarchy is always the repository's, rooted at its
+        // root (a versioned root may be replaced like any node).
+        let repository = self.in_repository()?;
+        let (root, node) = if repository {
+            (String::new(), key)
+        } else {
+            locate_node_in(store.as_ref(), &key).map_err(|e| self.fail(e))?
+        };
         Ok(RemoteNode {
-            bucket_root: root.is_empty(),
+            bucket_root: root.is_empty() && !repository,
             store: rooted_at(store, &root).map_err(|e| self.fail(e))?,
             node,
             display: self.display(),
@@ -295,6 +306,14 @@ impl Location {
             .iter()
             .any(|s| s.trim_matches('/') == name)
             .then(|| (layer, name.to_string())))
+    }
+
+    /// True when the location is in an Icechunk repository.
+    pub(crate) fn in_repository(&self) -> Result<bool, Failure> {
+        self.0
+            .repository(remote_options())
+            .map(|root| root.is_some())
+            .map_err(|e| self.fail(e))
     }
 
     fn fail(&self, e: StoreError) -> Failure {

@@ -47,10 +47,16 @@ use tokio::runtime::Runtime;
 use tokio::sync::RwLock;
 
 use crate::remote::{Scheme, StoreLocation};
-use crate::{ByteRange, Bytes, DirListing, RemoteOptions, Store, StoreError, StoreResult};
+use crate::{
+    ByteRange, Bytes, DirListing, ReadRequest, ReadResponse, RemoteOptions, Store, StoreError,
+    StoreResult,
+};
 
 /// The branch a repository starts with, and the default version to read.
 pub const DEFAULT_BRANCH: &str = "main";
+
+/// Requests a store of a repository keeps in flight (reads of a batch, chunk uploads).
+const CONCURRENT_REQUESTS: usize = 16;
 
 /// How many times a commit on a moved branch is rebased before it gives up.
 const REBASE_ATTEMPTS: u16 = 10;
@@ -129,6 +135,10 @@ impl Repo {
         let repo = runtime
             .block_on(Repository::create(storage).execute())
             .map_err(|e| repo_error(&display, e))?;
+        probe_cache()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         Ok(Repo {
             repo,
             runtime,
@@ -284,8 +294,10 @@ impl Repo {
         IcechunkStore {
             store,
             runtime: Arc::clone(&self.runtime),
+            repository: self.display.clone(),
             label,
             branch,
+            write_hint: false,
         }
     }
 }
@@ -295,8 +307,12 @@ impl Repo {
 pub struct IcechunkStore {
     store: icechunk::Store,
     runtime: Arc<Runtime>,
+    /// The repository, as a person names it.
+    repository: String,
     label: String,
     branch: Option<String>,
+    /// Whether a refused write says how to open a session (a store opened from a path).
+    write_hint: bool,
 }
 
 impl fmt::Debug for IcechunkStore {
@@ -359,9 +375,47 @@ impl IcechunkStore {
     }
 
     fn read_only_error(&self, key: &str) -> StoreError {
-        StoreError::ReadOnly {
-            key: format!("{key} in {}", self.label),
+        let why = if self.write_hint {
+            "read-only: a repository is written through a session on a branch, committed at \
+             its end (`icechunk::Session`; Python: `nc.icechunk.session`)"
+        } else {
+            "read-only: a tag or a snapshot never changes; write to a branch"
+        };
+        StoreError::backend(&self.label, key, why)
+    }
+
+    /// Make groups of the missing ancestors of `node` (`a/b/c`: `/`, `a`, `a/b`), so that
+    /// every node written is reachable from the root, as zarr-python and icechunk list a
+    /// hierarchy (a file written at `run.nwb` of a new repository gets a root group).
+    fn create_missing_parents(&self, node: &str) -> StoreResult<()> {
+        let mut parents = vec![""];
+        parents.extend(node.match_indices('/').map(|(i, _)| &node[..i]));
+        for parent in parents {
+            let key = if parent.is_empty() {
+                "zarr.json".to_string()
+            } else {
+                format!("{parent}/zarr.json")
+            };
+            if self.size(&key)?.is_none() {
+                let group =
+                    Bytes::from_static(br#"{"zarr_format":3,"node_type":"group","attributes":{}}"#);
+                self.runtime
+                    .block_on(self.store.set(&key, group))
+                    .map_err(|e| self.error(&key, e))?;
+            }
         }
+        Ok(())
+    }
+
+    /// The same read-only store, whose refused writes say how to open a session.
+    fn unwritable_hint(mut self) -> Self {
+        self.write_hint = true;
+        self
+    }
+
+    /// The repository, as a person names it.
+    pub fn repository(&self) -> &str {
+        &self.repository
     }
 }
 
@@ -451,6 +505,9 @@ impl Store for IcechunkStore {
         if self.branch.is_none() {
             return Err(self.read_only_error(key));
         }
+        if let Some(node) = key.strip_suffix("/zarr.json") {
+            self.create_missing_parents(node)?;
+        }
         self.runtime
             .block_on(self.store.set(key, value))
             .map_err(|e| self.error(key, e))
@@ -470,15 +527,25 @@ impl Store for IcechunkStore {
 
     fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
         crate::validate_prefix(prefix)?;
-        let trimmed = prefix.trim_end_matches('/');
-        let mut keys = self
-            .runtime
-            .block_on(async {
-                let stream = self.store.list_prefix(trimmed).await?;
+        // Icechunk lists by node path: a prefix that is no node (nothing there, or a chunk
+        // directory inside an array) is listed from the deepest node above it.
+        let mut node = prefix.trim_end_matches('/');
+        let mut keys = loop {
+            let listed = self.runtime.block_on(async {
+                let stream = self.store.list_prefix(node).await?;
                 stream.try_collect::<Vec<_>>().await
-            })
-            .map_err(|e| self.error(prefix, e))?;
-        // Icechunk lists by node path; only keys under the prefix as given are asked for.
+            });
+            match listed {
+                Ok(keys) => break keys,
+                Err(e) if matches!(e.kind, StoreErrorKind::BadKeyPrefix { .. }) => {
+                    if node.is_empty() {
+                        break Vec::new();
+                    }
+                    node = node.rsplit_once('/').map_or("", |(parent, _)| parent);
+                }
+                Err(e) => return Err(self.error(prefix, e)),
+            }
+        };
         keys.retain(|k| k.starts_with(prefix));
         keys.sort();
         keys.dedup();
@@ -487,13 +554,17 @@ impl Store for IcechunkStore {
 
     fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
         crate::validate_prefix(prefix)?;
-        let items = self
-            .runtime
-            .block_on(async {
-                let stream = self.store.list_dir_items(prefix).await?;
-                stream.try_collect::<Vec<_>>().await
-            })
-            .map_err(|e| self.error(prefix, e))?;
+        let items = match self.runtime.block_on(async {
+            let stream = self.store.list_dir_items(prefix).await?;
+            stream.try_collect::<Vec<_>>().await
+        }) {
+            Ok(items) => items,
+            // Not a node: its listing is made from the keys below it.
+            Err(e) if matches!(e.kind, StoreErrorKind::BadKeyPrefix { .. }) => {
+                return Ok(DirListing::from_keys(prefix, self.list_prefix(prefix)?));
+            }
+            Err(e) => return Err(self.error(prefix, e)),
+        };
         let mut listing = DirListing::default();
         for item in items {
             match item {
@@ -509,7 +580,35 @@ impl Store for IcechunkStore {
     }
 
     fn concurrent_reads(&self) -> usize {
-        16
+        CONCURRENT_REQUESTS
+    }
+
+    fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {
+        crate::map_concurrent(requests, CONCURRENT_REQUESTS, |r| r.answer_from(self))
+    }
+
+    /// Icechunk records a chunk only for an array it knows: the batch's metadata documents
+    /// go first, parents before children, then its other values, many at a time.
+    fn set_many(&self, mut values: Vec<(String, Bytes)>) -> StoreResult<()> {
+        if self.branch.is_none() {
+            let key = values.first().map_or("", |(k, _)| k.as_str());
+            return Err(self.read_only_error(key));
+        }
+        for (key, _) in &values {
+            crate::validate_key(key)?;
+        }
+        let is_metadata = |key: &str| key == "zarr.json" || key.ends_with("/zarr.json");
+        values.sort_by_key(|(key, _)| (!is_metadata(key), key.matches('/').count()));
+        let split = values.partition_point(|(key, _)| is_metadata(key));
+        let chunks = values.split_off(split);
+        for (key, value) in values {
+            self.set(&key, value)?;
+        }
+        let written: Vec<StoreResult<()>> =
+            crate::map_concurrent(&chunks, CONCURRENT_REQUESTS, |(key, value)| {
+                self.set(key, value.clone())
+            });
+        written.into_iter().collect()
     }
 
     fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
@@ -517,9 +616,18 @@ impl Store for IcechunkStore {
         if self.branch.is_none() {
             return Err(self.read_only_error(prefix));
         }
-        self.runtime
+        match self
+            .runtime
             .block_on(self.store.delete_dir(prefix.trim_end_matches('/')))
-            .map_err(|e| self.error(prefix, e))
+        {
+            Ok(()) => Ok(()),
+            // Not a node: whatever keys are below it (chunks of an array) go one by one.
+            Err(e) if matches!(e.kind, StoreErrorKind::BadKeyPrefix { .. }) => self
+                .list_prefix(prefix)?
+                .iter()
+                .try_for_each(|key| self.delete(key)),
+            Err(e) => Err(self.error(prefix, e)),
+        }
     }
 }
 
@@ -609,12 +717,65 @@ pub fn split_repository_path(path: &Path) -> Option<(std::path::PathBuf, String)
     Some((root.to_path_buf(), key.join("/")))
 }
 
-/// A read-only store of the repository at the local directory `root`, at the version
-/// `options` names (the head of `main` by default).
-pub fn open_version(root: &Path, options: &RemoteOptions) -> StoreResult<Arc<dyn Store>> {
-    let repo = Repo::open(&StoreLocation::Local(root.to_path_buf()), options)?;
-    let version = options.version.clone().unwrap_or_default();
-    Ok(Arc::new(repo.reader(&version)?))
+/// The store of the repository at `root` at the version `options` names (the head of
+/// `main` by default): this process's session of that branch when one is open, otherwise a
+/// read-only store (see [`sessions`]).
+pub fn open_version(root: &StoreLocation, options: &RemoteOptions) -> StoreResult<Arc<dyn Store>> {
+    sessions::open_in(root, options)
+}
+
+/// The key of the repository a URL's key is in, in the store of its bucket (container,
+/// host): the deepest prefix of `key` (itself included, the bucket's root last) that holds
+/// an Icechunk 2 `repo` object, or `None`. The prefixes are asked about at once; answers are
+/// kept for the process, and [`Repo::create`] forgets them.
+pub(crate) fn repository_root_key(
+    store: &dyn Store,
+    key: &str,
+    base: &str,
+) -> StoreResult<Option<String>> {
+    let probes = probe_cache();
+    let cache_key = format!("{base}/{key}");
+    if let Some(known) = probes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&cache_key)
+    {
+        return Ok(known.clone());
+    }
+    let mut prefixes: Vec<&str> = vec![""];
+    for (i, c) in key.char_indices() {
+        if c == '/' {
+            prefixes.push(&key[..i]);
+        }
+    }
+    if !key.is_empty() {
+        prefixes.push(key);
+    }
+    let answers = crate::map_concurrent(&prefixes, prefixes.len(), |prefix| {
+        let marker = if prefix.is_empty() {
+            "repo".to_string()
+        } else {
+            format!("{prefix}/repo")
+        };
+        store.size(&marker).map(|size| size.is_some())
+    });
+    let mut root = None;
+    for (prefix, answer) in prefixes.iter().zip(answers) {
+        if answer? {
+            root = Some(prefix.to_string());
+        }
+    }
+    probes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(cache_key, root.clone());
+    Ok(root)
+}
+
+fn probe_cache() -> &'static std::sync::Mutex<HashMap<String, Option<String>>> {
+    static PROBES: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Option<String>>>> =
+        std::sync::LazyLock::new(Default::default);
+    &PROBES
 }
 
 /// True when a local directory has the files of a repository (Icechunk 1 or 2 layouts).
@@ -746,6 +907,9 @@ fn storage_for(
         }
     }
 }
+
+pub mod sessions;
+pub use sessions::{Committed, Session};
 
 #[cfg(test)]
 mod tests;

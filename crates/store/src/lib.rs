@@ -352,6 +352,33 @@ pub struct DirListing {
     pub prefixes: Vec<String>,
 }
 
+impl DirListing {
+    /// The listing of the directory `prefix` (with or without its trailing `/`) made from
+    /// keys: those directly below it are its keys, the first segment of the deeper ones its
+    /// sub-prefixes; keys outside it are skipped. Both lists come out sorted, without repeats.
+    pub fn from_keys<S: AsRef<str>>(prefix: &str, keys: impl IntoIterator<Item = S>) -> Self {
+        let base = match prefix.trim_end_matches('/') {
+            "" => String::new(),
+            p => format!("{p}/"),
+        };
+        let mut listing = DirListing::default();
+        for key in keys {
+            let Some(rest) = key.as_ref().strip_prefix(base.as_str()) else {
+                continue;
+            };
+            match rest.split_once('/') {
+                Some((dir, _)) => listing.prefixes.push(dir.to_string()),
+                None => listing.keys.push(rest.to_string()),
+            }
+        }
+        for names in [&mut listing.keys, &mut listing.prefixes] {
+            names.sort();
+            names.dedup();
+        }
+        listing
+    }
+}
+
 /// One read of a batch ([`Store::get_many`]): a key and what to read of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadRequest {

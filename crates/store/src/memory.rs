@@ -90,19 +90,5 @@ pub(crate) fn list_sorted_dir<V>(map: &BTreeMap<String, V>, prefix: &str) -> Dir
         "" => String::new(),
         p => format!("{p}/"),
     };
-    let mut listing = DirListing::default();
-    for key in list_sorted_prefix(map, &base) {
-        let rest = &key[base.len()..];
-        match rest.split_once('/') {
-            Some((dir, _)) => {
-                if listing.prefixes.last().map(String::as_str) != Some(dir) {
-                    listing.prefixes.push(dir.to_string());
-                }
-            }
-            None => listing.keys.push(rest.to_string()),
-        }
-    }
-    listing.prefixes.sort();
-    listing.prefixes.dedup();
-    listing
+    DirListing::from_keys(&base, list_sorted_prefix(map, &base))
 }

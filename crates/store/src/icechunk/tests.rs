@@ -120,7 +120,10 @@ fn a_reader_refuses_writes_and_a_missing_version_is_named() {
     let e = store
         .set("a/c/0/0", Bytes::from_static(&[0; 4]))
         .unwrap_err();
-    assert!(matches!(e, StoreError::ReadOnly { .. }), "{e}");
+    assert!(
+        e.to_string().contains("a tag or a snapshot never changes"),
+        "{e}"
+    );
     assert!(store.commit("nothing").is_err());
     let e = repo
         .reader(&Version::Tag("nope".into()))
@@ -200,4 +203,112 @@ fn repositories_are_recognised() {
         .unwrap_err()
         .to_string();
     assert!(e.contains(&dir.path().display().to_string()), "{e}");
+}
+
+#[test]
+fn prefixes_that_are_no_node_list_and_delete_like_any_store() {
+    let (_dir, _location, repo) = new_repo();
+    with_array(&repo);
+    let s = repo.writer(DEFAULT_BRANCH).unwrap();
+    s.set("a/c/1/0", Bytes::from_static(&[5; 4])).unwrap();
+    // Nothing there: empty, and deleting it is no error.
+    assert!(s.list_prefix("nothing/here/").unwrap().is_empty());
+    assert_eq!(s.list_dir("nothing/").unwrap(), DirListing::default());
+    s.delete_prefix("nothing/").unwrap();
+    // A chunk directory inside an array.
+    assert_eq!(s.list_prefix("a/c/1/").unwrap(), ["a/c/1/0"]);
+    let listing = s.list_dir("a/c/").unwrap();
+    assert_eq!(listing.prefixes, ["0", "1"]);
+    assert!(listing.keys.is_empty());
+    s.delete_prefix("a/c/1/").unwrap();
+    assert_eq!(s.list_prefix("a/").unwrap(), ["a/c/0/0", "a/zarr.json"]);
+}
+
+#[test]
+fn a_batch_writes_metadata_before_the_chunks_of_its_arrays() {
+    let (_dir, _location, repo) = new_repo();
+    let s = repo.writer(DEFAULT_BRANCH).unwrap();
+    // Keys in the order a sorted buffer hands them over: chunks before `zarr.json`.
+    let mut values = vec![
+        ("zarr.json".to_string(), Bytes::from_static(GROUP)),
+        ("g/zarr.json".to_string(), Bytes::from_static(GROUP)),
+        ("g/a/zarr.json".to_string(), array_meta()),
+    ];
+    for (i, j) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+        values.push((format!("g/a/c/{i}/{j}"), Bytes::from(vec![i * 2 + j; 4])));
+    }
+    values.sort();
+    s.set_many(values).unwrap();
+    s.commit("a batch").unwrap();
+    let head = repo.reader(&Version::default()).unwrap();
+    assert_eq!(head.get("g/a/c/1/0").unwrap().unwrap()[..], [2, 2, 2, 2]);
+    let read = head.get_many(&[
+        ReadRequest::whole("g/a/c/0/1"),
+        ReadRequest::whole("g/a/c/9/9"),
+    ]);
+    assert!(matches!(&read[0], Ok(ReadResponse::Whole(b)) if b[..] == [1, 1, 1, 1]));
+    assert!(matches!(read[1], Ok(ReadResponse::Missing)));
+}
+
+#[test]
+fn a_session_is_what_locations_inside_the_repository_open_as() {
+    let (dir, location, repo) = new_repo();
+    with_array(&repo);
+    let options = RemoteOptions::default();
+    let inside = StoreLocation::Local(dir.path().join("repo/a"));
+    // No session: a fresh read-only store whose refusal says how to write.
+    let (store, key) = inside.open(&options).unwrap();
+    assert_eq!(key, "a");
+    let e = store
+        .set("a/c/1/1", Bytes::from_static(&[9; 4]))
+        .unwrap_err();
+    assert!(e.to_string().contains("session"), "{e}");
+
+    let session = Session::begin(&location, DEFAULT_BRANCH, &options).unwrap();
+    assert!(Session::begin(&location, DEFAULT_BRANCH, &options).is_err());
+    let (store, _) = inside.open(&options).unwrap();
+    store.set("a/c/1/1", Bytes::from_static(&[9; 4])).unwrap();
+    // Another opening sees the session's write; a reader of the repository does not.
+    let (again, _) = inside.open(&options).unwrap();
+    assert_eq!(again.get("a/c/1/1").unwrap().unwrap()[..], [9; 4]);
+    assert_eq!(
+        repo.reader(&Version::default())
+            .unwrap()
+            .get("a/c/1/1")
+            .unwrap(),
+        None
+    );
+    // A tag is never the session.
+    let at_tag = RemoteOptions {
+        version: Some(Version::Snapshot(
+            repo.resolve(&Version::default()).unwrap(),
+        )),
+        ..RemoteOptions::default()
+    };
+    let (old, _) = inside.open(&at_tag).unwrap();
+    assert_eq!(old.get("a/c/1/1").unwrap(), None);
+
+    let committed = session.commit("through a path").unwrap().unwrap();
+    assert_eq!(committed.branch, DEFAULT_BRANCH);
+    let head = repo.reader(&Version::default()).unwrap();
+    assert_eq!(head.get("a/c/1/1").unwrap().unwrap()[..], [9; 4]);
+    assert_eq!(
+        repo.log(&Version::default()).unwrap()[0].message,
+        "through a path"
+    );
+    // Closed: locations are read-only again, and a session that changed nothing commits
+    // nothing.
+    let (store, _) = inside.open(&options).unwrap();
+    assert!(store.set("a/c/0/1", Bytes::from_static(&[1; 4])).is_err());
+    let idle = Session::begin(&location, DEFAULT_BRANCH, &options).unwrap();
+    assert_eq!(idle.commit("nothing").unwrap(), None);
+    // Dropped without a commit: discarded.
+    let dropped = Session::begin(&location, DEFAULT_BRANCH, &options).unwrap();
+    dropped
+        .store()
+        .set("a/c/0/1", Bytes::from_static(&[1; 4]))
+        .unwrap();
+    drop(dropped);
+    let head = repo.reader(&Version::default()).unwrap();
+    assert_eq!(head.get("a/c/0/1").unwrap(), None);
 }

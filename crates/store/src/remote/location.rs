@@ -322,6 +322,7 @@ impl StoreLocation {
                 // key below the repository's root.
                 #[cfg(feature = "icechunk")]
                 if let Some((root, key)) = crate::icechunk::split_repository_path(path) {
+                    let root = StoreLocation::Local(root);
                     return Ok((crate::icechunk::open_version(&root, options)?, key));
                 }
                 Ok((Arc::new(FsStore::new(path)), String::new()))
@@ -332,22 +333,7 @@ impl StoreLocation {
                 base,
                 key,
             } => {
-                let inner = build_object_store(*scheme, url, base, options)?;
-                let mut store = RemoteStore::new(inner, base.clone(), options)?;
-                if *scheme == Scheme::Http {
-                    let no_retries = RemoteOptions {
-                        max_retries: 0,
-                        ..options.clone()
-                    };
-                    let lister = build_object_store(*scheme, url, base, &no_retries)?;
-                    let index = super::http_index::HttpIndex::new(
-                        base,
-                        &no_retries.client_options(true),
-                        options.max_retries,
-                    )
-                    .ok();
-                    store = store.read_only().with_http_lister(lister, index);
-                }
+                let store = url_store(*scheme, url, base, options)?;
                 // A URL through a LINDI reference file: the file's read-only store (its
                 // ranges read from the same server) and the key after it.
                 if let Some((file_key, inside)) = lindi_split(key) {
@@ -355,9 +341,75 @@ impl StoreLocation {
                     let lindi = crate::LindiStore::open_url(&file_url, &store, file_key, options)?;
                     return Ok((Arc::new(lindi), inside.to_string()));
                 }
+                // A URL in an Icechunk repository: its version the options name, and the key
+                // below the repository's root.
+                #[cfg(feature = "icechunk")]
+                if let Some(root) = crate::icechunk::repository_root_key(&store, key, base)? {
+                    let inside = key[root.len()..].trim_start_matches('/').to_string();
+                    let root = StoreLocation::parse(&join_url(base, &root))?;
+                    return Ok((crate::icechunk::open_version(&root, options)?, inside));
+                }
                 Ok((Arc::new(store), key.clone()))
             }
         }
+    }
+}
+
+/// The store of a URL's bucket (container; a plain HTTP server's host, read-only).
+fn url_store(
+    scheme: Scheme,
+    url: &url::Url,
+    base: &str,
+    options: &RemoteOptions,
+) -> StoreResult<RemoteStore> {
+    let inner = build_object_store(scheme, url, base, options)?;
+    let mut store = RemoteStore::new(inner, base.to_string(), options)?;
+    if scheme == Scheme::Http {
+        let no_retries = RemoteOptions {
+            max_retries: 0,
+            ..options.clone()
+        };
+        let lister = build_object_store(scheme, url, base, &no_retries)?;
+        let index = super::http_index::HttpIndex::new(
+            base,
+            &no_retries.client_options(true),
+            options.max_retries,
+        )
+        .ok();
+        store = store.read_only().with_http_lister(lister, index);
+    }
+    Ok(store)
+}
+
+#[cfg(feature = "icechunk")]
+impl StoreLocation {
+    /// The Icechunk repository this location is in (its root, which may be the location
+    /// itself), or `None`: for a path, the deepest directory that has a repository's files;
+    /// for a URL, the deepest prefix with a `repo` object.
+    pub fn repository(&self, options: &RemoteOptions) -> StoreResult<Option<StoreLocation>> {
+        match self {
+            StoreLocation::Local(path) => Ok(crate::icechunk::split_repository_path(path)
+                .map(|(root, _)| StoreLocation::Local(root))),
+            StoreLocation::Url {
+                scheme,
+                url,
+                base,
+                key,
+            } => {
+                let store = url_store(*scheme, url, base, options)?;
+                crate::icechunk::repository_root_key(&store, key, base)?
+                    .map(|root| StoreLocation::parse(&join_url(base, &root)))
+                    .transpose()
+            }
+        }
+    }
+}
+
+fn join_url(base: &str, key: &str) -> String {
+    if key.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}/{key}")
     }
 }
 
