@@ -10,7 +10,8 @@
 the Arrow PyCapsule interface (pyarrow, Polars, DuckDB); :mod:`neurochunk.nwb` reads NWB files
 on Zarr in both hdmf-zarr conventions; :mod:`neurochunk.ome` opens multiscale images (OME-Zarr
 0.4/0.5, BigDataViewer and n5-viewer N5) and builds pyramids; :mod:`neurochunk.precomputed`
-reads and writes Neuroglancer precomputed skeletons, meshes and annotations. Locations may be URLs (``s3://``, ``gs://``,
+reads and writes Neuroglancer precomputed skeletons, meshes and annotations;
+:mod:`neurochunk.icechunk` writes Icechunk repositories in sessions that commit. Locations may be URLs (``s3://``, ``gs://``,
 ``https://``, ``file://``) with ``storage_options``. A tutorial: ``docs/python.md``.
 
 Every error is a :class:`neurochunk.Error` (see ``neurochunk._errors`` for the subclasses,
@@ -40,7 +41,7 @@ from ._errors import (
     UnsupportedError,
 )
 from ._neurochunk import __version__
-from . import nwb, ome, precomputed, table
+from . import icechunk, nwb, ome, precomputed, table
 
 __all__ = [
     "Array",
@@ -62,6 +63,7 @@ __all__ = [
     "StoreError",
     "UnsupportedError",
     "__version__",
+    "icechunk",
     "nwb",
     "ome",
     "precomputed",

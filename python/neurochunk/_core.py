@@ -386,6 +386,18 @@ def _cache_bytes(value: Any) -> int | None:
     return int(value)
 
 
+def with_version(
+    storage_options: Mapping[str, Any] | None, branch: str | None, tag: str | None, snapshot: str | None
+) -> Mapping[str, Any] | None:
+    """``storage_options`` with the Icechunk version (at most one of the three) added."""
+    named = {k: v for k, v in (("branch", branch), ("tag", tag), ("snapshot", snapshot)) if v is not None}
+    if len(named) > 1:
+        raise InvalidInputError(f"give at most one of branch, tag and snapshot, not {sorted(named)}")
+    if not named:
+        return storage_options
+    return {**dict(storage_options or {}), **named}
+
+
 def _options_json(storage_options: Mapping[str, Any] | None) -> str:
     if storage_options is None:
         return "{}"
@@ -1274,6 +1286,9 @@ def open(  # noqa: A001 - the name zarr-python uses
     storage_options: Mapping[str, Any] | None = None,
     n5_axis_order: str | None = None,
     cache_bytes: int | None = None,
+    branch: str | None = None,
+    tag: str | None = None,
+    snapshot: str | None = None,
     **array_kwargs: Any,
 ) -> Array | Group:
     """Open the array or group at ``path`` (a local directory or a URL; its format is
@@ -1292,6 +1307,11 @@ def open(  # noqa: A001 - the name zarr-python uses
     ``"reversed"`` (the dimensions reversed, like zarr-python 2's ``N5Store`` and z5, whose
     C-ordered chunks are then N5's blocks as stored). See ``docs/n5.md``.
 
+    A path (or URL) inside an Icechunk repository opens at the head of ``branch`` (default
+    ``"main"``), at a ``tag`` or at a ``snapshot`` id; tags and snapshots are read-only, and a
+    branch is written only inside :func:`neurochunk.icechunk.session`. See
+    ``docs/icechunk.md``.
+
     ``cache_bytes`` is the budget of each opened array's cache of decoded chunks, which
     serves repeated partial reads (points, small boxes) of a chunk from memory (see
     :attr:`Array.cache_bytes`). None (default): 64 MiB per array for ``mode="r"``, 0 (off)
@@ -1306,6 +1326,7 @@ def open(  # noqa: A001 - the name zarr-python uses
     ``zarr_format`` is 2, 3 (default) or ``"n5"``.
     """
     location = _location(path)
+    storage_options = with_version(storage_options, branch, tag, snapshot)
     if mode not in ("r", "r+", "a", "w", "w-"):
         raise InvalidInputError(f"mode must be 'r', 'r+', 'a', 'w' or 'w-', not {mode!r}")
     cache = _cache_bytes(cache_bytes)

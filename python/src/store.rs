@@ -98,10 +98,12 @@ pub(crate) fn remote_options(options: &Value) -> Result<RemoteOptions, String> {
             "max_retries" => out.max_retries = count(key, v)?,
             "timeout" | "request_timeout" => out.request_timeout = seconds(key, v)?,
             "connect_timeout" => out.connect_timeout = seconds(key, v)?,
+            "branch" | "tag" | "snapshot" => crate::icechunk::version_option(key, v, &mut out)?,
             other => {
                 return Err(format!(
                     "storage_options[{other:?}] is not supported (endpoint, region, anon, \
                      path_style, max_requests, max_retries, timeout, connect_timeout; \
+                     branch, tag, snapshot for Icechunk repositories; \
                      credentials come from the environment, e.g. AWS_ACCESS_KEY_ID)"
                 ))
             }
@@ -119,14 +121,20 @@ pub(crate) fn remote_options(options: &Value) -> Result<RemoteOptions, String> {
 /// as it does for the command line.
 pub(crate) fn open_store(location: &str, read_only: bool, options: &str) -> PyResult<Location> {
     let url = is_url(location);
-    if !url && options != "{}" && options != "null" {
-        return Err(invalid(format!(
-            "'{location}': storage_options are for URLs (s3://, gs://, https://, file://), \
-             not local paths"
-        )));
-    }
     let options: Value = serde_json::from_str(options)
         .map_err(|e| invalid(format!("storage_options are not valid JSON: {e}")))?;
+    let only_versions = match &options {
+        Value::Object(map) => map
+            .keys()
+            .all(|k| crate::icechunk::VERSION_KEYS.contains(&k.as_str())),
+        other => other.is_null(),
+    };
+    if !url && !only_versions {
+        return Err(invalid(format!(
+            "'{location}': storage_options are for URLs (s3://, gs://, https://, file://), \
+             not local paths (except branch, tag and snapshot, for Icechunk repositories)"
+        )));
+    }
     let remote = remote_options(&options).map_err(|reason| {
         store_to_py(StoreError::InvalidUrl {
             url: location.to_string(),

@@ -40,6 +40,7 @@
 mod array;
 mod builder;
 mod cache;
+mod chunk_locks;
 mod error;
 mod hierarchy;
 mod metadata;

@@ -139,7 +139,8 @@ fn long_version() -> &'static str {
              precomputed, HDF5 (read), NWB (hdmf-zarr legacy and v3 conventions; HDF5 read in \
              place), OME-Zarr 0.4/0.5, BigDataViewer/n5-viewer N5, neurarrow tables (Parquet, \
              Arrow IPC), SWC, LINDI reference files\nstores: local files, s3://, gs://, az://, \
-             http(s)://\nZarr v3 codecs: {}\nZarr v2 (numcodecs) codecs: {}",
+             http(s)://, Icechunk repositories (local or in a bucket)\nZarr v3 codecs: \
+             {}\nZarr v2 (numcodecs) codecs: {}",
             env!("CARGO_PKG_VERSION"),
             registry.v3_names().join(", "),
             registry.v2_ids().join(", ")

@@ -631,13 +631,30 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             };
             let bar = crate::progress::bytes_bar("importing");
             let progress = BarProgress(&bar);
-            let summary = neurochunk_hdf5::import_location(
-                src.store_location(),
-                crate::store_args::remote_options(),
-                &dst,
-                &options,
-                &progress,
-            )?;
+            // A destination inside an Icechunk repository is written into its session.
+            let in_repository: Location = dst
+                .to_string_lossy()
+                .parse()
+                .map_err(|e: String| Failure(format!("{}: {e}", dst.display())))?;
+            let summary = if in_repository.in_repository()? {
+                let writer =
+                    remote_writer(&in_repository, options.convention, options.write.clone())?;
+                neurochunk_hdf5::import_location_into(
+                    src.store_location(),
+                    crate::store_args::remote_options(),
+                    writer,
+                    &options,
+                    &progress,
+                )?
+            } else {
+                neurochunk_hdf5::import_location(
+                    src.store_location(),
+                    crate::store_args::remote_options(),
+                    &dst,
+                    &options,
+                    &progress,
+                )?
+            };
             bar.finish_and_clear();
             for note in &summary.notes {
                 eprintln!("note: {note}");

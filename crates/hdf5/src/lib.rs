@@ -31,7 +31,9 @@ pub use error::{Hdf5Error, Hdf5Result};
 pub use import::{import_file, import_into, import_store, ImportOptions, ImportSummary, Progress};
 pub use lindi::{write_reference_file, write_reference_store, VirtualOptions, VirtualSummary};
 #[cfg(feature = "remote")]
-pub use location::{import_location, open_hdf5_location, write_reference_location};
+pub use location::{
+    import_location, import_location_into, open_hdf5_location, write_reference_location,
+};
 /// The HDF5 format reader this crate is built on.
 pub use neurochunk_h5 as h5;
 pub use validate::{is_hdf5_file, open_hdf5_file, validate_hdf5};

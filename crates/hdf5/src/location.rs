@@ -101,9 +101,25 @@ pub fn import_location(
     if let Some(path) = source.local_path() {
         return crate::import_file(path, destination, options, progress);
     }
-    let (store, key) = remote_source(source, remote)?;
     let writer =
         neurochunk_hdmf::NwbWriter::create(destination, options.convention, options.write.clone())?;
+    import_location_into(source, remote, writer, options, progress)
+}
+
+/// Import the HDF5 file at `source` (a path, or a URL read by ranged requests) into the file
+/// `writer` writes (any store: a bucket's prefix, a session of an Icechunk repository), and
+/// finish it.
+pub fn import_location_into(
+    source: &StoreLocation,
+    remote: &RemoteOptions,
+    writer: neurochunk_hdmf::NwbWriter,
+    options: &crate::ImportOptions,
+    progress: &dyn crate::Progress,
+) -> Hdf5Result<crate::ImportSummary> {
+    if let Some(path) = source.local_path() {
+        return crate::import_into(path, writer, options, progress);
+    }
+    let (store, key) = remote_source(source, remote)?;
     crate::import_store(store, &key, &source.display(), writer, options, progress)
 }
 

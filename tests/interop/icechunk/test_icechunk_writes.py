@@ -181,3 +181,29 @@ def test_killed_writers_leave_the_old_or_the_new_file_complete(nc, tmp_path):
         data = head["f.nwb/acquisition/ElectricalSeries/data"]
         assert data.shape == reference_shape and np.isfinite(data[:]).all()
     assert 0 in outcomes, "no kill landed before a commit; the test did not test"
+
+
+def test_an_hdf5_nwb_file_imported_into_a_repository(nc, tmp_path):
+    """`nwb import` of a file pynwb wrote (HDF5) into a repository: one commit, read by
+    zarr-python through icechunk and validated by neurochunk at the new snapshot."""
+    from datetime import datetime, timezone
+
+    import pynwb
+
+    source = tmp_path / "session.nwb"
+    nwbfile = pynwb.NWBFile(session_description="imported", identifier="ic-1",
+                            session_start_time=datetime(2026, 1, 2, tzinfo=timezone.utc))
+    values = np.arange(600, dtype="float32").reshape(200, 3)
+    nwbfile.add_acquisition(pynwb.TimeSeries(name="trace", data=values, unit="mV", rate=30.0))
+    with pynwb.NWBHDF5IO(str(source), "w") as io:
+        io.write(nwbfile)
+    repo_path = tmp_path / "repo"
+    nc.run("init", repo_path)
+    nc.run("nwb", "import", source, repo_path / "session.nwb", "--convention", "zarr3",
+           "--message", "imported from HDF5")
+    assert not (repo_path / "session.nwb").exists(), "written beside the repository's objects"
+    repo = open_repo(repo_path)
+    assert messages(repo, branch="main")[0] == "imported from HDF5"
+    head = zarr.open_group(repo.readonly_session(branch="main").store, mode="r")
+    np.testing.assert_array_equal(head["session.nwb/acquisition/trace/data"][:], values)
+    nc.run("nwb", "validate", repo_path / "session.nwb")

@@ -91,7 +91,12 @@ pub(crate) fn open_in(
     if !registry.automatic {
         drop(registry);
         let repo = Repo::open(root, options)?;
-        return Ok(Arc::new(repo.reader(&version)?.unwritable_hint()));
+        let reader = repo.reader(&version)?;
+        return Ok(Arc::new(match version {
+            // A branch is written in a session; a tag or a snapshot never.
+            Version::Branch(_) => reader.unwritable_hint(),
+            _ => reader,
+        }));
     }
     let repo = match registry.repos.get(&id) {
         Some(repo) => Arc::clone(repo),
