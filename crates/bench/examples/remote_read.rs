@@ -11,6 +11,9 @@
 //!                                        (write a uint16 volume as a new Zarr v3 array, zstd 1,
 //!                                         in 64³ chunks or 256³ shards of 32³; the .npy is read
 //!                                         before the clock starts)
+//! remote_read URL icechunk-write VOLUME.npy chunked|sharded
+//!                                        (the same into a new Icechunk repository at URL, as
+//!                                         its array `volume`, in one session and one commit)
 //! remote_read URL nwb                    (open an NWB file, list its typed objects)
 //! remote_read URL parquet COL,COL,...    (read these columns of a Parquet file)
 //! remote_read make-nwb N DIR             (write the demo NWB file, v3 convention, N extra
@@ -77,10 +80,21 @@ fn run() -> Result<(), String> {
         ("write", Some(npy)) => {
             Some(neurochunk_dtype::npy::read_npy(npy).map_err(|e| format!("{npy}: {e}"))?)
         }
-        ("write", None) => return Err("write VOLUME.npy chunked|sharded".into()),
+        ("icechunk-write", Some(npy)) => {
+            Some(neurochunk_dtype::npy::read_npy(npy).map_err(|e| format!("{npy}: {e}"))?)
+        }
+        ("write" | "icechunk-write", None) => {
+            return Err(format!("{op} VOLUME.npy chunked|sharded"))
+        }
         _ => None,
     };
     let started = Instant::now();
+    if op == "icechunk-write" {
+        let (header, data) = volume.ok_or("icechunk-write VOLUME.npy chunked|sharded")?;
+        let shape: Vec<u64> = header.shape.iter().map(|&n| n as u64).collect();
+        let sum = write_repository(url, &options, &shape, data, args.get(3).map(String::as_str))?;
+        return report(started, sum, 0);
+    }
     let (store, key) = open_url(url, &options).map_err(|e| e.to_string())?;
     let store: std::sync::Arc<dyn Store> = if key.is_empty() {
         store
@@ -130,6 +144,12 @@ fn run() -> Result<(), String> {
         }
         _ => sum = read_array(store, op, &args, &mut reads)?,
     }
+    report(started, sum, reads)
+}
+
+/// Print the run's JSON line: the time since `started`, the checksum, the reads, the remote
+/// stores' requests and bytes, and the peak RSS.
+fn report(started: Instant, sum: u64, reads: u64) -> Result<(), String> {
     let seconds = started.elapsed().as_secs_f64();
     let t = traffic();
     println!(
@@ -139,6 +159,30 @@ fn run() -> Result<(), String> {
         neurochunk_bench::rss::peak_bytes().unwrap_or(0)
     );
     Ok(())
+}
+
+/// Create an Icechunk repository at `url` and write the volume into it as the array
+/// `volume`, through a session committed once (what `neurochunk put --format icechunk`
+/// does); returns the sum of the values written.
+fn write_repository(
+    url: &str,
+    options: &RemoteOptions,
+    shape: &[u64],
+    data: Vec<u8>,
+    layout: Option<&str>,
+) -> Result<u64, String> {
+    use neurochunk_store::icechunk::{Repo, Session};
+    use neurochunk_store::StoreLocation;
+    let location = StoreLocation::parse(url).map_err(|e| e.to_string())?;
+    Repo::create(&location, options).map_err(|e| e.to_string())?;
+    let session = Session::begin(&location, "main", options).map_err(|e| e.to_string())?;
+    let (store, key) = open_url(&format!("{url}/volume"), options).map_err(|e| e.to_string())?;
+    let store = std::sync::Arc::new(PrefixStore::new(store, &key).map_err(|e| e.to_string())?);
+    let sum = write_array(store, shape, data, layout)?;
+    session
+        .commit("benchmark volume")
+        .map_err(|e| e.to_string())?;
+    Ok(sum)
 }
 
 /// Write `data` (a C-order uint16 volume of `shape`) as a new array in `store`, in the

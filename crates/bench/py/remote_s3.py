@@ -41,12 +41,15 @@ What it does:
   | nwb | open the demo NWB file (v3 convention) with `--nwb-objects` (10,000) extra TimeSeries and list its typed objects |
   | parquet | read the columns `--columns` of the synthetic skeleton table of `--table-rows` (10M) rows, one Parquet file |
   | write-chunked, write-sharded | write the volume (loaded before the clock starts) as a new array into the bucket: zstd 1, 64³ chunks or 256³ shards of 32³; read back by neurochunk and checked after each run |
+  | ic-read-sharded | the whole sharded array `volume` of an Icechunk repository (written by the `icechunk` package, its objects uploaded), at the head of `main` |
+  | ic-write-sharded | create an Icechunk repository, write the volume as its sharded array `volume` in a session and commit; read back and checked; the line after the table compares neurochunk's time with its plain `write-sharded` (the cost of the commit) |
 
 * libraries: `neurochunk` (the example binary: `Array::open` over `open_url`, `NwbFile::open_store`,
+  `Session::begin` and `commit` for the repository rows,
   `TableSource::open_store`), `zarr-python`
   (3.x, `zarr.storage.ObjectStore` over obstore's S3Store), `zarr-python+zarrs` (the same with
   the zarrs codec pipeline) and `tensorstore` (`zarr3` driver over its `s3` kvstore) for the
-  array rows; `hdmf-zarr` (`NWBZarrIO` over fsspec/s3fs, `read()` and its `objects`) for
+  array rows (zarr-python with and without zarrs over `icechunk`'s store for the repository rows); `hdmf-zarr` (`NWBZarrIO` over fsspec/s3fs, `read()` and its `objects`) for
   `nwb`; `pyarrow` (`pyarrow.parquet.read_table(columns=...)` over `pyarrow.fs.S3FileSystem`)
   for `parquet`. The NWB file and the table are written by the example binary (`make-nwb`,
   `make-table`: the generators of the NWB and table benchmarks). Every array
@@ -81,9 +84,13 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "interop" / "remote"))
 
 LIBS = ("neurochunk", "zarr-python", "zarr-python+zarrs", "tensorstore", "hdmf-zarr", "pyarrow")
-ROWS = ("whole-chunked", "whole-sharded", "column", "voxels", "nwb", "parquet", "write-chunked", "write-sharded")
-# The libraries of each row (the array rows: every array library).
-ROW_LIBS = {"nwb": ("neurochunk", "hdmf-zarr"), "parquet": ("neurochunk", "pyarrow")}
+ROWS = ("whole-chunked", "whole-sharded", "column", "voxels", "nwb", "parquet", "write-chunked", "write-sharded",
+        "ic-read-sharded", "ic-write-sharded")
+# The libraries of each row (the array rows: every array library; Icechunk's: zarr-python over
+# the `icechunk` package's store).
+ICECHUNK_LIBS = ("neurochunk", "zarr-python", "zarr-python+zarrs")
+ROW_LIBS = {"nwb": ("neurochunk", "hdmf-zarr"), "parquet": ("neurochunk", "pyarrow"),
+            "ic-read-sharded": ICECHUNK_LIBS, "ic-write-sharded": ICECHUNK_LIBS}
 ARRAY_LIBS = ("neurochunk", "zarr-python", "zarr-python+zarrs", "tensorstore")
 CONCURRENCY = 64
 ACCESS = ("bench-access-key", "bench-secret-key")
@@ -132,6 +139,8 @@ def expected_sums(data: np.ndarray, coords: np.ndarray) -> dict[str, int]:
         "voxels": int(sum(int(data[tuple(c)]) for c in coords)),
         "write-chunked": whole,
         "write-sharded": whole,
+        "ic-read-sharded": whole,
+        "ic-write-sharded": whole,
     }
 
 
@@ -140,17 +149,33 @@ def expected_sums(data: np.ndarray, coords: np.ndarray) -> dict[str, int]:
 # --------------------------------------------------------------------------------------------
 
 
-def zarr_s3_store(a: argparse.Namespace, read_only: bool):
-    """zarr-python 3 over obstore's S3Store at the run's path, with `a.lib`'s pipeline and
-    CONCURRENCY requests in flight (import costs before the caller's clock starts)."""
+def configure_zarr(a: argparse.Namespace) -> None:
+    """zarr-python 3 with `a.lib`'s pipeline and CONCURRENCY requests in flight."""
     import zarr
-    from obstore.store import S3Store
 
     zarr.config.set({"async.concurrency": CONCURRENCY})
     if a.lib.endswith("+zarrs"):
         import zarrs  # noqa: F401  (registers the pipeline)
 
         zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline"})
+
+
+def icechunk_storage(a: argparse.Namespace, prefix: str):
+    """The `icechunk` package's S3 storage of the repository at `prefix` of the run's bucket."""
+    import icechunk
+
+    return icechunk.s3_storage(bucket=a.bucket, prefix=prefix, endpoint_url=a.endpoint, allow_http=True,
+                               access_key_id=ACCESS[0], secret_access_key=ACCESS[1], region=REGION,
+                               force_path_style=True)
+
+
+def zarr_s3_store(a: argparse.Namespace, read_only: bool):
+    """zarr-python 3 over obstore's S3Store at the run's path, with `a.lib`'s pipeline and
+    CONCURRENCY requests in flight (import costs before the caller's clock starts)."""
+    import zarr
+    from obstore.store import S3Store
+
+    configure_zarr(a)
     s3 = S3Store(a.bucket, prefix=a.path, endpoint=a.endpoint, access_key_id=ACCESS[0],
                  secret_access_key=ACCESS[1], region=REGION, virtual_hosted_style_request=False,
                  client_options={"allow_http": True})
@@ -184,8 +209,20 @@ def child(argv: list[str]) -> None:
     p.add_argument("--npy", default="")
     p.add_argument("--layout", default="")
     a = p.parse_args(argv)
-    if a.op == "write":
+    if a.op in ("write", "icechunk-write"):
         write_child(a)
+        return
+    if a.op == "icechunk-read":
+        import icechunk
+        import zarr
+
+        configure_zarr(a)
+        repo_prefix, node = a.path.rsplit("/", 1)
+        t0 = time.perf_counter()
+        session = icechunk.Repository.open(icechunk_storage(a, repo_prefix)).readonly_session("main")
+        arr = zarr.open_array(session.store, path=node, mode="r")
+        total = int(np.asarray(arr[...]).sum(dtype=np.uint64))
+        print(json.dumps({"seconds": time.perf_counter() - t0, "sum": total, "peak_rss": peak_rss()}))
         return
     coords = np.loadtxt(a.coords, dtype=np.int64, ndmin=2) if a.coords else None
     if a.lib == "hdmf-zarr":
@@ -246,7 +283,21 @@ def write_child(a: argparse.Namespace) -> None:
     data = np.load(a.npy)
     n = data.shape[0]
     sharded = a.layout == "sharded"
-    if a.lib.startswith("zarr-python"):
+    if a.op == "icechunk-write":
+        import icechunk
+        import zarr
+        from zarr.codecs import ZstdCodec
+
+        configure_zarr(a)
+        t0 = time.perf_counter()
+        repo = icechunk.Repository.create(icechunk_storage(a, a.path))
+        session = repo.writable_session("main")
+        layout = {"shards": (256,) * 3, "chunks": (32,) * 3} if sharded else {"chunks": (64,) * 3}
+        arr = zarr.create_array(session.store, name="volume", shape=data.shape, dtype=data.dtype,
+                                compressors=ZstdCodec(level=1), **layout)
+        arr[...] = data
+        session.commit("benchmark volume")
+    elif a.lib.startswith("zarr-python"):
         import zarr
         from zarr.codecs import ZstdCodec
 
@@ -495,7 +546,7 @@ def main() -> None:
         coords = voxel_coords(n, a.voxels)
         expected = expected_sums(data, coords)
         np.savetxt(work / "coords.txt", coords, fmt="%d")
-        if any(row.startswith("write-") for row in rows):
+        if any("write-" in row for row in rows):
             np.save(work / "volume.npy", data)  # what the write rows write
         import zarr
         from zarr.codecs import ZstdCodec
@@ -506,6 +557,16 @@ def main() -> None:
             arr = zarr.create_array(str(data_dir / name), shape=data.shape, dtype=data.dtype,
                                     compressors=ZstdCodec(level=1), **kw)
             arr[...] = data
+        if "ic-read-sharded" in rows:
+            # A repository written by icechunk on disk: its objects are uploaded as they are.
+            import icechunk
+
+            repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(data_dir / "ic.icechunk")))
+            session = repo.writable_session("main")
+            arr = zarr.create_array(session.store, name="volume", shape=data.shape, dtype=data.dtype,
+                                    compressors=ZstdCodec(level=1), **layouts["sharded.zarr"])
+            arr[...] = data
+            session.commit("benchmark volume")
         stored = {name: sum(f.stat().st_size for f in (data_dir / name).rglob("*") if f.is_file()) for name in layouts}
         print(f"data: {n}^3 uint16 ({human(data.nbytes)}), chunked {human(stored['chunked.zarr'])} stored, "
               f"sharded {human(stored['sharded.zarr'])}; made in {time.perf_counter() - t:.0f} s", flush=True)
@@ -570,6 +631,8 @@ def main() -> None:
             # Each run writes a new array (its path made below); then it is read back.
             "write-chunked": ("written", ["write", str(work / "volume.npy"), "chunked"]),
             "write-sharded": ("written", ["write", str(work / "volume.npy"), "sharded"]),
+            "ic-read-sharded": ("ic.icechunk/volume", ["whole"]),
+            "ic-write-sharded": ("written", ["icechunk-write", str(work / "volume.npy"), "sharded"]),
         }
         runs = 0
         results = []
@@ -579,20 +642,21 @@ def main() -> None:
                 best = None
                 for _ in range(a.reps):
                     runs += 1
-                    if op[0] == "write":
+                    writing = op[0] in ("write", "icechunk-write")
+                    if writing:
                         path = f"written/{row}-{lib}-{runs}.zarr"
                     mechanism.reset()
                     if lib == "neurochunk":
                         argv = [str(a.binary), f"s3://{bucket}/{path}", *op]
                     else:
-                        child_op = ["--op", op[0]]
+                        child_op = ["--op", "icechunk-read" if row == "ic-read-sharded" else op[0]]
                         if op[0] == "box":
                             child_op += ["--box", f"{op[1]}:{op[2]}"]
                         if op[0] == "voxels":
                             child_op += ["--coords", op[1]]
                         if op[0] == "parquet":
                             child_op += ["--columns", op[1]]
-                        if op[0] == "write":
+                        if writing:
                             child_op += ["--npy", op[1], "--layout", op[2]]
                         argv = [sys.executable, __file__, "--child", "--lib", lib, "--endpoint", mechanism.url,
                                 "--bucket", bucket, "--path", path, *child_op]
@@ -613,9 +677,10 @@ def main() -> None:
                         break
                     # Typed objects: each library counts its own way; both must see the file's.
                     wrong = out["sum"] <= a.nwb_objects if row == "nwb" else out["sum"] != expected[row]
-                    if op[0] == "write" and not wrong:
+                    if writing and not wrong:
                         # What was written reads back (by neurochunk) with the volume's sum.
-                        back, err = run_child([str(a.binary), f"s3://{bucket}/{path}", "whole"], env, a.timeout)
+                        written = f"{path}/volume" if op[0] == "icechunk-write" else path
+                        back, err = run_child([str(a.binary), f"s3://{bucket}/{written}", "whole"], env, a.timeout)
                         wrong = back is None or back.get("sum") != expected[row]
                         if wrong:
                             out["sum"] = None if back is None else back.get("sum")
@@ -644,6 +709,14 @@ def main() -> None:
                 ratio = f"{over}{r['seconds'] / mine['seconds']:.2f}x" if mine else "-"
                 print(f"{row:<14} {r['lib']:<18} {over:>1}{r['seconds']:>7.2f}s {ratio:>7} {r['requests']:>9} "
                       f"{human(r['bytes']):>10} {human(r['peak_rss']):>10} {r['client_cpu']:>9.2f}s {r['server_cpu']:>9.2f}s")
+        plain = next((r for r in results if r["row"] == "write-sharded" and r["lib"] == "neurochunk"
+                      and "error" not in r), None)
+        versioned = next((r for r in results if r["row"] == "ic-write-sharded" and r["lib"] == "neurochunk"
+                          and "error" not in r), None)
+        if plain and versioned:
+            print(f"\ncommit overhead: neurochunk writes the volume into a new repository (session, commit) in "
+                  f"{versioned['seconds']:.2f} s, as a plain array in {plain['seconds']:.2f} s "
+                  f"({versioned['seconds'] / plain['seconds']:.2f}x)")
         load = os.getloadavg()
         statuses = ""
         if a.server == "rclone":

@@ -726,32 +726,30 @@ pub fn open_version(root: &StoreLocation, options: &RemoteOptions) -> StoreResul
 
 /// The key of the repository a URL's key is in, in the store of its bucket (container,
 /// host): the deepest prefix of `key` (itself included, the bucket's root last) that holds
-/// an Icechunk 2 `repo` object, or `None`. The prefixes are asked about at once; answers are
-/// kept for the process, and [`Repo::create`] forgets them.
-pub(crate) fn repository_root_key(
-    store: &dyn Store,
-    key: &str,
-    base: &str,
-) -> StoreResult<Option<String>> {
-    let probes = probe_cache();
-    let cache_key = format!("{base}/{key}");
-    if let Some(known) = probes
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&cache_key)
-    {
-        return Ok(known.clone());
-    }
+/// an Icechunk 2 `repo` object, or `None`. The prefixes not asked about before are asked
+/// about at once (one round trip); answers are kept for the process, per prefix, so URLs
+/// that share prefixes share the answers, and [`Repo::create`] forgets them.
+pub(crate) fn repository_root_key(store: &dyn Store, key: &str, base: &str) -> Option<String> {
     let mut prefixes: Vec<&str> = vec![""];
-    for (i, c) in key.char_indices() {
-        if c == '/' {
-            prefixes.push(&key[..i]);
-        }
-    }
+    prefixes.extend(key.match_indices('/').map(|(i, _)| &key[..i]));
     if !key.is_empty() {
         prefixes.push(key);
     }
-    let answers = crate::map_concurrent(&prefixes, prefixes.len(), |prefix| {
+    let cached = |prefix: &str| format!("{base}/{prefix}");
+    let known: Vec<Option<bool>> = {
+        let probes = probe_cache().lock().unwrap_or_else(|p| p.into_inner());
+        prefixes
+            .iter()
+            .map(|p| probes.get(&cached(p)).copied())
+            .collect()
+    };
+    let unknown: Vec<&str> = prefixes
+        .iter()
+        .zip(&known)
+        .filter(|(_, k)| k.is_none())
+        .map(|(p, _)| *p)
+        .collect();
+    let answers = crate::map_concurrent(&unknown, unknown.len(), |prefix| {
         let marker = if prefix.is_empty() {
             "repo".to_string()
         } else {
@@ -759,21 +757,30 @@ pub(crate) fn repository_root_key(
         };
         store.size(&marker).map(|size| size.is_some())
     });
-    let mut root = None;
-    for (prefix, answer) in prefixes.iter().zip(answers) {
-        if answer? {
-            root = Some(prefix.to_string());
+    // A prefix that cannot be asked about (a file's path as a directory, a refused request)
+    // holds no repository; the location's own reads then report what is wrong with it. Only
+    // answers are kept.
+    let mut asked = HashMap::new();
+    {
+        let mut probes = probe_cache().lock().unwrap_or_else(|p| p.into_inner());
+        for (prefix, answer) in unknown.iter().zip(answers) {
+            if let Ok(found) = &answer {
+                probes.insert(cached(prefix), *found);
+            }
+            asked.insert(*prefix, answer.unwrap_or(false));
         }
     }
-    probes
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(cache_key, root.clone());
-    Ok(root)
+    let is_root = |i: usize, prefix: &str| known[i].or_else(|| asked.get(prefix).copied());
+    prefixes
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(i, p)| is_root(*i, p) == Some(true))
+        .map(|(_, p)| p.to_string())
 }
 
-fn probe_cache() -> &'static std::sync::Mutex<HashMap<String, Option<String>>> {
-    static PROBES: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Option<String>>>> =
+fn probe_cache() -> &'static std::sync::Mutex<HashMap<String, bool>> {
+    static PROBES: std::sync::LazyLock<std::sync::Mutex<HashMap<String, bool>>> =
         std::sync::LazyLock::new(Default::default);
     &PROBES
 }

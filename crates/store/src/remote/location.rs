@@ -344,7 +344,7 @@ impl StoreLocation {
                 // A URL in an Icechunk repository: its version the options name, and the key
                 // below the repository's root.
                 #[cfg(feature = "icechunk")]
-                if let Some(root) = crate::icechunk::repository_root_key(&store, key, base)? {
+                if let Some(root) = crate::icechunk::repository_root_key(&store, key, base) {
                     let inside = key[root.len()..].trim_start_matches('/').to_string();
                     let root = StoreLocation::parse(&join_url(base, &root))?;
                     return Ok((crate::icechunk::open_version(&root, options)?, inside));
@@ -397,7 +397,7 @@ impl StoreLocation {
                 key,
             } => {
                 let store = url_store(*scheme, url, base, options)?;
-                crate::icechunk::repository_root_key(&store, key, base)?
+                crate::icechunk::repository_root_key(&store, key, base)
                     .map(|root| StoreLocation::parse(&join_url(base, &root)))
                     .transpose()
             }
