@@ -757,17 +757,16 @@ pub(crate) fn repository_root_key(store: &dyn Store, key: &str, base: &str) -> O
         };
         store.size(&marker).map(|size| size.is_some())
     });
-    // A prefix that cannot be asked about (a file's path as a directory, a refused request)
-    // holds no repository; the location's own reads then report what is wrong with it. Only
-    // answers are kept.
+    // A prefix that cannot be asked about (a file's path taken as a directory, a refused
+    // request; transient failures were retried) holds no repository: the location's own
+    // reads then report what is wrong with it, once.
     let mut asked = HashMap::new();
     {
         let mut probes = probe_cache().lock().unwrap_or_else(|p| p.into_inner());
         for (prefix, answer) in unknown.iter().zip(answers) {
-            if let Ok(found) = &answer {
-                probes.insert(cached(prefix), *found);
-            }
-            asked.insert(*prefix, answer.unwrap_or(false));
+            let found = answer.unwrap_or(false);
+            probes.insert(cached(prefix), found);
+            asked.insert(*prefix, found);
         }
     }
     let is_root = |i: usize, prefix: &str| known[i].or_else(|| asked.get(prefix).copied());

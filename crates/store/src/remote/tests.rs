@@ -489,7 +489,17 @@ fn requested_span(range: &str, size: usize) -> (usize, usize) {
 }
 
 fn http_store(server: &Server) -> (Arc<dyn Store>, String) {
-    open_url(&format!("{}/data", server.base), &options()).unwrap()
+    let opened = open_url(&format!("{}/data", server.base), &options()).unwrap();
+    // Opening asks (HEAD) whether a prefix of the URL is an Icechunk repository; the tests
+    // count the requests that follow.
+    let mut seen = server.seen.lock().unwrap();
+    assert!(
+        seen.iter()
+            .all(|(m, path, _)| m == "HEAD" && path.ends_with("/repo")),
+        "{seen:?}"
+    );
+    seen.clear();
+    opened
 }
 
 #[test]
