@@ -109,10 +109,13 @@ pub(crate) struct RawSession {
 }
 
 impl RawSession {
+    /// The session while open (a panic elsewhere leaves it as it was).
+    fn held(&self) -> std::sync::MutexGuard<'_, Option<Session>> {
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn take(&self) -> PyResult<Session> {
-        self.session
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        self.held()
             .take()
             .ok_or_else(|| invalid(format!("the session on branch '{}' is closed", self.branch)))
     }
@@ -135,20 +138,13 @@ impl RawSession {
     /// True while the session is open.
     #[getter]
     fn open(&self) -> bool {
-        self.session
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
+        self.held().is_some()
     }
 
     /// True when the session holds changes not committed yet.
     #[getter]
     fn has_changes(&self) -> bool {
-        self.session
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .is_some_and(Session::has_changes)
+        self.held().as_ref().is_some_and(Session::has_changes)
     }
 
     /// Commit and close; the new snapshot's id, or None when nothing changed.
