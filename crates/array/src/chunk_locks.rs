@@ -28,15 +28,18 @@ pub(crate) struct HeldChunks {
     _guards: Vec<MutexGuard<'static, ()>>,
 }
 
-/// Lock the chunks `keys` of the array at `path`, when the calling thread is not one of
-/// rayon's pool (see the module's documentation); `None` otherwise or when there are none.
+/// Whether writes from the calling thread take chunk locks: not on rayon's pool (see the
+/// module's documentation). Callers ask first, and skip gathering keys when not.
+pub(crate) fn applies() -> bool {
+    rayon::current_thread_index().is_none()
+}
+
+/// Lock the chunks `keys` of the array at `path` (from a thread where [`applies`]); `None`
+/// when there are none.
 pub(crate) fn lock_partial_chunks<'a>(
     path: &str,
     keys: impl Iterator<Item = &'a str>,
 ) -> Option<HeldChunks> {
-    if rayon::current_thread_index().is_some() {
-        return None;
-    }
     let mut stripes: Vec<usize> = keys
         .map(|key| {
             let mut hasher = HASHER.build_hasher();

@@ -344,9 +344,7 @@ impl StoreLocation {
                 // A URL in an Icechunk repository: its version the options name, and the key
                 // below the repository's root.
                 #[cfg(feature = "icechunk")]
-                if let Some(root) = crate::icechunk::repository_root_key(&store, key, base) {
-                    let inside = key[root.len()..].trim_start_matches('/').to_string();
-                    let root = StoreLocation::parse(&join_url(base, &root))?;
+                if let Some((root, inside)) = url_repository(&store, base, key)? {
                     return Ok((crate::icechunk::open_version(&root, options)?, inside));
                 }
                 Ok((Arc::new(store), key.clone()))
@@ -397,20 +395,30 @@ impl StoreLocation {
                 key,
             } => {
                 let store = url_store(*scheme, url, base, options)?;
-                crate::icechunk::repository_root_key(&store, key, base)
-                    .map(|root| StoreLocation::parse(&join_url(base, &root)))
-                    .transpose()
+                Ok(url_repository(&store, base, key)?.map(|(root, _)| root))
             }
         }
     }
 }
 
-fn join_url(base: &str, key: &str) -> String {
-    if key.is_empty() {
+/// The repository a URL's `key` is in (in `store`, its bucket's store at `base`): its root's
+/// location and the key below that root.
+#[cfg(feature = "icechunk")]
+fn url_repository(
+    store: &RemoteStore,
+    base: &str,
+    key: &str,
+) -> StoreResult<Option<(StoreLocation, String)>> {
+    let Some(root) = crate::icechunk::repository_root_key(store, key, base) else {
+        return Ok(None);
+    };
+    let inside = key[root.len()..].trim_start_matches('/').to_string();
+    let root = if root.is_empty() {
         base.to_string()
     } else {
-        format!("{base}/{key}")
-    }
+        format!("{base}/{root}")
+    };
+    Ok(Some((StoreLocation::parse(&root)?, inside)))
 }
 
 /// What a location is opened for.
