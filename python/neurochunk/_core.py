@@ -1309,7 +1309,10 @@ def open(  # noqa: A001 - the name zarr-python uses
 
     A path (or URL) inside an Icechunk repository opens at the head of ``branch`` (default
     ``"main"``), at a ``tag`` or at a ``snapshot`` id; tags and snapshots are read-only, and a
-    branch is written only inside :func:`neurochunk.icechunk.session`. See
+    branch is written only inside :func:`neurochunk.icechunk.session`. Its virtual chunks are
+    read from files beside the repository (its parent directory, or the URL prefix holding
+    it); ``storage_options={"allow_virtual": [DIR_OR_URL_PREFIX, ...]}`` allows more places,
+    ``{"allow_any_virtual": True}`` every container the repository names. See
     ``docs/icechunk.md``.
 
     ``cache_bytes`` is the budget of each opened array's cache of decoded chunks, which

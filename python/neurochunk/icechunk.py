@@ -29,7 +29,7 @@ from typing import Any, Iterator, Mapping
 from . import _neurochunk as _native
 from ._core import _location, _options_json, with_version
 
-__all__ = ["Session", "init", "log", "create_tag", "create_branch", "session"]
+__all__ = ["Fork", "Session", "init", "log", "create_tag", "create_branch", "session"]
 
 
 class Session:
@@ -75,9 +75,67 @@ class Session:
         """Close the session and discard its changes."""
         self._raw.abort()
 
+    def fork(self) -> Fork:
+        """A fork of the session for a worker in another process (Dask's distributed
+        scheduler, a process pool): it pickles, the worker writes inside ``with fork:``, and
+        returns it; :meth:`merge` takes the returned forks' changes into this session. The
+        session's own changes so far are the forks' starting point."""
+        return Fork(self._raw.fork())
+
+    def merge(self, *forks: Fork) -> int:
+        """Take the changes of ``forks`` (as the workers returned them) into the session, to
+        be committed with it. Chunks (or shards) that several forks wrote are combined element
+        by element: every element a fork changed is kept, and an element two forks changed to
+        different values raises :class:`neurochunk.StoreError` naming it (nothing is merged
+        then). Returns the number of chunks so combined."""
+        for fork in forks:
+            if not isinstance(fork, Fork):
+                raise TypeError(f"merge takes Fork objects, not {type(fork).__name__}")
+        return self._raw.merge([fork._state for fork in forks])
+
     def __repr__(self) -> str:
         state = "open" if self.is_open else "closed"
         return f"<neurochunk.icechunk.Session {self.repository} branch={self.branch!r} {state}>"
+
+
+class Fork:
+    """A fork of a :class:`Session` (see :meth:`Session.fork`), sent to a worker process.
+
+    Inside ``with fork:`` every neurochunk writer in the worker's process given a path inside
+    the repository writes into the fork (one fork is open per branch and process at a time);
+    at the block's end the fork holds those changes. Return it to the process holding the
+    session and pass it to :meth:`Session.merge`.
+
+    >>> def task(fork, rows):  # doctest: +SKIP
+    ...     with fork:
+    ...         nc.open("lab.icechunk/volume", mode="r+")[rows] = 1
+    ...     return fork
+    """
+
+    def __init__(self, state: bytes) -> None:
+        self._state = state
+        self._open: _native.RawFork | None = None
+
+    def __enter__(self) -> Fork:
+        if self._open is not None:
+            raise RuntimeError("this fork is already open")
+        self._open = _native.icechunk_fork_open(self._state)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        opened, self._open = self._open, None
+        if opened is not None:
+            finished = opened.finish()
+            if exc[0] is None:
+                self._state = finished
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        if self._open is not None:
+            raise RuntimeError("an open fork cannot be sent to another process")
+        return (Fork, (self._state,))
+
+    def __repr__(self) -> str:
+        return f"<neurochunk.icechunk.Fork {len(self._state)} bytes>"
 
 
 @contextmanager

@@ -3,10 +3,12 @@
 
 use std::sync::Mutex;
 
-use neurochunk::store::icechunk::{Repo, Session, Version};
+use neurochunk::array::fork_merge::ElementMerge;
+use neurochunk::store::icechunk::{Fork, ForkSession, Repo, Session, Version};
 use neurochunk::store::{RemoteOptions, StoreLocation};
 use neurochunk::StoreError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use serde_json::{json, Value};
 
 use crate::errors::{detached, invalid, store_to_py};
@@ -115,9 +117,7 @@ impl RawSession {
     }
 
     fn take(&self) -> PyResult<Session> {
-        self.held()
-            .take()
-            .ok_or_else(|| invalid(format!("the session on branch '{}' is closed", self.branch)))
+        self.held().take().ok_or_else(|| self.closed())
     }
 }
 
@@ -158,6 +158,70 @@ impl RawSession {
         drop(self.take()?);
         Ok(())
     }
+
+    /// A fork of the session for another process, as bytes.
+    fn fork<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = {
+            let held = self.held();
+            let session = held.as_ref().ok_or_else(|| self.closed())?;
+            detached(py, || {
+                session.fork().map(|f| f.to_bytes()).map_err(Into::into)
+            })?
+        };
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Merge forks (bytes given back by workers) into the session; the number of chunks
+    /// several forks wrote, combined element by element.
+    fn merge(&self, py: Python<'_>, forks: Vec<Vec<u8>>) -> PyResult<usize> {
+        let held = self.held();
+        let session = held.as_ref().ok_or_else(|| self.closed())?;
+        detached(py, || {
+            let forks = forks
+                .iter()
+                .map(|b| Fork::from_bytes(b))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(session.merge(forks, &ElementMerge)?.chunks_combined)
+        })
+    }
+}
+
+impl RawSession {
+    fn closed(&self) -> PyErr {
+        invalid(format!("the session on branch '{}' is closed", self.branch))
+    }
+}
+
+/// A fork open in this process (see `neurochunk.icechunk.Fork`).
+#[pyclass(frozen, module = "neurochunk._neurochunk")]
+pub(crate) struct RawFork {
+    fork: Mutex<Option<ForkSession>>,
+}
+
+#[pymethods]
+impl RawFork {
+    /// Close the fork here; its bytes, with what was written, for the session's merge.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let fork = self
+            .fork
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .ok_or_else(|| invalid("the fork is not open"))?;
+        let bytes = detached(py, || {
+            fork.finish().map(|f| f.to_bytes()).map_err(Into::into)
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+/// Open the fork `state` (bytes from `RawSession.fork`) in this process.
+#[pyfunction]
+pub(crate) fn icechunk_fork_open(py: Python<'_>, state: Vec<u8>) -> PyResult<RawFork> {
+    let opened = run(py, || Fork::from_bytes(&state)?.open())?;
+    Ok(RawFork {
+        fork: Mutex::new(Some(opened)),
+    })
 }
 
 /// Begin a session on `branch` of the repository at `location`.
@@ -178,8 +242,28 @@ pub(crate) fn icechunk_session(
     })
 }
 
-/// The version keys of `storage_options`, which local paths take too.
-pub(crate) const VERSION_KEYS: [&str; 3] = ["branch", "tag", "snapshot"];
+/// The repository keys of `storage_options` (the version read, where virtual chunks may be
+/// read from), which local paths take too.
+pub(crate) const VERSION_KEYS: [&str; 5] = [
+    "branch",
+    "tag",
+    "snapshot",
+    "allow_virtual",
+    "allow_any_virtual",
+];
+
+/// Read `allow_virtual` (a list of directories and URL prefixes) into `out`.
+pub(crate) fn allow_virtual_option(value: &Value, out: &mut RemoteOptions) -> Result<(), String> {
+    let bad = || "storage_options[\"allow_virtual\"] must be a list of str".to_string();
+    let Value::Array(items) = value else {
+        return Err(bad());
+    };
+    out.allowed_virtual = items
+        .iter()
+        .map(|v| v.as_str().map(str::to_string).ok_or_else(bad))
+        .collect::<Result<_, _>>()?;
+    Ok(())
+}
 
 /// Read the version keys of `storage_options` into `out`: at most one of them.
 pub(crate) fn version_option(

@@ -27,10 +27,12 @@ use pyo3::prelude::*;
 fn _neurochunk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<node::RawArray>()?;
     m.add_class::<icechunk::RawSession>()?;
+    m.add_class::<icechunk::RawFork>()?;
     m.add_function(wrap_pyfunction!(icechunk::icechunk_init, m)?)?;
     m.add_function(wrap_pyfunction!(icechunk::icechunk_log, m)?)?;
     m.add_function(wrap_pyfunction!(icechunk::icechunk_create_ref, m)?)?;
     m.add_function(wrap_pyfunction!(icechunk::icechunk_session, m)?)?;
+    m.add_function(wrap_pyfunction!(icechunk::icechunk_fork_open, m)?)?;
     m.add_class::<node::RawGroup>()?;
     m.add_function(wrap_pyfunction!(node::open_node, m)?)?;
     m.add_function(wrap_pyfunction!(node::create_array, m)?)?;

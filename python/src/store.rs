@@ -99,11 +99,14 @@ pub(crate) fn remote_options(options: &Value) -> Result<RemoteOptions, String> {
             "timeout" | "request_timeout" => out.request_timeout = seconds(key, v)?,
             "connect_timeout" => out.connect_timeout = seconds(key, v)?,
             "branch" | "tag" | "snapshot" => crate::icechunk::version_option(key, v, &mut out)?,
+            "allow_virtual" => crate::icechunk::allow_virtual_option(v, &mut out)?,
+            "allow_any_virtual" => out.allow_any_virtual = flag(key, v)?,
             other => {
                 return Err(format!(
                     "storage_options[{other:?}] is not supported (endpoint, region, anon, \
                      path_style, max_requests, max_retries, timeout, connect_timeout; \
-                     branch, tag, snapshot for Icechunk repositories; \
+                     branch, tag, snapshot, allow_virtual, allow_any_virtual for Icechunk \
+                     repositories; \
                      credentials come from the environment, e.g. AWS_ACCESS_KEY_ID)"
                 ))
             }
@@ -132,7 +135,8 @@ pub(crate) fn open_store(location: &str, read_only: bool, options: &str) -> PyRe
     if !url && !only_versions {
         return Err(invalid(format!(
             "'{location}': storage_options are for URLs (s3://, gs://, https://, file://), \
-             not local paths (except branch, tag and snapshot, for Icechunk repositories)"
+             not local paths (except branch, tag, snapshot, allow_virtual and \
+             allow_any_virtual, for Icechunk repositories)"
         )));
     }
     let remote = remote_options(&options).map_err(|reason| {

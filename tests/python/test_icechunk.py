@@ -116,3 +116,62 @@ def test_threads_writing_parts_of_one_shard_keep_every_value(repo, tmp_path):
         with nc.icechunk.session(repo, message=f"threads {attempt}") as s:
             fill(nc.create_array(s.path(f"v{attempt}"), shape=(64, 64), dtype="int32", chunks=(8, 8), shards=(64, 64)))
         np.testing.assert_array_equal(nc.open(repo / f"v{attempt}")[:], expected)
+
+
+def _write_quarter(fork: nc.icechunk.Fork, path: str, corner: tuple[int, int], value: int) -> nc.icechunk.Fork:
+    """A worker's task: write one 32 x 32 quarter of the shard through the fork."""
+    i, j = corner
+    with fork:
+        nc.open(path, mode="r+")[i : i + 32, j : j + 32] = value
+    return fork
+
+
+def test_forks_in_other_processes_writing_parts_of_one_shard_keep_every_value(repo):
+    """Each worker process writes one quarter of the same shard through its own fork of the
+    session; merged, the commit holds every quarter (icechunk alone would keep one fork's
+    shard). Overlapping forks that disagree are refused, and the session stays usable."""
+    import multiprocessing
+
+    with nc.icechunk.session(repo, message="the array") as s:
+        nc.create_array(s.path("v"), shape=(64, 64), dtype="int32", chunks=(8, 8), shards=(64, 64), fill_value=-1)
+    path = str(repo / "v")
+    corners = [(0, 0), (0, 32), (32, 0), (32, 32)]
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool, nc.icechunk.session(repo, message="four forks") as s:
+        fork = s.fork()
+        forks = pool.starmap(_write_quarter, [(fork, path, c, 10 + k) for k, c in enumerate(corners)])
+        assert s.merge(*forks) == 1  # the one shard, written by all four
+    expected = np.empty((64, 64), dtype="int32")
+    for k, (i, j) in enumerate(corners):
+        expected[i : i + 32, j : j + 32] = 10 + k
+    np.testing.assert_array_equal(nc.open(path)[:], expected)
+    assert nc.icechunk.log(repo)["snapshots"][0]["message"] == "four forks"
+
+    # Two forks writing one element differently: the merge names it and merges nothing.
+    with context.Pool(2) as pool, nc.icechunk.session(repo, message="clash") as s:
+        fork = s.fork()
+        a, b = pool.starmap(_write_quarter, [(fork, path, (0, 0), 1), (fork, path, (16, 16), 2)])
+        with pytest.raises(nc.StoreError, match=r"\[16, 16\].*nothing was merged"):
+            s.merge(a, b)
+        assert not s.has_changes
+        s.merge(a)
+    np.testing.assert_array_equal(nc.open(path)[0:32, 0:32], np.full((32, 32), 1, dtype="int32"))
+
+
+def test_forks_are_checked(repo, tmp_path):
+    with nc.icechunk.session(repo) as s:
+        nc.create_array(s.path("v"), shape=(4,), dtype="uint8")
+    other = tmp_path / "other.icechunk"
+    nc.icechunk.init(other)
+    with nc.icechunk.session(other) as s:
+        stranger = s.fork()
+    with nc.icechunk.session(repo) as s:
+        with pytest.raises(nc.StoreError, match="cannot be merged"):
+            s.merge(stranger)
+        with pytest.raises(TypeError):
+            s.merge(b"bytes")  # type: ignore[arg-type]
+        fork = s.fork()
+        # A fork and the session of its branch are not open in one process at once.
+        with pytest.raises(nc.StoreError, match="already open"):
+            with fork:
+                pass

@@ -787,8 +787,10 @@ pub fn same_encoding(src: &ArrayMetadata, dst: &ArrayMetadata) -> bool {
 /// Copy `src`'s stored chunks into `dst` byte for byte, without decoding them, when both
 /// encode chunks the same way ([`same_encoding`]); returns `false` (and copies nothing)
 /// otherwise. Chunks are fetched and stored in batches (one `get_many` and one `set_many`
-/// each; several at once into a remote store); `progress(n)` counts chunks of the grid. The bytes are not checked: a corrupt
-/// chunk stays corrupt (a reader of `dst` reports it).
+/// each; several at once into a remote store); `progress(n)` counts chunks of the grid. The
+/// bytes are not checked: a corrupt chunk stays corrupt (a reader of `dst` reports it). A
+/// chunk the source [locates](Store::locate) in another file is recorded in a destination
+/// that keeps such references ([`Store::set_virtual_many`]) as a reference to those bytes.
 pub fn copy_stored_chunks(
     src: &Array,
     dst: &Array,
@@ -813,7 +815,27 @@ pub fn copy_stored_chunks(
         .map(|start| start..(start + batch).min(count));
     let copy_part = |part: std::ops::Range<u64>| -> ArrayResult<()> {
         let count = part.end - part.start;
-        let indices: Vec<Vec<u64>> = part.map(index_at).collect();
+        let mut indices: Vec<Vec<u64>> = part.map(index_at).collect();
+        // Chunks the source can point at (a view of another file's bytes) are recorded as
+        // references where the destination keeps them; the rest are copied.
+        let keys: Vec<String> = indices.iter().map(|index| src.chunk_key(index)).collect();
+        let located = src
+            .store()
+            .locate(&keys.iter().map(String::as_str).collect::<Vec<_>>())?;
+        if located.iter().any(Option::is_some) {
+            let refs: Vec<(String, neurochunk_store::VirtualRef)> = indices
+                .iter()
+                .zip(&located)
+                .filter_map(|(index, r)| Some((dst.chunk_key(index), r.clone()?)))
+                .collect();
+            if dst.store().set_virtual_many(refs)? {
+                indices = indices
+                    .into_iter()
+                    .zip(located)
+                    .filter_map(|(index, r)| r.is_none().then_some(index))
+                    .collect();
+            }
+        }
         let requests: Vec<neurochunk_store::ReadRequest> = indices
             .iter()
             .map(|index| neurochunk_store::ReadRequest::whole(src.chunk_key(index)))

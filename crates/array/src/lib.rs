@@ -52,6 +52,7 @@ mod sharded;
 mod typed;
 
 pub mod convert;
+pub mod fork_merge;
 
 pub use array::{Array, ArrayOptions, Ragged};
 pub use builder::{default_chunk_shape, default_codecs, ArrayBuilder, FillValue};

@@ -244,13 +244,17 @@ pub(crate) enum NwbCommand {
         /// the import goes, nothing downloaded first; with --virtual the chunk entries name
         /// the URL).
         src: Location,
-        /// The NWB Zarr file to write (a directory, replaced if it exists); with --virtual, the
-        /// reference file (`NAME.lindi.json`).
+        /// The NWB Zarr file to write (a directory, replaced if it exists; or a path inside
+        /// an Icechunk repository); with --virtual outside a repository, the reference file
+        /// (`NAME.lindi.json`).
         dst: PathBuf,
         #[arg(long, value_enum, required_unless_present = "virtual_refs")]
         convention: Option<ConventionArg>,
-        /// Write a LINDI reference file instead of copying: Zarr metadata whose chunk entries
-        /// are byte ranges of the HDF5 file (small datasets and attributes inline).
+        /// Reference the HDF5 file's chunks instead of copying them: into an Icechunk
+        /// repository, as virtual chunks (Zarr v3 arrays whose chunks are byte ranges of the
+        /// file, which icechunk reads through the repository's container of the file's
+        /// directory); elsewhere, a LINDI reference file (small datasets and attributes
+        /// inline).
         #[arg(long = "virtual", id = "virtual_refs", conflicts_with_all = ["compressors", "chunks"])]
         virtual_refs: bool,
         /// With --virtual: the URL (or path) the chunk entries name (default: the source's
@@ -577,7 +581,13 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
             replace,
         } => {
             let src_shown = src.display();
-            if virtual_refs {
+            // A destination inside an Icechunk repository is written into its session.
+            let in_repository: Location = dst
+                .to_string_lossy()
+                .parse()
+                .map_err(|e: String| Failure(format!("{}: {e}", dst.display())))?;
+            let repository = in_repository.repository_root()?;
+            if virtual_refs && repository.is_none() {
                 if !dst.to_string_lossy().ends_with(".lindi.json") {
                     return Err(Failure(format!(
                         "{}: a reference file's name must end in .lindi.json",
@@ -612,9 +622,36 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 );
                 return Ok(());
             }
-            let Some(convention) = convention else {
-                return Err(Failure("--convention is required".into()));
+            if virtual_refs && url.is_some() {
+                return Err(Failure(
+                    "--url names the file in a reference file; in a repository, virtual chunks \
+                     name the file's own path or URL"
+                        .into(),
+                ));
+            }
+            // Virtual chunks are Zarr v3 (an Icechunk repository holds nothing else).
+            let convention = match (convention, virtual_refs) {
+                (Some(c), _) => c,
+                (None, true) => ConventionArg::Zarr3,
+                (None, false) => return Err(Failure("--convention is required".into())),
             };
+            if let (Some(root), true) = (&repository, virtual_refs) {
+                // The repository must have a container holding the file before the session
+                // that records references into it begins.
+                let file_url = match src.store_location().local_path() {
+                    Some(path) => {
+                        neurochunk_hdf5::import::file_reference(path)
+                            .map_err(|e| Failure(format!("{src_shown}: {e}")))?
+                            .0
+                    }
+                    None => src_shown.clone(),
+                };
+                let mut repo = neurochunk_store::icechunk::Repo::open(
+                    root,
+                    crate::store_args::remote_options(),
+                )?;
+                repo.add_virtual_container(&file_url, crate::store_args::remote_options())?;
+            }
             let (chunk_bytes, chunk_shapes) = parse_chunks(&chunks)?;
             let options = neurochunk_hdf5::ImportOptions {
                 convention: convention.into(),
@@ -627,16 +664,12 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 chunks: chunk_shapes,
                 allowed_roots: allow_external,
                 allow_any_external,
+                virtual_refs,
                 ..neurochunk_hdf5::ImportOptions::default()
             };
             let bar = crate::progress::bytes_bar("importing");
             let progress = BarProgress(&bar);
-            // A destination inside an Icechunk repository is written into its session.
-            let in_repository: Location = dst
-                .to_string_lossy()
-                .parse()
-                .map_err(|e: String| Failure(format!("{}: {e}", dst.display())))?;
-            let summary = if in_repository.in_repository()? {
+            let summary = if repository.is_some() {
                 let writer =
                     remote_writer(&in_repository, options.convention, options.write.clone())?;
                 neurochunk_hdf5::import_location_into(
@@ -660,7 +693,7 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 eprintln!("note: {note}");
             }
             outln!(
-                "imported {} -> {} ({}): {} groups, {} datasets ({} streamed: {} chunks copied as stored, {} encoded), {} links, {} external links, {} cached namespaces",
+                "imported {} -> {} ({}): {} groups, {} datasets ({} streamed: {} chunks {}, {} encoded), {} links, {} external links, {} cached namespaces",
                 src_shown,
                 dst.display(),
                 Convention::from(convention),
@@ -668,6 +701,11 @@ pub(crate) fn run(command: NwbCommand) -> CmdResult {
                 summary.datasets,
                 summary.streamed,
                 summary.chunks_copied,
+                if virtual_refs {
+                    "as virtual references to the file (or copied as stored)"
+                } else {
+                    "copied as stored"
+                },
                 summary.chunks_encoded,
                 summary.links,
                 summary.external_links,

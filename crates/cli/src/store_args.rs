@@ -60,6 +60,14 @@ pub(crate) struct RemoteArgs {
     /// (default: the command line).
     #[arg(long, global = true, value_name = "TEXT")]
     pub message: Option<String>,
+    /// Icechunk repositories: also read virtual chunks from files in this directory tree or
+    /// under this URL prefix (repeatable; by default only beside the repository: its
+    /// parent directory, or the URL prefix holding it).
+    #[arg(long, global = true, value_name = "DIR|URL")]
+    allow_virtual: Vec<String>,
+    /// Icechunk repositories: read virtual chunks wherever the repository's containers point.
+    #[arg(long, global = true)]
+    allow_any_virtual: bool,
     /// No progress bars (they are drawn only when standard error is a terminal anyway).
     #[arg(long, global = true)]
     pub no_progress: bool,
@@ -92,6 +100,8 @@ impl RemoteArgs {
             options.max_requests = max as usize;
         }
         options.version = self.version();
+        options.allowed_virtual = self.allow_virtual.clone();
+        options.allow_any_virtual = self.allow_any_virtual;
         let _ = REMOTE_OPTIONS.set(options);
     }
 }
@@ -310,9 +320,13 @@ impl Location {
 
     /// True when the location is in an Icechunk repository.
     pub(crate) fn in_repository(&self) -> Result<bool, Failure> {
+        self.repository_root().map(|root| root.is_some())
+    }
+
+    /// The root of the Icechunk repository the location is in, if it is in one.
+    pub(crate) fn repository_root(&self) -> Result<Option<StoreLocation>, Failure> {
         self.0
             .repository(remote_options())
-            .map(|root| root.is_some())
             .map_err(|e| self.fail(e))
     }
 

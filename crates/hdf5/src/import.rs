@@ -43,6 +43,12 @@ pub struct ImportOptions {
     /// Appended to the file name of an external link's target: the name that file gets when
     /// it is imported too (default `.zarr`: `other.nwb` → `other.nwb.zarr`).
     pub external_suffix: String,
+    /// Record the chunks the Zarr arrays read as the HDF5 file stores them as references to
+    /// their byte ranges (the file's `file://` URL, or the URL it was read from) instead of
+    /// copying them, where the destination keeps such references (a session of an Icechunk
+    /// repository: virtual chunks); the compression of the HDF5 file is kept. Elsewhere, and
+    /// for chunks the view encodes again, the bytes are copied.
+    pub virtual_refs: bool,
 }
 
 impl Default for ImportOptions {
@@ -55,6 +61,7 @@ impl Default for ImportOptions {
             allowed_roots: Vec::new(),
             allow_any_external: false,
             external_suffix: ".zarr".into(),
+            virtual_refs: false,
         }
     }
 }
@@ -140,8 +147,7 @@ pub fn import_file(
     options: &ImportOptions,
     progress: &dyn Progress,
 ) -> Hdf5Result<ImportSummary> {
-    let (store, key) = local_source(source)?;
-    let view = open_source(store, &key, &source.display().to_string())?;
+    let view = open_local(source, options)?;
     check_links(&view, Some(&source_dir(source)), options)?;
     let writer = NwbWriter::create(destination, options.convention, options.write.clone())?;
     copy_view(&view, writer, options, progress)
@@ -154,8 +160,7 @@ pub fn import_into(
     options: &ImportOptions,
     progress: &dyn Progress,
 ) -> Hdf5Result<ImportSummary> {
-    let (store, key) = local_source(source)?;
-    let view = open_source(store, &key, &source.display().to_string())?;
+    let view = open_local(source, options)?;
     check_links(&view, Some(&source_dir(source)), options)?;
     copy_view(&view, writer, options, progress)
 }
@@ -172,7 +177,8 @@ pub fn import_store(
     options: &ImportOptions,
     progress: &dyn Progress,
 ) -> Hdf5Result<ImportSummary> {
-    let view = open_source(store, key, name)?;
+    let refs = options.virtual_refs.then(|| (name.to_string(), None));
+    let view = open_source(store, key, name, refs)?;
     check_links(&view, None, options)?;
     copy_view(&view, writer, options, progress)
 }
@@ -184,8 +190,48 @@ struct Source {
     name: String,
 }
 
-fn open_source(store: Arc<dyn Store>, key: &str, name: &str) -> Hdf5Result<Source> {
-    let view = Arc::new(Hdf5Store::open(store, key, name)?);
+/// The local HDF5 file `path` opened as an NWB file; for virtual references its chunks are
+/// located by the file's `file://` URL and modification time.
+fn open_local(path: &Path, options: &ImportOptions) -> Hdf5Result<Source> {
+    let (store, key) = local_source(path)?;
+    let name = path.display().to_string();
+    let refs = if options.virtual_refs {
+        Some(file_reference(path).map_err(|message| Hdf5Error::file(&name, message))?)
+    } else {
+        None
+    };
+    open_source(store, &key, &name, refs)
+}
+
+/// The `file://` URL of the file at `path` (absolute, symbolic links resolved) and when it
+/// was last modified (seconds since the Unix epoch, rounded up).
+pub fn file_reference(path: &Path) -> Result<(String, Option<u64>), String> {
+    let absolute = std::fs::canonicalize(path).map_err(|e| e.to_string())?;
+    let url = url::Url::from_file_path(&absolute)
+        .map_err(|()| format!("{} has no file:// URL", absolute.display()))?;
+    let modified = std::fs::metadata(&absolute)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        // Whole seconds, rounded up: readers compare the file's time with it (not later is
+        // unchanged).
+        .map(|d| d.as_secs() + u64::from(d.subsec_nanos() > 0));
+    Ok((url.to_string(), modified))
+}
+
+/// The HDF5 file at `key` of `store` opened as an NWB file, its chunks located by
+/// `virtual_file` (the file's URL and modification time) when given.
+fn open_source(
+    store: Arc<dyn Store>,
+    key: &str,
+    name: &str,
+    virtual_file: Option<(String, Option<u64>)>,
+) -> Hdf5Result<Source> {
+    let mut view = Hdf5Store::open(store, key, name)?;
+    if let Some((url, modified)) = virtual_file {
+        view = view.with_virtual_refs(url, modified);
+    }
+    let view = Arc::new(view);
     let file = NwbFile::open_location(
         FileLocation::named(view.clone(), "", name),
         ReadOptions::default(),
@@ -365,7 +411,8 @@ fn copy_view(
     let compressors = |path: &str, meta: &neurochunk_array::ArrayMetadata| {
         let dataset = source.view.file().dataset(path).ok()?;
         let filtered = !dataset.filters().is_empty();
-        if !meta.codecs.bytes_to_bytes().is_empty() {
+        // References keep the file's bytes, hence its compression (or none).
+        if !meta.codecs.bytes_to_bytes().is_empty() || options.virtual_refs {
             return None;
         }
         if filtered {

@@ -35,7 +35,7 @@ use neurochunk_hdmf::{
 };
 use neurochunk_store::{
     validate_key, validate_prefix, ByteRange, Bytes, DirListing, MemoryStore, ReadRequest,
-    ReadResponse, Store, StoreError, StoreResult,
+    ReadResponse, Store, StoreError, StoreResult, VirtualRef,
 };
 use serde_json::Value;
 
@@ -98,6 +98,9 @@ pub struct Hdf5Store {
     /// The numeric arrays, by store key (no leading `/`).
     arrays: HashMap<String, Arc<ArraySource>>,
     notes: Vec<String>,
+    /// Set by [`Hdf5Store::with_virtual_refs`]: the file's URL and modification time, which
+    /// [`Store::locate`] answers with.
+    virtual_file: Option<(String, Option<u64>)>,
 }
 
 impl Hdf5Store {
@@ -151,7 +154,18 @@ impl Hdf5Store {
             docs,
             arrays,
             notes,
+            virtual_file: None,
         })
+    }
+
+    /// The same view, whose [`Store::locate`] says where in the file, named `url`, each
+    /// chunk that is stored as the Zarr array reads it lies (a chunk of a contiguous dataset
+    /// that is not padded, a filtered chunk with every filter applied and no checksum to
+    /// remove); `modified` is the file's modification time (seconds since the Unix epoch),
+    /// recorded so that readers notice when the file changes.
+    pub fn with_virtual_refs(mut self, url: String, modified: Option<u64>) -> Hdf5Store {
+        self.virtual_file = Some((url, modified));
+        self
     }
 
     /// The HDF5 file.
@@ -180,8 +194,8 @@ impl Hdf5Store {
 
     /// The Zarr chunks at `keys` (each of an array of this view), `None` where the chunk was
     /// never written.
-    fn read_chunks(&self, keys: &[&str]) -> Vec<StoreResult<Option<Bytes>>> {
-        let mut out: Vec<StoreResult<Option<Bytes>>> = (0..keys.len()).map(|_| Ok(None)).collect();
+    /// The chunk keys among `keys` grouped by their array.
+    fn by_array(&self, keys: &[&str]) -> Vec<ChunksOfArray<'_>> {
         let mut by_array: BTreeMap<*const ArraySource, Vec<(usize, Vec<u64>)>> = BTreeMap::new();
         let mut sources: HashMap<*const ArraySource, &Arc<ArraySource>> = HashMap::new();
         for (i, key) in keys.iter().enumerate() {
@@ -191,8 +205,15 @@ impl Hdf5Store {
                 by_array.entry(id).or_default().push((i, coords));
             }
         }
-        for (id, wanted) in by_array {
-            let source = sources[&id];
+        by_array
+            .into_iter()
+            .map(|(id, wanted)| (sources[&id], wanted))
+            .collect()
+    }
+
+    fn read_chunks(&self, keys: &[&str]) -> Vec<StoreResult<Option<Bytes>>> {
+        let mut out: Vec<StoreResult<Option<Bytes>>> = (0..keys.len()).map(|_| Ok(None)).collect();
+        for (source, wanted) in self.by_array(keys) {
             match source.read(&wanted.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>()) {
                 Ok(values) => {
                     for ((i, _), value) in wanted.iter().zip(values) {
@@ -213,12 +234,41 @@ impl Hdf5Store {
         out
     }
 
+    /// Where the chunks at `keys` lie in the file (see [`Hdf5Store::with_virtual_refs`]).
+    fn locate_chunks(
+        &self,
+        url: &str,
+        modified: Option<u64>,
+        keys: &[&str],
+    ) -> StoreResult<Vec<Option<VirtualRef>>> {
+        let mut out = vec![None; keys.len()];
+        for (source, wanted) in self.by_array(keys) {
+            let coords: Vec<Vec<u64>> = wanted.iter().map(|(_, c)| c.clone()).collect();
+            let spans = source.verbatim_spans(&coords).map_err(|message| {
+                StoreError::backend(self.file.name(), keys[wanted[0].0], message)
+            })?;
+            for ((i, _), span) in wanted.iter().zip(spans) {
+                out[*i] = span.map(|(offset, length)| VirtualRef {
+                    url: url.to_string(),
+                    offset,
+                    length,
+                    modified,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     fn read_only(key: &str) -> StoreResult<()> {
         Err(StoreError::ReadOnly {
             key: key.to_string(),
         })
     }
 }
+
+/// An array's source, and the position (in a list of keys) and grid coordinates of each of
+/// its chunks asked for.
+type ChunksOfArray<'a> = (&'a Arc<ArraySource>, Vec<(usize, Vec<u64>)>);
 
 /// Grid coordinates from the last segment of a chunk key (`0.3.1`).
 fn parse_coords(text: &str, separator: char, rank: usize) -> Option<Vec<u64>> {
@@ -250,6 +300,68 @@ impl ArraySource {
             .iter()
             .map(|c| self.dataset.chunk(c).map_err(|e| e.to_string()))
             .collect()
+    }
+
+    /// The byte ranges of the file (offset, length) that hold the Zarr chunks at `wanted`
+    /// exactly as the array reads them; `None` for a chunk never written and for one the
+    /// view makes up or encodes again (padded, filters skipped, a checksum removed, decoded).
+    fn verbatim_spans(&self, wanted: &[Vec<u64>]) -> Result<Vec<Option<(u64, u64)>>, String> {
+        match &self.kind {
+            SourceKind::Chunked(Pipeline::Zarr {
+                strip_checksum: false,
+                ..
+            }) => Ok(self
+                .locate(wanted)?
+                .into_iter()
+                .map(|info| {
+                    info.filter(|i| self.dataset.skipped_filters(i) == 0)
+                        .map(|i| (i.byte_offset, i.size))
+                })
+                .collect()),
+            SourceKind::Contiguous(Some(start)) => {
+                let chunk_len = self.chunk_len();
+                Ok(wanted
+                    .iter()
+                    .map(|coords| {
+                        let (offset, length) = self.contiguous_span(*start, coords);
+                        (length == chunk_len).then_some((offset, length))
+                    })
+                    .collect())
+            }
+            _ => Ok(vec![None; wanted.len()]),
+        }
+    }
+
+    /// Bytes of one whole Zarr chunk, decoded.
+    fn chunk_len(&self) -> u64 {
+        self.chunks.iter().product::<u64>() * self.dataset.dtype().size() as u64
+    }
+
+    /// The byte range of the file holding the elements of a contiguous dataset (starting
+    /// at absolute byte `start`) inside the chunk at `coords`. A chunk is one run of the
+    /// file: its leading axes have extent 1 and its trailing axes are whole, so its
+    /// elements inside the dataset come first, in file order.
+    fn contiguous_span(&self, start: u64, coords: &[u64]) -> (u64, u64) {
+        let shape = self.dataset.shape();
+        let element = self.dataset.dtype().size() as u64;
+        let mut strides = vec![1u64; shape.len()];
+        for d in (0..shape.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * shape[d + 1];
+        }
+        let first: u64 = coords
+            .iter()
+            .zip(&self.chunks)
+            .zip(&strides)
+            .map(|((&c, &n), &s)| c * n * s)
+            .sum::<u64>()
+            * element;
+        let inside: u64 = coords
+            .iter()
+            .zip(&self.chunks)
+            .zip(shape)
+            .map(|((&c, &n), &d)| n.min(d.saturating_sub(c * n)))
+            .product();
+        (start + first, inside * element)
     }
 
     /// The Zarr chunks at `wanted` (grid coordinates), in order.
@@ -337,34 +449,10 @@ impl ArraySource {
         start: u64,
         wanted: &[Vec<u64>],
     ) -> Result<Vec<Option<Bytes>>, String> {
-        let shape = self.dataset.shape();
-        let element = self.dataset.dtype().size() as u64;
-        let chunk_len: u64 = self.chunks.iter().product::<u64>() * element;
-        // Element strides of the dataset.
-        let mut strides = vec![1u64; shape.len()];
-        for d in (0..shape.len().saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * shape[d + 1];
-        }
-        // A chunk is one run of the file: its leading axes have extent 1 and its trailing
-        // axes are whole, so its elements inside the dataset come first, in file order.
+        let chunk_len = self.chunk_len();
         let spans: Vec<(u64, u64)> = wanted
             .iter()
-            .map(|coords| {
-                let first: u64 = coords
-                    .iter()
-                    .zip(&self.chunks)
-                    .zip(&strides)
-                    .map(|((&c, &n), &s)| c * n * s)
-                    .sum::<u64>()
-                    * element;
-                let inside: u64 = coords
-                    .iter()
-                    .zip(&self.chunks)
-                    .zip(shape)
-                    .map(|((&c, &n), &d)| n.min(d.saturating_sub(c * n)))
-                    .product();
-                (start + first, inside * element)
-            })
+            .map(|coords| self.contiguous_span(start, coords))
             .collect();
         let parts = self
             .dataset
@@ -966,6 +1054,13 @@ impl Store for Hdf5Store {
 
     fn concurrent_reads(&self) -> usize {
         self.file.store().concurrent_reads()
+    }
+
+    fn locate(&self, keys: &[&str]) -> StoreResult<Vec<Option<VirtualRef>>> {
+        match &self.virtual_file {
+            Some((url, modified)) => self.locate_chunks(url, *modified, keys),
+            None => Ok(vec![None; keys.len()]),
+        }
     }
 
     fn get_many(&self, requests: &[ReadRequest]) -> Vec<StoreResult<ReadResponse>> {

@@ -40,7 +40,6 @@ use icechunk::conflicts::Conflict;
 use icechunk::format::{ByteRange as IcByteRange, SnapshotId};
 use icechunk::repository::VersionInfo;
 use icechunk::session::SessionErrorKind;
-use icechunk::storage::{S3Credentials, S3Options};
 use icechunk::store::{ListDirItem, StoreErrorKind};
 use icechunk::{Repository, Storage};
 use tokio::runtime::Runtime;
@@ -49,7 +48,7 @@ use tokio::sync::RwLock;
 use crate::remote::{Scheme, StoreLocation};
 use crate::{
     ByteRange, Bytes, DirListing, ReadRequest, ReadResponse, RemoteOptions, Store, StoreError,
-    StoreResult,
+    StoreResult, VirtualRef,
 };
 
 /// The branch a repository starts with, and the default version to read.
@@ -115,6 +114,15 @@ impl Repo {
         let repo = runtime
             .block_on(Repository::open(storage).execute())
             .map_err(|e| repo_error(&display, e))?;
+        // Virtual chunks are fetched only from the containers this reader allows.
+        let allowed = virtual_chunks::authorizations(repo.config(), location, options);
+        let repo = if allowed.is_empty() {
+            repo
+        } else {
+            runtime
+                .block_on(repo.reopen(None, Some(allowed)))
+                .map_err(|e| repo_error(&display, e))?
+        };
         Ok(Repo {
             repo,
             runtime,
@@ -287,18 +295,13 @@ impl Repo {
         label: String,
         branch: Option<String>,
     ) -> IcechunkStore {
-        let session = Arc::new(RwLock::new(session));
-        let store = self
-            .runtime
-            .block_on(icechunk::Store::from_session(session));
-        IcechunkStore {
-            store,
-            runtime: Arc::clone(&self.runtime),
-            repository: self.display.clone(),
+        IcechunkStore::over(
+            session,
+            Arc::clone(&self.runtime),
+            self.display.clone(),
             label,
             branch,
-            write_hint: false,
-        }
+        )
     }
 }
 
@@ -322,6 +325,26 @@ impl fmt::Debug for IcechunkStore {
 }
 
 impl IcechunkStore {
+    /// A store over `session` of the repository named `repository`.
+    fn over(
+        session: icechunk::session::Session,
+        runtime: Arc<Runtime>,
+        repository: String,
+        label: String,
+        branch: Option<String>,
+    ) -> IcechunkStore {
+        let session = Arc::new(RwLock::new(session));
+        let store = runtime.block_on(icechunk::Store::from_session(session));
+        IcechunkStore {
+            store,
+            runtime,
+            repository,
+            label,
+            branch,
+            write_hint: false,
+        }
+    }
+
     /// The branch a writable store commits to (`None` when read-only).
     pub fn branch(&self) -> Option<&str> {
         self.branch.as_deref()
@@ -371,7 +394,9 @@ impl IcechunkStore {
     }
 
     fn error(&self, key: &str, e: impl fmt::Display) -> StoreError {
-        StoreError::backend(&self.label, key, e.to_string())
+        let message = e.to_string();
+        let message = virtual_chunks::unauthorized(&message).unwrap_or(message);
+        StoreError::backend(&self.label, key, message)
     }
 
     fn read_only_error(&self, key: &str) -> StoreError {
@@ -611,6 +636,26 @@ impl Store for IcechunkStore {
         written.into_iter().collect()
     }
 
+    /// Virtual chunks: each reference must lie in one of the repository's containers
+    /// ([`Repo::add_virtual_container`]).
+    fn set_virtual_many(&self, refs: Vec<(String, VirtualRef)>) -> StoreResult<bool> {
+        if self.branch.is_none() {
+            let key = refs.first().map_or("", |(k, _)| k.as_str());
+            return Err(self.read_only_error(key));
+        }
+        let written: Vec<StoreResult<()>> =
+            crate::map_concurrent(&refs, CONCURRENT_REQUESTS, |(key, reference)| {
+                crate::validate_key(key)?;
+                let reference = virtual_chunks::to_icechunk(reference)
+                    .map_err(|message| self.error(key, message))?;
+                self.runtime
+                    .block_on(self.store.set_virtual_ref(key, reference, true))
+                    .map_err(|e| self.error(key, e))
+            });
+        written.into_iter().collect::<StoreResult<()>>()?;
+        Ok(true)
+    }
+
     fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
         crate::validate_prefix(prefix)?;
         if self.branch.is_none() {
@@ -829,27 +874,8 @@ fn storage_for(
             let prefix = (!key.is_empty()).then(|| key.clone());
             match scheme {
                 Scheme::S3 => {
-                    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-                    let mut s3 = S3Options::default();
-                    s3.region = options
-                        .region
-                        .clone()
-                        .or_else(|| env("AWS_REGION"))
-                        .or_else(|| env("AWS_DEFAULT_REGION"))
-                        .or_else(|| Some("us-east-1".into()));
-                    s3.endpoint_url = options
-                        .endpoint
-                        .clone()
-                        .or_else(|| env("AWS_ENDPOINT_URL"))
-                        .or_else(|| env("AWS_ENDPOINT"));
-                    s3.anonymous = options.anonymous;
-                    s3.allow_http = options.allows_http();
-                    s3.force_path_style = options.path_style.unwrap_or(true);
-                    let credentials = if options.anonymous {
-                        S3Credentials::Anonymous
-                    } else {
-                        S3Credentials::FromEnv
-                    };
+                    let s3 = virtual_chunks::s3_options(options);
+                    let credentials = virtual_chunks::s3_credentials(options);
                     let bucket = bucket
                         .rsplit_once('/')
                         .map(|(_, b)| b.to_string())
@@ -914,7 +940,10 @@ fn storage_for(
     }
 }
 
+mod forks;
 pub mod sessions;
+mod virtual_chunks;
+pub use forks::{ChunkMerger, Fork, ForkSession, MergeSummary};
 pub use sessions::{Committed, Session};
 
 #[cfg(test)]

@@ -583,6 +583,38 @@ pub trait Store: Send + Sync + Debug {
         let _ = key_or_prefix;
         None
     }
+
+    /// Where the values at `keys` lie byte for byte in other files, for a store that is a
+    /// view of such a file and was asked to say (an HDF5 file's view opened for virtual
+    /// references); `None` for a value that must be read (one made up or encoded again by
+    /// the view), and for every value of any other store.
+    fn locate(&self, keys: &[&str]) -> StoreResult<Vec<Option<VirtualRef>>> {
+        Ok(vec![None; keys.len()])
+    }
+
+    /// Record values as references to byte ranges of other files rather than as bytes, for
+    /// a store that keeps such references (an Icechunk session's virtual chunks). `Ok(false)`,
+    /// with nothing written, from a store that does not; the caller then copies the bytes.
+    fn set_virtual_many(&self, refs: Vec<(String, VirtualRef)>) -> StoreResult<bool> {
+        let _ = refs;
+        Ok(false)
+    }
+}
+
+/// A value that is a byte range of another file: what [`Store::locate`] finds and
+/// [`Store::set_virtual_many`] records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VirtualRef {
+    /// The file: an absolute `file://` URL, or the `s3://`, `gs://` or `https://` URL it was
+    /// read from.
+    pub url: String,
+    /// The first byte of the value in the file.
+    pub offset: u64,
+    /// The value's length in bytes.
+    pub length: u64,
+    /// When the file was last modified (seconds since the Unix epoch), if known: a reader
+    /// then refuses the reference once the file has changed since.
+    pub modified: Option<u64>,
 }
 
 #[cfg(test)]

@@ -191,6 +191,27 @@ impl NewTreeStore {
 }
 
 impl Store for NewTreeStore {
+    /// References go to the inner store at once, after the values waiting (the metadata of
+    /// the arrays they belong to); they are then known as stored values of their length.
+    fn set_virtual_many(&self, refs: Vec<(String, crate::VirtualRef)>) -> StoreResult<bool> {
+        for (key, _) in &refs {
+            validate_key(key)?;
+        }
+        self.flush()?;
+        let lengths: Vec<(String, u64)> = refs.iter().map(|(k, r)| (k.clone(), r.length)).collect();
+        if !self.inner.set_virtual_many(refs)? {
+            return Ok(false);
+        }
+        let mut state = self.state();
+        for (key, length) in lengths {
+            state.waiting.remove(&key);
+            if let Some(Entry::Held(old)) = state.entries.insert(key, Entry::Stored(length)) {
+                state.kept_bytes = state.kept_bytes.saturating_sub(old.len());
+            }
+        }
+        Ok(true)
+    }
+
     fn get(&self, key: &str) -> StoreResult<Option<Bytes>> {
         match self.entry(key)? {
             None => Ok(None),

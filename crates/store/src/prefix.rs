@@ -94,6 +94,23 @@ impl Store for PrefixStore {
         self.inner.get(&self.inner_key(key)?)
     }
 
+    fn locate(&self, keys: &[&str]) -> StoreResult<Vec<Option<crate::VirtualRef>>> {
+        let inner: Vec<String> = keys
+            .iter()
+            .map(|k| self.inner_key(k))
+            .collect::<StoreResult<_>>()?;
+        let inner: Vec<&str> = inner.iter().map(String::as_str).collect();
+        self.inner.locate(&inner)
+    }
+
+    fn set_virtual_many(&self, refs: Vec<(String, crate::VirtualRef)>) -> StoreResult<bool> {
+        let refs = refs
+            .into_iter()
+            .map(|(k, r)| Ok((self.inner_key(&k)?, r)))
+            .collect::<StoreResult<Vec<_>>>()?;
+        self.inner.set_virtual_many(refs)
+    }
+
     fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Bytes>>> {
         self.inner.get_ranges(&self.inner_key(key)?, ranges)
     }

@@ -30,7 +30,8 @@ use arrow::buffer::NullBuffer;
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema};
 use neurochunk_array::precomputed::skeleton::{
-    AttributeType, Skeleton, SkeletonInfo, SkeletonLayer, VertexAttribute, IDENTITY_TRANSFORM,
+    AttributeType, Skeleton, SkeletonError, SkeletonInfo, SkeletonLayer, VertexAttribute,
+    IDENTITY_TRANSFORM,
 };
 use neurochunk_array::precomputed::ShardingSpec;
 use neurochunk_store::Store;
@@ -837,29 +838,61 @@ pub fn export_precomputed(
         rows: rows.sample.len() as u64,
         ..PrecomputedSummary::default()
     };
-    // Each segment's skeleton, on rayon's workers.
-    let segments: Vec<(u64, Vec<u32>)> = std::mem::take(&mut rows.segments).into_iter().collect();
-    let skeletons = segments
-        .into_par_iter()
-        .map(|(segment, members)| {
-            segment_skeleton(&rows, members, &attrs, scale)
-                .map(|skeleton| (segment, skeleton))
-                .map_err(|message| TableError::data(input, format!("segment {segment}: {message}")))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    drop(rows);
     let info = SkeletonInfo {
         transform: IDENTITY_TRANSFORM,
-        vertex_attributes: attrs,
+        vertex_attributes: attrs.clone(),
         sharding: opts.sharding.clone(),
         ..SkeletonInfo::default()
     };
     let layer = SkeletonLayer::create(store, path, info)
         .map_err(|e| TableError::data(name, e.to_string()))?;
+    // Each segment's skeleton, on rayon's workers, in batches: the files of one batch are
+    // stored while the next is built and encoded.
+    let segments: Vec<(u64, Vec<u32>)> = std::mem::take(&mut rows.segments).into_iter().collect();
+    let per_batch = segments.len().div_ceil(SKELETON_BATCHES).max(1);
+    let mut batches: Vec<Vec<(u64, Vec<u32>)>> = Vec::new();
+    let mut segments = segments.into_iter().peekable();
+    while segments.peek().is_some() {
+        batches.push(segments.by_ref().take(per_batch).collect());
+    }
+    let count = batches.len();
+    let build = |k: usize| -> std::result::Result<Vec<(u64, Skeleton)>, ExportFailure> {
+        std::mem::take(&mut batches[k])
+            .into_par_iter()
+            .map(|(segment, members)| {
+                segment_skeleton(&rows, members, &attrs, scale)
+                    .map(|skeleton| (segment, skeleton))
+                    .map_err(|message| {
+                        ExportFailure::Table(TableError::data(
+                            input,
+                            format!("segment {segment}: {message}"),
+                        ))
+                    })
+            })
+            .collect()
+    };
     layer
-        .write(&skeletons)
-        .map_err(|e| TableError::data(name, e.to_string()))?;
+        .write_batches(count, build)
+        .map_err(|failure| match failure {
+            ExportFailure::Table(e) => e,
+            ExportFailure::Layer(e) => TableError::data(name, e.to_string()),
+        })?;
     Ok(summary)
+}
+
+/// Batches a skeleton layer is written in (see [`export_precomputed`]).
+const SKELETON_BATCHES: usize = 8;
+
+/// What stopped writing a skeleton layer: the table's rows, or the layer.
+enum ExportFailure {
+    Table(TableError),
+    Layer(SkeletonError),
+}
+
+impl From<SkeletonError> for ExportFailure {
+    fn from(e: SkeletonError) -> Self {
+        ExportFailure::Layer(e)
+    }
 }
 
 #[cfg(test)]

@@ -161,3 +161,60 @@ def test_concurrent_writers_never_lose_a_commit(mnc, moto, tmp_path):
     assert newest in values
     head = zarr.open_group(repo.readonly_session(branch="main").store, mode="r")
     np.testing.assert_array_equal(head["base"][:], [values[newest]] * 4)
+
+
+def test_virtual_chunks_in_a_bucket_both_ways(mnc, moto, tmp_path):
+    """Virtual chunks on the S3 server: icechunk's references into an object of the bucket are
+    read by neurochunk; an HDF5 NWB file in the bucket imported with `--virtual` into a
+    repository in the bucket is read by icechunk through an S3 container, nothing copied."""
+    from datetime import datetime, timezone
+
+    import pynwb
+    from hdmf.backends.hdf5 import H5DataIO
+
+    bucket = moto.create_bucket("virt")
+    prefix = f"s3://{bucket}/data/"
+    container = icechunk.VirtualChunkContainer(prefix, icechunk.s3_store(
+        region=moto.region, endpoint_url=moto.endpoint, allow_http=True, force_path_style=True))
+    credentials = icechunk.containers_credentials({prefix: icechunk.s3_credentials(
+        access_key_id=moto.access_key, secret_access_key=moto.secret_key)})
+
+    # icechunk -> neurochunk: four 8 x 8 chunks, bytes of one object of the bucket.
+    values = np.arange(16 * 16, dtype="<u2").reshape(16, 16)
+    blocks = {(i, j): values[i * 8:(i + 1) * 8, j * 8:(j + 1) * 8].tobytes()
+              for i in range(2) for j in range(2)}
+    moto.client().put_object(Bucket=bucket, Key="data/raw.bin", Body=b"".join(blocks.values()))
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(container)
+    repo = icechunk.Repository.create(storage(moto, bucket, "data/repo"), config=config,
+                                      authorize_virtual_chunk_access=credentials)
+    s = repo.writable_session("main")
+    zarr.open_group(s.store, mode="w").create_array("v", shape=(16, 16), chunks=(8, 8),
+                                                    dtype="uint16", compressors=None)
+    for k, (i, j) in enumerate(blocks):
+        s.store.set_virtual_ref(f"v/c/{i}/{j}", prefix + "raw.bin", offset=k * 128, length=128)
+    s.commit("virtual")
+    np.testing.assert_array_equal(mnc.get(f"s3://{bucket}/data/repo/v"), values)
+
+    # neurochunk -> icechunk: an NWB file in the bucket, imported by reference.
+    source = tmp_path / "session.nwb"
+    nwbfile = pynwb.NWBFile(session_description="bucket", identifier="ic-s3",
+                            session_start_time=datetime(2026, 5, 6, tzinfo=timezone.utc))
+    trace = np.random.default_rng(9).normal(size=(40_000, 4)).astype("float32")
+    nwbfile.add_acquisition(pynwb.TimeSeries(
+        name="trace", unit="mV", rate=1000.0,
+        data=H5DataIO(trace, chunks=(5_000, 4), compression="gzip")))
+    with pynwb.NWBHDF5IO(str(source), "w") as io:
+        io.write(nwbfile)
+    moto.client().upload_file(str(source), bucket, "data/session.nwb")
+    url = f"s3://{bucket}/data/nwbrepo"
+    mnc.run("init", url)
+    mnc.run("nwb", "import", f"{prefix}session.nwb", f"{url}/session.nwb", "--virtual")
+    repo = icechunk.Repository.open(storage(moto, bucket, "data/nwbrepo"),
+                                    authorize_virtual_chunk_access=credentials)
+    head = zarr.open_group(repo.readonly_session(branch="main").store, mode="r")
+    np.testing.assert_array_equal(head["session.nwb/acquisition/trace/data"][:], trace)
+    stored = sum(moto.client().head_object(Bucket=bucket, Key=k)["ContentLength"]
+                 for k in moto.keys(bucket, "data/nwbrepo/chunks/"))
+    assert stored < trace.nbytes / 8, (stored, trace.nbytes)
+    np.testing.assert_array_equal(mnc.get(f"{url}/session.nwb/acquisition/trace/data"), trace)

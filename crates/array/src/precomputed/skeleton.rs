@@ -660,6 +660,39 @@ impl SkeletonLayer {
             .map_all(|id, file, bytes| self.decode(file.to_string(), id, bytes))
     }
 
+    /// [`SkeletonLayer::write`] for skeletons made batch by batch (`make(k)` for `k` in
+    /// `0..count`): an unsharded layer stores each batch's files while the next batch is
+    /// made and encoded ([`Uint64Index::put_batches`]). The first error, the layer's or
+    /// `make`'s, stops the writing and is returned.
+    pub fn write_batches<E, F>(&self, count: usize, mut make: F) -> Result<(), E>
+    where
+        E: From<SkeletonError> + Send,
+        F: FnMut(usize) -> Result<Vec<(u64, Skeleton)>, E>,
+    {
+        let attrs = &self.info.vertex_attributes;
+        let encoded = |k: usize| -> Result<Vec<(u64, Vec<u8>)>, BatchFailure<E>> {
+            let skeletons = make(k).map_err(BatchFailure::Made)?;
+            skeletons
+                .par_iter()
+                .map(|(id, s)| {
+                    s.encode(attrs)
+                        .map(|bytes| (*id, bytes))
+                        .map_err(|message| SkeletonError::Invalid {
+                            segment: *id,
+                            message,
+                        })
+                })
+                .collect::<SkeletonResult<Vec<_>>>()
+                .map_err(BatchFailure::Layer)
+        };
+        self.index()
+            .put_batches(count, encoded)
+            .map_err(|failure| match failure {
+                BatchFailure::Layer(e) => E::from(e),
+                BatchFailure::Made(e) => e,
+            })
+    }
+
     /// Write skeletons: one file per segment (unsharded), or every shard they fall in,
     /// rewritten whole with the segments it already holds kept unless replaced.
     pub fn write(&self, skeletons: &[(u64, Skeleton)]) -> SkeletonResult<()> {
@@ -675,6 +708,18 @@ impl SkeletonLayer {
             })
             .collect::<SkeletonResult<Vec<_>>>()?;
         self.index().put_all(entries).map_err(index_error)
+    }
+}
+
+/// What stopped [`SkeletonLayer::write_batches`]: the layer, or the caller's `make`.
+enum BatchFailure<E> {
+    Layer(SkeletonError),
+    Made(E),
+}
+
+impl<E> From<IndexError> for BatchFailure<E> {
+    fn from(e: IndexError) -> Self {
+        BatchFailure::Layer(index_error(e))
     }
 }
 

@@ -390,27 +390,99 @@ impl Uint64Index {
         Ok(())
     }
 
+    /// The unsharded directory's gzip-compressed files (`ID.gz`), found in one listing.
+    fn zipped_files(&self) -> IndexResult<std::collections::HashSet<String>> {
+        Ok(self
+            .store
+            .list_dir(&self.dir)?
+            .keys
+            .into_iter()
+            .filter(|k| k.ends_with(".gz"))
+            .collect())
+    }
+
+    /// Remove the `ID.gz` files (of `zipped`) of the ids about to be written as `ID`.
+    fn remove_stale(
+        &self,
+        zipped: &std::collections::HashSet<String>,
+        entries: &[(u64, Vec<u8>)],
+    ) -> IndexResult<()> {
+        let stale: Vec<String> = entries
+            .iter()
+            .map(|(id, _)| format!("{id}.gz"))
+            .filter(|name| zipped.contains(name))
+            .map(|name| self.file(&name))
+            .collect();
+        if !stale.is_empty() {
+            self.store.delete_many(stale)?;
+        }
+        Ok(())
+    }
+
+    /// [`Uint64Index::put_all`] for values made batch by batch: `make(k)` for `k` in
+    /// `0..count`. Unsharded, each batch's files are stored by a thread of their own while
+    /// the next batch is made, so making (on rayon's workers) and storing overlap; creating
+    /// files takes their directory's lock, so that one thread creates them in turn. Sharded,
+    /// every batch is made first and each shard written once. The first error stops both.
+    pub fn put_batches<E, F>(&self, count: usize, mut make: F) -> Result<(), E>
+    where
+        E: From<IndexError> + Send,
+        F: FnMut(usize) -> Result<Vec<(u64, Vec<u8>)>, E>,
+    {
+        if self.sharding.is_some() {
+            let mut all = Vec::new();
+            for k in 0..count {
+                all.extend(make(k)?);
+            }
+            return self.put_all(all).map_err(E::from);
+        }
+        let zipped = self.zipped_files().map_err(E::from)?;
+        std::thread::scope(|scope| {
+            let (batches, received) = std::sync::mpsc::sync_channel::<Vec<(u64, Vec<u8>)>>(1);
+            let zipped = &zipped;
+            let writer = scope.spawn(move || -> IndexResult<()> {
+                for entries in received {
+                    self.remove_stale(zipped, &entries)?;
+                    for (id, value) in entries {
+                        self.store
+                            .set(&self.file(&id.to_string()), Bytes::from(value))?;
+                    }
+                }
+                Ok(())
+            });
+            let mut made = Ok(());
+            for k in 0..count {
+                match make(k) {
+                    // A closed channel: the writer stopped on an error, reported below.
+                    Ok(entries) => {
+                        if batches.send(entries).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        made = Err(e);
+                        break;
+                    }
+                }
+            }
+            drop(batches);
+            let stored = writer.join().unwrap_or_else(|_| {
+                Err(IndexError::Store(StoreError::backend(
+                    &self.dir,
+                    "",
+                    "the thread storing the files panicked",
+                )))
+            });
+            made?;
+            stored.map_err(E::from)
+        })
+    }
+
     /// Write values by id: one file each (unsharded), or every shard they fall in, rewritten
     /// whole with the values it already holds kept unless replaced.
     pub fn put_all(&self, entries: Vec<(u64, Vec<u8>)>) -> IndexResult<()> {
         let Some(spec) = &self.sharding else {
-            // Stale `ID.gz` files of the ids written, found in one listing.
-            let zipped: std::collections::HashSet<String> = self
-                .store
-                .list_dir(&self.dir)?
-                .keys
-                .into_iter()
-                .filter(|k| k.ends_with(".gz"))
-                .collect();
-            let stale: Vec<String> = entries
-                .iter()
-                .map(|(id, _)| format!("{id}.gz"))
-                .filter(|name| zipped.contains(name))
-                .map(|name| self.file(&name))
-                .collect();
-            if !stale.is_empty() {
-                self.store.delete_many(stale)?;
-            }
+            self.remove_stale(&self.zipped_files()?, &entries)?;
             let values = entries
                 .into_iter()
                 .map(|(id, value)| (self.file(&id.to_string()), Bytes::from(value)))

@@ -32,23 +32,23 @@ pub struct Committed {
 }
 
 #[derive(Default)]
-struct Registry {
+pub(super) struct Registry {
     automatic: bool,
     /// Repositories opened by automatic sessions, by identity.
     repos: HashMap<String, Arc<Repo>>,
     /// Open stores: (repository identity, version) and the store. Explicit sessions are
     /// marked so that [`commit_automatic`] leaves them to their owner.
-    stores: Vec<Entry>,
+    pub(super) stores: Vec<Entry>,
 }
 
-struct Entry {
-    identity: String,
-    version: Version,
-    store: Arc<IcechunkStore>,
-    explicit: bool,
+pub(super) struct Entry {
+    pub(super) identity: String,
+    pub(super) version: Version,
+    pub(super) store: Arc<IcechunkStore>,
+    pub(super) explicit: bool,
 }
 
-fn registry() -> MutexGuard<'static, Registry> {
+pub(super) fn registry() -> MutexGuard<'static, Registry> {
     static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
     // A panic while the registry was held leaves nothing half-done in it (each change is
     // one push or one retain), so a poisoned lock is still usable.
@@ -56,7 +56,7 @@ fn registry() -> MutexGuard<'static, Registry> {
 }
 
 /// What identifies a repository within this process: its absolute path, or its URL.
-fn identity(location: &StoreLocation) -> String {
+pub(super) fn identity(location: &StoreLocation) -> String {
     match location {
         StoreLocation::Local(path) => std::path::absolute(path)
             .unwrap_or_else(|_| path.clone())
@@ -180,9 +180,9 @@ pub fn discard_automatic() {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Session {
-    identity: String,
-    branch: String,
-    store: Arc<IcechunkStore>,
+    pub(super) identity: String,
+    pub(super) branch: String,
+    pub(super) store: Arc<IcechunkStore>,
     open: bool,
 }
 
@@ -212,13 +212,13 @@ impl Session {
                 .any(|e| e.identity == id && e.version == version && e.explicit)
         };
         if busy(&registry()) {
-            return Err(already_open(location, branch));
+            return Err(already_open(location.display(), branch));
         }
         let repo = Repo::open(location, options)?;
         let store = Arc::new(repo.writer(branch)?);
         let mut registry = registry();
         if busy(&registry) {
-            return Err(already_open(location, branch));
+            return Err(already_open(location.display(), branch));
         }
         // An automatic session of the same branch would hide this one.
         registry
@@ -286,9 +286,9 @@ impl Drop for Session {
     }
 }
 
-fn already_open(location: &StoreLocation, branch: &str) -> StoreError {
+pub(super) fn already_open(location: impl std::fmt::Display, branch: &str) -> StoreError {
     StoreError::backend(
-        location.display(),
+        location.to_string(),
         "",
         format!("a session on branch '{branch}' is already open in this process"),
     )

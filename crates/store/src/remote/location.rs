@@ -69,6 +69,12 @@ pub struct RemoteOptions {
     pub coalesce_gap: u64,
     /// The version of an Icechunk repository to read (`None`: the head of `main`).
     pub version: Option<crate::RepoVersion>,
+    /// Where an Icechunk repository's virtual chunks may be read from, besides the
+    /// directory (or URL prefix) holding the repository: directories, or URL prefixes
+    /// (`s3://bucket/prefix/`, `https://host/path/`).
+    pub allowed_virtual: Vec<String>,
+    /// Read virtual chunks from wherever the repository's containers point.
+    pub allow_any_virtual: bool,
 }
 
 impl Default for RemoteOptions {
@@ -86,6 +92,8 @@ impl Default for RemoteOptions {
             part_size: 16 << 20,
             coalesce_gap: 1 << 20,
             version: None,
+            allowed_virtual: Vec::new(),
+            allow_any_virtual: false,
         }
     }
 }
