@@ -255,8 +255,9 @@ fn chunk_key(path: &str, metadata: &[u8], coords: &[u32]) -> String {
 }
 
 impl Session {
-    /// A fork of the session for another process (see the [module](self)). The session's
-    /// own changes so far are part of the fork's base.
+    /// A fork of the session for another process (see [`Fork`]): opened there with
+    /// [`Fork::open`], given back by [`ForkSession::finish`], taken in by
+    /// [`Session::merge`]. The session's own changes so far are part of the fork's base.
     pub fn fork(&self) -> StoreResult<Fork> {
         let state = self
             .store
