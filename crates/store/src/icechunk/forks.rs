@@ -14,9 +14,10 @@
 use std::collections::BTreeMap;
 
 use icechunk::session::Session as IcSession;
+use tokio::runtime::Runtime;
 
-use super::sessions::{already_open, registry, Entry, Session};
-use super::{new_runtime, IcechunkStore, Version};
+use super::sessions::{register_explicit, unregister, Session};
+use super::{new_runtime, IcechunkStore};
 use crate::{Bytes, Store, StoreError, StoreResult};
 
 /// What starts the bytes of a fork, and the version of their layout.
@@ -136,39 +137,26 @@ impl Fork {
     /// inside the repository at the fork's branch opens as the fork, so neurochunk's
     /// writers write into it. Refused when this process has a session on that branch open.
     pub fn open(self) -> StoreResult<ForkSession> {
-        let runtime = new_runtime(&self.identity)?;
-        let session = IcSession::from_bytes(&self.state)
-            .map_err(|e| StoreError::backend(&self.identity, "", format!("a fork: {e}")))?;
-        let store = std::sync::Arc::new(IcechunkStore::over(
-            session,
-            runtime,
-            self.identity.clone(),
-            format!("{} (fork of branch '{}')", self.identity, self.branch),
-            Some(self.branch.clone()),
-        ));
-        let version = Version::Branch(self.branch.clone());
-        let mut registry = registry();
-        if registry
-            .stores
-            .iter()
-            .any(|e| e.identity == self.identity && e.version == version && e.explicit)
-        {
-            return Err(already_open(&self.identity, &self.branch));
-        }
-        registry
-            .stores
-            .retain(|e| !(e.identity == self.identity && e.version == version));
-        registry.stores.push(Entry {
-            identity: self.identity.clone(),
-            version,
-            store: store.clone(),
-            explicit: true,
-        });
+        let store = std::sync::Arc::new(self.store(&self.state, new_runtime(&self.identity)?)?);
+        register_explicit(&self.identity, &self.branch, store.clone())?;
         Ok(ForkSession {
             fork: self,
             store,
             open: true,
         })
+    }
+
+    /// A store over the fork's session as serialised in `bytes` (its base or its state).
+    fn store(&self, bytes: &[u8], runtime: std::sync::Arc<Runtime>) -> StoreResult<IcechunkStore> {
+        let session = IcSession::from_bytes(bytes)
+            .map_err(|e| StoreError::backend(&self.identity, "", format!("a fork: {e}")))?;
+        Ok(IcechunkStore::over(
+            session,
+            runtime,
+            self.identity.clone(),
+            format!("{} (fork of branch '{}')", self.identity, self.branch),
+            Some(self.branch.clone()),
+        ))
     }
 }
 
@@ -210,10 +198,7 @@ impl ForkSession {
 
     fn close(&mut self) {
         if std::mem::take(&mut self.open) {
-            let store = &self.store;
-            registry().stores.retain(|e| {
-                !(e.identity == self.fork.identity && std::sync::Arc::ptr_eq(&e.store, store))
-            });
+            unregister(&self.fork.identity, &self.store);
         }
     }
 }
@@ -293,15 +278,16 @@ impl Session {
                 ));
             }
         }
-        let open = |bytes: &[u8]| {
-            IcSession::from_bytes(bytes).map_err(|e| self.store.error("", format!("a fork: {e}")))
-        };
-        // Which forks wrote each chunk.
+        // Each fork's store, opened once: which chunks it wrote, and their values.
+        let stores = forks
+            .iter()
+            .map(|fork| fork.store(&fork.state, std::sync::Arc::clone(runtime)))
+            .collect::<StoreResult<Vec<_>>>()?;
         let mut writers: BTreeMap<(String, Vec<u32>), Vec<usize>> = BTreeMap::new();
-        for (i, fork) in forks.iter().enumerate() {
+        for (i, store) in stores.iter().enumerate() {
             let status = runtime
-                .block_on(open(&fork.state)?.status())
-                .map_err(|e| self.store.error("", format!("a fork: {e}")))?;
+                .block_on(async { store.store.session().read().await.status().await })
+                .map_err(|e| store.error("", format!("a fork: {e}")))?;
             for (path, chunks) in status.updated_chunks {
                 for chunk in chunks {
                     writers
@@ -311,19 +297,12 @@ impl Session {
                 }
             }
         }
-        // Chunks several forks wrote, combined before the change sets are merged.
-        let store_of = |bytes: &[u8]| -> StoreResult<IcechunkStore> {
-            Ok(IcechunkStore::over(
-                open(bytes)?,
-                std::sync::Arc::clone(runtime),
-                self.identity.clone(),
-                format!("{} (fork of branch '{}')", self.identity, self.branch),
-                Some(self.branch.clone()),
-            ))
-        };
+        // Chunks several forks wrote, combined before the change sets are merged, against
+        // the base of the first fork that wrote them (opened once per fork).
+        let mut bases: Vec<Option<IcechunkStore>> = (0..forks.len()).map(|_| None).collect();
         let mut combined: Vec<(String, Option<Bytes>)> = Vec::new();
         for ((path, coords), which) in writers.into_iter().filter(|(_, w)| w.len() > 1) {
-            let first = store_of(&forks[which[0]].state)?;
+            let first = &stores[which[0]];
             let node = path.trim_matches('/');
             let meta_key = if node.is_empty() {
                 "zarr.json".to_string()
@@ -332,17 +311,27 @@ impl Session {
             };
             let metadata = first.get_required(&meta_key)?;
             let key = chunk_key(&path, &metadata, &coords);
-            let base = store_of(&forks[which[0]].base)?.get(&key)?;
-            let mut written = vec![first.get(&key)?];
-            for &i in &which[1..] {
-                written.push(store_of(&forks[i].state)?.get(&key)?);
-            }
+            let base = match &mut bases[which[0]] {
+                Some(store) => store,
+                slot => {
+                    let fork = &forks[which[0]];
+                    slot.insert(fork.store(&fork.base, std::sync::Arc::clone(runtime))?)
+                }
+            };
+            let base = base.get(&key)?;
+            let written = which
+                .iter()
+                .map(|&i| stores[i].get(&key))
+                .collect::<StoreResult<Vec<_>>>()?;
             let grid: Vec<u64> = coords.iter().map(|&c| u64::from(c)).collect();
             let merged = merger.merge(node, &grid, &metadata, base, written)?;
             combined.push((key, merged));
         }
+        drop(stores);
+        drop(bases);
         for fork in &forks {
-            let other = open(&fork.state)?;
+            let other = IcSession::from_bytes(&fork.state)
+                .map_err(|e| self.store.error("", format!("a fork: {e}")))?;
             runtime
                 .block_on(async {
                     let session = self.store.store.session();

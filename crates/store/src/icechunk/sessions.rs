@@ -32,23 +32,23 @@ pub struct Committed {
 }
 
 #[derive(Default)]
-pub(super) struct Registry {
+struct Registry {
     automatic: bool,
     /// Repositories opened by automatic sessions, by identity.
     repos: HashMap<String, Arc<Repo>>,
     /// Open stores: (repository identity, version) and the store. Explicit sessions are
     /// marked so that [`commit_automatic`] leaves them to their owner.
-    pub(super) stores: Vec<Entry>,
+    stores: Vec<Entry>,
 }
 
-pub(super) struct Entry {
-    pub(super) identity: String,
-    pub(super) version: Version,
-    pub(super) store: Arc<IcechunkStore>,
-    pub(super) explicit: bool,
+struct Entry {
+    identity: String,
+    version: Version,
+    store: Arc<IcechunkStore>,
+    explicit: bool,
 }
 
-pub(super) fn registry() -> MutexGuard<'static, Registry> {
+fn registry() -> MutexGuard<'static, Registry> {
     static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
     // A panic while the registry was held leaves nothing half-done in it (each change is
     // one push or one retain), so a poisoned lock is still usable.
@@ -56,7 +56,7 @@ pub(super) fn registry() -> MutexGuard<'static, Registry> {
 }
 
 /// What identifies a repository within this process: its absolute path, or its URL.
-pub(super) fn identity(location: &StoreLocation) -> String {
+fn identity(location: &StoreLocation) -> String {
     match location {
         StoreLocation::Local(path) => std::path::absolute(path)
             .unwrap_or_else(|_| path.clone())
@@ -216,20 +216,7 @@ impl Session {
         }
         let repo = Repo::open(location, options)?;
         let store = Arc::new(repo.writer(branch)?);
-        let mut registry = registry();
-        if busy(&registry) {
-            return Err(already_open(location.display(), branch));
-        }
-        // An automatic session of the same branch would hide this one.
-        registry
-            .stores
-            .retain(|e| !(e.identity == id && e.version == version));
-        registry.stores.push(Entry {
-            identity: id.clone(),
-            version,
-            store: store.clone(),
-            explicit: true,
-        });
+        register_explicit(&id, branch, store.clone())?;
         Ok(Session {
             identity: id,
             branch: branch.to_string(),
@@ -272,10 +259,7 @@ impl Session {
 
     fn close(&mut self) {
         if std::mem::take(&mut self.open) {
-            let store = &self.store;
-            registry()
-                .stores
-                .retain(|e| !(e.identity == self.identity && Arc::ptr_eq(&e.store, store)));
+            unregister(&self.identity, &self.store);
         }
     }
 }
@@ -286,7 +270,42 @@ impl Drop for Session {
     }
 }
 
-pub(super) fn already_open(location: impl std::fmt::Display, branch: &str) -> StoreError {
+/// Make `store` the process's session of `branch` of the repository `identity` (hiding an
+/// automatic session of that branch); refused when an explicit one is open there.
+pub(super) fn register_explicit(
+    identity: &str,
+    branch: &str,
+    store: Arc<IcechunkStore>,
+) -> StoreResult<()> {
+    let version = Version::Branch(branch.to_string());
+    let mut registry = registry();
+    let busy = registry
+        .stores
+        .iter()
+        .any(|e| e.identity == identity && e.version == version && e.explicit);
+    if busy {
+        return Err(already_open(identity, branch));
+    }
+    registry
+        .stores
+        .retain(|e| !(e.identity == identity && e.version == version));
+    registry.stores.push(Entry {
+        identity: identity.to_string(),
+        version,
+        store,
+        explicit: true,
+    });
+    Ok(())
+}
+
+/// Remove `store`, registered by [`register_explicit`], from the process's sessions.
+pub(super) fn unregister(identity: &str, store: &Arc<IcechunkStore>) {
+    registry()
+        .stores
+        .retain(|e| !(e.identity == identity && Arc::ptr_eq(&e.store, store)));
+}
+
+fn already_open(location: impl std::fmt::Display, branch: &str) -> StoreError {
     StoreError::backend(
         location.to_string(),
         "",
